@@ -1,0 +1,143 @@
+// discount_app: parse the command line, call one function in lib/, and turn
+// errors into one stderr line and a documented exit code.
+#include <CLI/CLI.hpp>
+
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "common/error.hpp"
+#include "config/config.hpp"
+#include "pipeline/job.hpp"
+
+namespace {
+
+const char* kDescription =
+    "discount_app: cv[d][i][k] = multBy[i][k] * discount[d][i][k], streamed from HDF5 to HDF5\n"
+    "in slabs cut by a memory budget, on a GPU (Kokkos CUDA) or CPU cores (Kokkos OpenMP).\n\n"
+    "  discount_app input.yaml              run the job (same as `run`)\n"
+    "  discount_app run input.yaml [--restart] [--dry-run] [--report run.json]\n"
+    "  discount_app plan input.yaml         shapes, slabs, buffers, bytes per stage\n"
+    "  discount_app verify input.yaml       independent check of the output (--sample for a quick one)\n"
+    "  discount_app generate --dates D --ids M --nums O --out FILE [--seed S] [--axes date,id,num]\n"
+    "  discount_app config input.yaml       print the effective configuration, defaults included\n\n"
+    "Kokkos options (--kokkos-threads=N, --kokkos-device-id=N, ...) are passed to Kokkos.\n";
+
+std::vector<discount::Axis> parse_axes(const std::string& text) {
+  std::vector<discount::Axis> axes;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = text.find(',', start);
+    const std::string name = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (name == "date") axes.push_back(discount::Axis::date);
+    else if (name == "id") axes.push_back(discount::Axis::id);
+    else if (name == "num") axes.push_back(discount::Axis::num);
+    else throw discount::usage_error("--axes: unknown axis '" + name + "' (use date, id, num)");
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (axes.size() != 3 || axes[0] == axes[1] || axes[1] == axes[2] || axes[0] == axes[2])
+    throw discount::usage_error("--axes must name date, id and num once each, e.g. id,date,num");
+  return axes;
+}
+
+int run(int argc, char** argv) {
+  // Kokkos' own options travel separately; CLI11 would reject them.
+  std::vector<std::string> kokkos_args;
+  std::vector<std::string> args;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--kokkos-", 9) == 0) kokkos_args.emplace_back(argv[i]);
+    else args.emplace_back(argv[i]);
+  }
+  // `discount_app input.yaml` means `discount_app run input.yaml`.
+  static const std::vector<std::string> commands{"run", "plan", "verify", "generate", "config"};
+  if (!args.empty() && args[0][0] != '-' &&
+      std::find(commands.begin(), commands.end(), args[0]) == commands.end())
+    args.insert(args.begin(), "run");
+
+  CLI::App app{kDescription, "discount_app"};
+  app.footer(discount::exit_code_table());
+  app.require_subcommand(0, 1);
+  bool show_version = false;
+  app.add_flag("--version", show_version, "print versions of the app, Kokkos (backends, GPU arch) and HDF5");
+
+  std::string config_path;
+  discount::RunOptions run_options;
+  run_options.kokkos_args = kokkos_args;
+  auto* run_cmd = app.add_subcommand("run", "run the job described by input.yaml");
+  run_cmd->add_option("config", config_path, "input YAML file")->required();
+  run_cmd->add_flag("--restart", run_options.restart, "discard a .partial output of a different job and start over");
+  run_cmd->add_flag("--dry-run", run_options.dry_run, "validate everything and print the plan; write nothing");
+  run_cmd->add_option("--report", run_options.report_path, "write the JSON run report here (overrides `report:`)");
+  run_cmd->add_flag("-q,--quiet", run_options.quiet, "no progress or summary on stderr");
+
+  auto* plan_cmd = app.add_subcommand("plan", "print shapes, slab size and count, buffers and bytes per stage");
+  plan_cmd->add_option("config", config_path, "input YAML file")->required();
+
+  auto* config_cmd = app.add_subcommand("config", "print the effective configuration, defaults included");
+  config_cmd->add_option("config", config_path, "input YAML file")->required();
+
+  bool sample = false;
+  auto* verify_cmd = app.add_subcommand("verify", "re-read inputs and output and check every element");
+  verify_cmd->add_option("config", config_path, "input YAML file")->required();
+  verify_cmd->add_flag("--sample", sample, "check a random sample of boxes instead of every element");
+  verify_cmd->add_flag("--full", "check every element (the default)");
+
+  discount::GenerateOptions gen;
+  std::string axes_text = "date,id,num";
+  auto* gen_cmd = app.add_subcommand("generate", "write a synthetic input file (random non-zero values)");
+  gen_cmd->add_option("--dates", gen.dates, "number of dates")->required()->check(CLI::PositiveNumber);
+  gen_cmd->add_option("--ids", gen.ids, "number of ids")->required()->check(CLI::PositiveNumber);
+  gen_cmd->add_option("--nums", gen.nums, "number of nums")->required()->check(CLI::PositiveNumber);
+  gen_cmd->add_option("--out", gen.out, "output HDF5 file")->required();
+  gen_cmd->add_option("--seed", gen.seed, "random seed (default 1)");
+  gen_cmd->add_option("--axes", axes_text, "order of discount's axes in the file (default date,id,num)");
+  gen_cmd->add_flag("--force", gen.force, "replace an existing file");
+
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  try {
+    app.parse(reversed);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : static_cast<int>(discount::ExitCode::usage);
+  }
+  if (show_version) {
+    std::cout << discount::version_text();
+    return 0;
+  }
+  if (*run_cmd) return discount::run_command(discount::load_config(config_path), run_options);
+  if (*plan_cmd) return discount::plan_command(discount::load_config(config_path));
+  if (*config_cmd) {
+    std::cout << discount::load_config(config_path).to_yaml();
+    return 0;
+  }
+  if (*verify_cmd) {
+    discount::VerifyOptions options;
+    options.full = !sample;
+    return discount::verify_command(discount::load_config(config_path), options);
+  }
+  if (*gen_cmd) {
+    gen.axes = parse_axes(axes_text);
+    return discount::generate_command(gen);
+  }
+  std::cout << app.help();
+  return static_cast<int>(discount::ExitCode::usage);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const discount::Error& e) {
+    std::cerr << "discount_app: error: " << e.what() << "\n";
+    return static_cast<int>(e.code());
+  } catch (const std::bad_alloc&) {
+    std::cerr << "discount_app: error: out of host memory; lower memory.host_budget\n";
+    return static_cast<int>(discount::ExitCode::internal);
+  } catch (const std::exception& e) {
+    std::cerr << "discount_app: internal error: " << e.what() << " (please report)\n";
+    return static_cast<int>(discount::ExitCode::internal);
+  }
+}

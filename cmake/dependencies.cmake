@@ -1,0 +1,64 @@
+# Every external dependency, found in one place. scripts/deps.sh installs
+# them (Debian packages, Kokkos built from Debian's trilinos sources into
+# deps/install/<flavour>); on a node without a package manager the header-only
+# libraries and GoogleTest may come from deps/vendor (scripts/deps.sh --vendor).
+
+set(DISCOUNT_VENDOR_DIR "${PROJECT_SOURCE_DIR}/deps/vendor" CACHE PATH "Vendored headers and sources")
+
+find_package(Kokkos 3.4 REQUIRED)
+find_package(KokkosKernels REQUIRED)
+find_package(HDF5 REQUIRED COMPONENTS C)
+find_package(yaml-cpp REQUIRED)
+find_package(Threads REQUIRED)
+
+# yaml-cpp 0.7 exports `yaml-cpp`, 0.8 `yaml-cpp::yaml-cpp`.
+if(TARGET yaml-cpp::yaml-cpp)
+  set(DISCOUNT_YAML_TARGET yaml-cpp::yaml-cpp)
+else()
+  set(DISCOUNT_YAML_TARGET yaml-cpp)
+endif()
+
+# HDF5 as one imported target whatever FindHDF5's version provides.
+if(NOT TARGET discount_hdf5)
+  add_library(discount_hdf5 INTERFACE)
+  if(TARGET HDF5::HDF5)
+    target_link_libraries(discount_hdf5 INTERFACE HDF5::HDF5)
+  else()
+    target_include_directories(discount_hdf5 INTERFACE ${HDF5_INCLUDE_DIRS})
+    target_link_libraries(discount_hdf5 INTERFACE ${HDF5_C_LIBRARIES} ${HDF5_LIBRARIES})
+    target_compile_definitions(discount_hdf5 INTERFACE ${HDF5_DEFINITIONS})
+  endif()
+endif()
+
+# Header-only: a package config when installed, else the vendored copy.
+find_package(CLI11 QUIET CONFIG)
+if(NOT TARGET CLI11::CLI11)
+  find_path(DISCOUNT_CLI11_INCLUDE CLI/CLI.hpp HINTS "${DISCOUNT_VENDOR_DIR}/include" REQUIRED)
+  add_library(CLI11::CLI11 INTERFACE IMPORTED)
+  set_target_properties(CLI11::CLI11 PROPERTIES INTERFACE_INCLUDE_DIRECTORIES "${DISCOUNT_CLI11_INCLUDE}")
+endif()
+find_package(nlohmann_json QUIET CONFIG)
+if(NOT TARGET nlohmann_json::nlohmann_json)
+  find_path(DISCOUNT_JSON_INCLUDE nlohmann/json.hpp HINTS "${DISCOUNT_VENDOR_DIR}/include" REQUIRED)
+  add_library(nlohmann_json::nlohmann_json INTERFACE IMPORTED)
+  set_target_properties(nlohmann_json::nlohmann_json PROPERTIES INTERFACE_INCLUDE_DIRECTORIES "${DISCOUNT_JSON_INCLUDE}")
+endif()
+
+if(DISCOUNT_ENABLE_TESTS)
+  find_package(GTest QUIET)
+  if(NOT TARGET GTest::gtest_main AND EXISTS "${DISCOUNT_VENDOR_DIR}/googletest/CMakeLists.txt")
+    set(INSTALL_GTEST OFF CACHE BOOL "" FORCE)
+    add_subdirectory("${DISCOUNT_VENDOR_DIR}/googletest" "${CMAKE_BINARY_DIR}/googletest" EXCLUDE_FROM_ALL)
+    add_library(GTest::gtest_main ALIAS gtest_main)
+    add_library(GTest::gtest ALIAS gtest)
+  endif()
+  if(NOT TARGET GTest::gtest_main)
+    message(FATAL_ERROR "GoogleTest not found: install libgtest-dev or run scripts/deps.sh --vendor")
+  endif()
+  include(GoogleTest)
+  # The end-to-end tests compare against an independent h5py/NumPy reader.
+  find_program(DISCOUNT_PYTHON NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
+  if(NOT DISCOUNT_PYTHON)
+    find_program(DISCOUNT_PYTHON NAMES python3)
+  endif()
+endif()

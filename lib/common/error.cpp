@@ -1,0 +1,21 @@
+#include "common/error.hpp"
+
+namespace discount {
+
+const char* exit_code_table() {
+  return "Exit codes:\n"
+         "   0  success (also: nothing to do, output already complete)\n"
+         "  64  command-line usage error\n"
+         "  65  input data invalid: wrong rank, shapes that do not broadcast, unsupported dtype,\n"
+         "      NaN/Inf under nonfinite: error; verify found a difference\n"
+         "  66  input missing: config file, input file or dataset not found, or not HDF5\n"
+         "  70  internal error (a bug: please report)\n"
+         "  73  output cannot be created: exists without overwrite, directory missing or read-only,\n"
+         "      a .partial of a different job (use --restart)\n"
+         "  74  I/O error during the run: disk full, file size limit, write failure (partial kept)\n"
+         "  75  interrupted by a signal; progress saved; run again to resume\n"
+         "  78  configuration invalid: YAML syntax, unknown key, wrong type or value,\n"
+         "      budget too small for one slab\n";
+}
+
+}  // namespace discount

@@ -1,0 +1,51 @@
+// Splits an index range over plain std::threads for the I/O-side loops
+// (synthetic fill, finiteness scan, checksums). Kept off Kokkos on purpose:
+// these run on the reader/writer threads while Kokkos owns the main thread.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+namespace discount {
+
+inline unsigned io_threads() {
+  static const unsigned n = [] {
+    unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+    return std::max(1u, std::min(8u, hw / 2));
+  }();
+  return n;
+}
+
+// worker(t) on `threads` threads (t = 0 on the calling thread).
+template <class Worker>
+void run_on_threads(unsigned threads, Worker&& worker) {
+  std::vector<std::thread> others;
+  for (unsigned t = 1; t < threads; ++t) others.emplace_back([&worker, t] { worker(t); });
+  worker(0u);
+  for (auto& other : others) other.join();
+}
+
+// body(begin, end, part) over [0, n) split into at most `parts` pieces.
+template <class Body>
+void host_parallel(std::int64_t n, unsigned parts, Body&& body) {
+  if (n <= 0) return;
+  const std::int64_t min_piece = 1 << 16;
+  parts = static_cast<unsigned>(std::max<std::int64_t>(1, std::min<std::int64_t>(parts, n / min_piece)));
+  if (parts <= 1) {
+    body(std::int64_t{0}, n, 0u);
+    return;
+  }
+  std::vector<std::thread> workers;
+  workers.reserve(parts - 1);
+  const std::int64_t step = (n + parts - 1) / parts;
+  for (unsigned p = 1; p < parts; ++p) {
+    const std::int64_t b = std::min(n, p * step), e = std::min(n, b + step);
+    workers.emplace_back([&body, b, e, p] { body(b, e, p); });
+  }
+  body(std::int64_t{0}, std::min(n, step), 0u);
+  for (auto& w : workers) w.join();
+}
+
+}  // namespace discount

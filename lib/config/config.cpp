@@ -1,0 +1,453 @@
+#include "config/config.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "common/error.hpp"
+
+namespace discount {
+
+const char* axis_name(Axis a) {
+  switch (a) {
+    case Axis::date: return "date";
+    case Axis::id: return "id";
+    case Axis::num: return "num";
+  }
+  return "?";
+}
+
+std::uint64_t MemorySize::resolve(std::uint64_t available_bytes) const {
+  if (!is_percent) return bytes;
+  return static_cast<std::uint64_t>(static_cast<double>(available_bytes) * percent / 100.0);
+}
+
+std::string format_bytes(std::uint64_t bytes) {
+  static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024.0 && unit < 4) {
+    value /= 1024.0;
+    ++unit;
+  }
+  char text[64];
+  std::snprintf(text, sizeof text, unit == 0 ? "%.0f %s" : "%.2f %s", value, units[unit]);
+  return text;
+}
+
+std::string MemorySize::describe() const {
+  if (is_percent) {
+    std::ostringstream out;
+    out << percent << "%";
+    return out.str();
+  }
+  return std::to_string(bytes);
+}
+
+MemorySize parse_memory_size(const std::string& raw) {
+  std::string text;
+  for (char c : raw)
+    if (c != ' ' && c != '_') text += c;
+  if (text.empty()) throw std::invalid_argument("empty size");
+  MemorySize size;
+  if (text.back() == '%') {
+    std::size_t used = 0;
+    double pct = std::stod(text.substr(0, text.size() - 1), &used);
+    if (used != text.size() - 1 || !(pct > 0.0) || pct > 100.0)
+      throw std::invalid_argument("percentage must be in (0, 100]");
+    size.is_percent = true;
+    size.percent = pct;
+    return size;
+  }
+  std::size_t digits = 0;
+  while (digits < text.size() && (std::isdigit(static_cast<unsigned char>(text[digits])) || text[digits] == '.'))
+    ++digits;
+  if (digits == 0) throw std::invalid_argument("expected a number such as 16GiB, 512MiB, 1000000 or 80%");
+  double number = std::stod(text.substr(0, digits));
+  std::string suffix = text.substr(digits);
+  std::transform(suffix.begin(), suffix.end(), suffix.begin(), [](unsigned char c) { return std::tolower(c); });
+  double scale = 0;
+  if (suffix.empty() || suffix == "b") scale = 1;
+  else if (suffix == "k" || suffix == "kib") scale = 1024.0;
+  else if (suffix == "m" || suffix == "mib") scale = 1024.0 * 1024;
+  else if (suffix == "g" || suffix == "gib") scale = 1024.0 * 1024 * 1024;
+  else if (suffix == "t" || suffix == "tib") scale = 1024.0 * 1024 * 1024 * 1024;
+  else if (suffix == "kb") scale = 1e3;
+  else if (suffix == "mb") scale = 1e6;
+  else if (suffix == "gb") scale = 1e9;
+  else if (suffix == "tb") scale = 1e12;
+  else throw std::invalid_argument("unknown unit '" + suffix + "' (use B, KiB, MiB, GiB, TiB, KB, MB, GB, TB or %)");
+  double value = number * scale;
+  if (!(value >= 1.0) || value > 1e18) throw std::invalid_argument("size out of range");
+  size.is_percent = false;
+  size.bytes = static_cast<std::uint64_t>(value);
+  return size;
+}
+
+namespace {
+
+class Parser {
+ public:
+  explicit Parser(std::string source) : source_(std::move(source)) {}
+
+  [[noreturn]] void fail(const YAML::Node& node, const std::string& what) const {
+    fail(node.Mark(), what);
+  }
+  [[noreturn]] void fail(const YAML::Mark& mark, const std::string& what) const {
+    std::ostringstream out;
+    out << source_;
+    if (!mark.is_null()) out << ":" << mark.line + 1 << ":" << mark.column + 1;
+    out << ": " << what;
+    throw config_error(out.str());
+  }
+
+  static std::size_t edit_distance(const std::string& a, const std::string& b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+      std::size_t diag = row[0];
+      row[0] = i;
+      for (std::size_t j = 1; j <= b.size(); ++j) {
+        std::size_t up = row[j];
+        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1])});
+        diag = up;
+      }
+    }
+    return row[b.size()];
+  }
+
+  void require_map(const YAML::Node& node, const std::string& where) const {
+    if (!node.IsMap()) fail(node, "'" + where + "' must be a mapping of keys");
+  }
+
+  void check_keys(const YAML::Node& map, const std::vector<std::string>& allowed,
+                  const std::string& section) const {
+    for (const auto& entry : map) {
+      const std::string key = entry.first.as<std::string>();
+      if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
+      std::string hint;
+      std::size_t best = 3;
+      for (const auto& candidate : allowed) {
+        std::size_t d = edit_distance(key, candidate);
+        if (d < best) {
+          best = d;
+          hint = candidate;
+        }
+      }
+      std::string msg = "unknown key '" + key + "'" + (section.empty() ? "" : " in '" + section + "'");
+      if (!hint.empty()) msg += "; did you mean '" + hint + "'?";
+      else {
+        msg += " (allowed:";
+        for (const auto& candidate : allowed) msg += " " + candidate;
+        msg += ")";
+      }
+      fail(entry.first, msg);
+    }
+  }
+
+  std::string scalar(const YAML::Node& node, const std::string& key) const {
+    if (!node.IsScalar()) fail(node, "'" + key + "' must be a single value");
+    return node.Scalar();
+  }
+
+  std::string string_value(const YAML::Node& node, const std::string& key) const {
+    std::string text = scalar(node, key);
+    if (text.empty()) fail(node, "'" + key + "' must not be empty");
+    return text;
+  }
+
+  bool bool_value(const YAML::Node& node, const std::string& key) const {
+    scalar(node, key);
+    try {
+      return node.as<bool>();
+    } catch (const YAML::Exception&) {
+      fail(node, "'" + key + "' must be true or false, not '" + node.Scalar() + "'");
+    }
+  }
+
+  std::int64_t int_value(const YAML::Node& node, const std::string& key, std::int64_t lo,
+                         std::int64_t hi) const {
+    scalar(node, key);
+    std::int64_t value = 0;
+    try {
+      value = node.as<std::int64_t>();
+    } catch (const YAML::Exception&) {
+      fail(node, "'" + key + "' must be an integer, not '" + node.Scalar() + "'");
+    }
+    if (value < lo || value > hi)
+      fail(node, "'" + key + "' = " + std::to_string(value) + " is out of range [" + std::to_string(lo) +
+                     ", " + std::to_string(hi) + "]");
+    return value;
+  }
+
+  template <class Enum>
+  Enum choice(const YAML::Node& node, const std::string& key,
+              const std::vector<std::pair<std::string, Enum>>& options) const {
+    std::string text = scalar(node, key);
+    std::string list;
+    for (const auto& option : options) {
+      if (option.first == text) return option.second;
+      list += (list.empty() ? "" : " | ") + option.first;
+    }
+    fail(node, "'" + key + "' must be one of " + list + ", not '" + text + "'");
+  }
+
+  Axis axis_value(const YAML::Node& node, const std::string& key) const {
+    return choice<Axis>(node, key, {{"date", Axis::date}, {"id", Axis::id}, {"num", Axis::num}});
+  }
+
+  std::vector<Axis> axis_list(const YAML::Node& node, const std::string& key) const {
+    if (!node.IsSequence() || node.size() == 0)
+      fail(node, "'" + key + "' must be a non-empty list such as [date, id, num]");
+    std::vector<Axis> axes;
+    for (const auto& item : node) {
+      Axis a = axis_value(item, key);
+      if (std::find(axes.begin(), axes.end(), a) != axes.end())
+        fail(item, "'" + key + "' names '" + axis_name(a) + "' twice");
+      axes.push_back(a);
+    }
+    return axes;
+  }
+
+  Range range_value(const YAML::Node& node, const std::string& key) const {
+    if (!node.IsSequence() || node.size() != 2)
+      fail(node, "'" + key + "' must be a half-open range [begin, end]");
+    Range r;
+    r.begin = int_value(node[0], key + "[0]", 0, INT64_MAX);
+    r.end = int_value(node[1], key + "[1]", 0, INT64_MAX);
+    if (r.end <= r.begin)
+      fail(node, "'" + key + "' = [" + std::to_string(r.begin) + ", " + std::to_string(r.end) +
+                     "] is empty: end must be greater than begin");
+    return r;
+  }
+
+  MemorySize memory_value(const YAML::Node& node, const std::string& key) const {
+    std::string text = scalar(node, key);
+    try {
+      return parse_memory_size(text);
+    } catch (const std::exception& e) {
+      fail(node, "'" + key + "' = '" + text + "': " + e.what());
+    }
+  }
+
+  std::string resolve_path(const std::string& path) const {
+    if (path.empty() || path[0] == '/') return path;
+    auto slash = source_.find_last_of('/');
+    if (slash == std::string::npos) return path;
+    return source_.substr(0, slash + 1) + path;
+  }
+
+  Config parse(const std::string& text) {
+    YAML::Node root;
+    try {
+      root = YAML::Load(text);
+    } catch (const YAML::ParserException& e) {
+      fail(e.mark, "YAML syntax error: " + e.msg);
+    }
+    if (!root.IsDefined() || root.IsNull()) fail(YAML::Mark::null_mark(), "the file is empty");
+    require_map(root, "top level");
+    check_keys(root, {"input", "output", "compute", "memory", "verify", "report"}, "");
+    Config config;
+    config.source_path = source_;
+
+    if (!root["input"]) fail(root, "missing required section 'input'");
+    parse_input(root["input"], config.input);
+    if (!root["output"]) fail(root, "missing required section 'output'");
+    parse_output(root["output"], config.output);
+    if (root["compute"]) parse_compute(root["compute"], config.compute);
+    if (root["memory"]) parse_memory(root["memory"], config.memory);
+    if (root["verify"])
+      config.verify = choice<VerifyMode>(root["verify"], "verify",
+                                         {{"none", VerifyMode::none},
+                                          {"sample", VerifyMode::sample},
+                                          {"full", VerifyMode::full}});
+    if (root["report"]) {
+      config.report = scalar(root["report"], "report");
+      if (!config.report.empty()) config.report = resolve_path(config.report);
+    }
+    if (config.output.mode == OutputMode::checksum && config.verify != VerifyMode::none)
+      fail(root["verify"], "'verify' needs an output file; it cannot be used with output.mode: checksum");
+    return config;
+  }
+
+  void parse_input(const YAML::Node& node, InputConfig& in) const {
+    require_map(node, "input");
+    check_keys(node, {"file", "multiplier", "discount", "axes", "dates", "ids", "nonfinite", "synthetic"},
+               "input");
+    if (node["file"]) in.file = resolve_path(string_value(node["file"], "input.file"));
+    if (node["multiplier"]) in.multiplier = string_value(node["multiplier"], "input.multiplier");
+    if (node["discount"]) in.discount = string_value(node["discount"], "input.discount");
+    if (node["axes"]) {
+      auto axes = axis_list(node["axes"], "input.axes");
+      if (axes.size() != 3) fail(node["axes"], "'input.axes' must name all three axes: date, id and num");
+      std::copy(axes.begin(), axes.end(), in.axes.begin());
+    }
+    if (node["dates"]) in.dates = range_value(node["dates"], "input.dates");
+    if (node["ids"]) in.ids = range_value(node["ids"], "input.ids");
+    if (node["nonfinite"])
+      in.nonfinite = choice<NonFinite>(node["nonfinite"], "input.nonfinite",
+                                       {{"error", NonFinite::error}, {"propagate", NonFinite::propagate}});
+    if (node["synthetic"]) {
+      const auto& syn = node["synthetic"];
+      require_map(syn, "input.synthetic");
+      check_keys(syn, {"dates", "ids", "nums", "seed"}, "input.synthetic");
+      SyntheticSource s;
+      for (const char* key : {"dates", "ids", "nums"})
+        if (!syn[key]) fail(syn, std::string("'input.synthetic' needs '") + key + "'");
+      s.dates = int_value(syn["dates"], "input.synthetic.dates", 1, INT64_C(1) << 40);
+      s.ids = int_value(syn["ids"], "input.synthetic.ids", 1, INT64_C(1) << 40);
+      s.nums = int_value(syn["nums"], "input.synthetic.nums", 1, INT64_C(1) << 20);
+      if (syn["seed"]) s.seed = static_cast<std::uint64_t>(int_value(syn["seed"], "input.synthetic.seed", 0, INT64_MAX));
+      in.synthetic = s;
+      if (node["file"]) fail(node["file"], "'input.file' and 'input.synthetic' exclude each other");
+    } else if (!node["file"]) {
+      fail(node, "missing required key 'input.file'");
+    }
+  }
+
+  void parse_output(const YAML::Node& node, OutputConfig& out) const {
+    require_map(node, "output");
+    check_keys(node, {"file", "dataset", "overwrite", "mode"}, "output");
+    if (node["mode"])
+      out.mode = choice<OutputMode>(node["mode"], "output.mode",
+                                    {{"file", OutputMode::file}, {"checksum", OutputMode::checksum}});
+    if (node["file"]) out.file = resolve_path(string_value(node["file"], "output.file"));
+    else if (out.mode == OutputMode::file) fail(node, "missing required key 'output.file'");
+    if (node["dataset"]) out.dataset = string_value(node["dataset"], "output.dataset");
+    if (node["overwrite"]) out.overwrite = bool_value(node["overwrite"], "output.overwrite");
+  }
+
+  void parse_compute(const YAML::Node& node, ComputeConfig& c) const {
+    require_map(node, "compute");
+    check_keys(node, {"space", "kernel", "parallel_dims", "tile"}, "compute");
+    if (node["space"])
+      c.space = choice<Space>(node["space"], "compute.space", {{"device", Space::device}, {"host", Space::host}});
+    if (node["kernel"])
+      c.kernel = choice<KernelKind>(node["kernel"], "compute.kernel",
+                                    {{"mdrange", KernelKind::mdrange}, {"blas", KernelKind::blas}});
+    if (node["parallel_dims"]) c.parallel_dims = axis_list(node["parallel_dims"], "compute.parallel_dims");
+    if (node["tile"]) {
+      const auto& tile = node["tile"];
+      if (tile.IsScalar() && tile.Scalar() == "auto") {
+        c.tile.clear();
+      } else if (tile.IsSequence()) {
+        c.tile.clear();
+        for (const auto& item : tile) c.tile.push_back(int_value(item, "compute.tile", 1, 1024));
+        if (c.tile.size() != c.parallel_dims.size())
+          fail(tile, "'compute.tile' needs one size per parallel dim (" + std::to_string(c.parallel_dims.size()) +
+                         "), got " + std::to_string(c.tile.size()));
+        std::int64_t threads = 1;
+        for (auto t : c.tile) threads *= t;
+        if (threads > 1024) fail(tile, "'compute.tile' spans " + std::to_string(threads) +
+                                           " iterations; at most 1024 fit one GPU block");
+      } else {
+        fail(tile, "'compute.tile' must be 'auto' or a list of integers, one per parallel dim");
+      }
+    }
+  }
+
+  void parse_memory(const YAML::Node& node, MemoryConfig& m) const {
+    require_map(node, "memory");
+    check_keys(node, {"device_budget", "host_budget", "chunk_axis", "pipeline_depth", "max_slab"}, "memory");
+    if (node["device_budget"]) m.device_budget = memory_value(node["device_budget"], "memory.device_budget");
+    if (node["host_budget"]) m.host_budget = memory_value(node["host_budget"], "memory.host_budget");
+    if (node["max_slab"]) m.max_slab = memory_value(node["max_slab"], "memory.max_slab");
+    if (node["chunk_axis"]) {
+      m.chunk_axis = axis_value(node["chunk_axis"], "memory.chunk_axis");
+      if (m.chunk_axis == Axis::num) fail(node["chunk_axis"], "'memory.chunk_axis' must be date or id");
+    }
+    if (node["pipeline_depth"])
+      m.pipeline_depth = static_cast<int>(int_value(node["pipeline_depth"], "memory.pipeline_depth", 1, 64));
+  }
+
+ private:
+  std::string source_;
+};
+
+void emit_axes(YAML::Emitter& out, const std::vector<Axis>& axes) {
+  out << YAML::Flow << YAML::BeginSeq;
+  for (Axis a : axes) out << axis_name(a);
+  out << YAML::EndSeq;
+}
+
+}  // namespace
+
+std::string Config::to_yaml() const {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  out << YAML::Key << "input" << YAML::Value << YAML::BeginMap;
+  if (input.synthetic) {
+    out << YAML::Key << "synthetic" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "dates"
+        << YAML::Value << input.synthetic->dates << YAML::Key << "ids" << YAML::Value << input.synthetic->ids
+        << YAML::Key << "nums" << YAML::Value << input.synthetic->nums << YAML::Key << "seed" << YAML::Value
+        << input.synthetic->seed << YAML::EndMap;
+  } else {
+    out << YAML::Key << "file" << YAML::Value << input.file;
+  }
+  out << YAML::Key << "multiplier" << YAML::Value << input.multiplier;
+  out << YAML::Key << "discount" << YAML::Value << input.discount;
+  out << YAML::Key << "axes" << YAML::Value;
+  emit_axes(out, {input.axes.begin(), input.axes.end()});
+  if (input.dates)
+    out << YAML::Key << "dates" << YAML::Value << YAML::Flow << YAML::BeginSeq << input.dates->begin
+        << input.dates->end << YAML::EndSeq;
+  if (input.ids)
+    out << YAML::Key << "ids" << YAML::Value << YAML::Flow << YAML::BeginSeq << input.ids->begin << input.ids->end
+        << YAML::EndSeq;
+  out << YAML::Key << "nonfinite" << YAML::Value << (input.nonfinite == NonFinite::error ? "error" : "propagate");
+  out << YAML::EndMap;
+
+  out << YAML::Key << "output" << YAML::Value << YAML::BeginMap;
+  if (!output.file.empty()) out << YAML::Key << "file" << YAML::Value << output.file;
+  out << YAML::Key << "dataset" << YAML::Value << output.dataset;
+  out << YAML::Key << "overwrite" << YAML::Value << output.overwrite;
+  out << YAML::Key << "mode" << YAML::Value << (output.mode == OutputMode::file ? "file" : "checksum");
+  out << YAML::EndMap;
+
+  out << YAML::Key << "compute" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "space" << YAML::Value << (compute.space == Space::device ? "device" : "host");
+  out << YAML::Key << "kernel" << YAML::Value << (compute.kernel == KernelKind::mdrange ? "mdrange" : "blas");
+  out << YAML::Key << "parallel_dims" << YAML::Value;
+  emit_axes(out, compute.parallel_dims);
+  out << YAML::Key << "tile" << YAML::Value;
+  if (compute.tile.empty()) out << "auto";
+  else {
+    out << YAML::Flow << YAML::BeginSeq;
+    for (auto t : compute.tile) out << t;
+    out << YAML::EndSeq;
+  }
+  out << YAML::EndMap;
+
+  out << YAML::Key << "memory" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "device_budget" << YAML::Value << memory.device_budget.describe();
+  out << YAML::Key << "host_budget" << YAML::Value << memory.host_budget.describe();
+  out << YAML::Key << "chunk_axis" << YAML::Value << axis_name(memory.chunk_axis);
+  out << YAML::Key << "pipeline_depth" << YAML::Value << memory.pipeline_depth;
+  out << YAML::Key << "max_slab" << YAML::Value << memory.max_slab.describe();
+  out << YAML::EndMap;
+
+  static const char* verify_names[] = {"none", "sample", "full"};
+  out << YAML::Key << "verify" << YAML::Value << verify_names[static_cast<int>(verify)];
+  out << YAML::Key << "report" << YAML::Value << report;
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+Config parse_config(const std::string& yaml_text, const std::string& source_name) {
+  return Parser(source_name).parse(yaml_text);
+}
+
+Config load_config(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw missing_error(path + ": cannot open config file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_config(text.str(), path);
+}
+
+}  // namespace discount

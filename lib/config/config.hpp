@@ -1,0 +1,101 @@
+// The validated job description: every key of the input-file contract in
+// DESIGN.md, with explicit defaults. Pure: parsing takes text, not files.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace discount {
+
+enum class Axis : int { date = 0, id = 1, num = 2 };
+const char* axis_name(Axis a);
+
+enum class Space { device, host };
+enum class KernelKind { mdrange, blas };
+enum class NonFinite { error, propagate };
+enum class OutputMode { file, checksum };
+enum class VerifyMode { none, sample, full };
+
+// "16GiB", "512MiB", "1000000", or "80%" of what the device/host reports free.
+struct MemorySize {
+  bool is_percent = true;
+  double percent = 0.0;
+  std::uint64_t bytes = 0;
+  std::uint64_t resolve(std::uint64_t available_bytes) const;
+  std::string describe() const;
+};
+// Throws std::invalid_argument with a short reason.
+MemorySize parse_memory_size(const std::string& text);
+std::string format_bytes(std::uint64_t bytes);
+
+struct Range {  // half-open [begin, end)
+  std::int64_t begin = 0;
+  std::int64_t end = 0;
+  std::int64_t size() const { return end - begin; }
+};
+
+// Values computed from indices instead of read from a file (DESIGN: full scale
+// on a node whose disk cannot hold the input). Formula in lib/io/synthetic.hpp.
+struct SyntheticSource {
+  std::int64_t dates = 0, ids = 0, nums = 0;
+  std::uint64_t seed = 1;
+};
+
+struct InputConfig {
+  std::string file;
+  std::string multiplier = "multBy";
+  std::string discount = "discount";
+  std::array<Axis, 3> axes{Axis::date, Axis::id, Axis::num};
+  std::optional<Range> dates;
+  std::optional<Range> ids;
+  NonFinite nonfinite = NonFinite::error;
+  std::optional<SyntheticSource> synthetic;
+};
+
+struct OutputConfig {
+  std::string file;
+  std::string dataset = "cv";
+  bool overwrite = false;
+  OutputMode mode = OutputMode::file;
+};
+
+struct ComputeConfig {
+  Space space = Space::device;
+  KernelKind kernel = KernelKind::mdrange;
+  std::vector<Axis> parallel_dims{Axis::date, Axis::id, Axis::num};
+  std::vector<std::int64_t> tile;  // empty: auto
+};
+
+struct MemoryConfig {
+  MemorySize device_budget{true, 80.0, 0};
+  MemorySize host_budget{true, 25.0, 0};
+  Axis chunk_axis = Axis::date;
+  int pipeline_depth = 3;
+  // Upper bound on one slab: keeps the pipeline several slabs deep even when
+  // the budget would allow one huge slab.
+  MemorySize max_slab{false, 0.0, std::uint64_t{256} << 20};
+};
+
+struct Config {
+  std::string source_path;  // the YAML file, for messages
+  InputConfig input;
+  OutputConfig output;
+  ComputeConfig compute;
+  MemoryConfig memory;
+  VerifyMode verify = VerifyMode::none;
+  std::string report;
+
+  // Effective configuration, defaults included, as YAML.
+  std::string to_yaml() const;
+};
+
+// Parses and validates. Errors are discount::Error with ExitCode::config and a
+// message "file:line:col: what is wrong".
+Config parse_config(const std::string& yaml_text, const std::string& source_name);
+// Reads the file (ExitCode::input_missing if it cannot be read), then parses.
+Config load_config(const std::string& path);
+
+}  // namespace discount

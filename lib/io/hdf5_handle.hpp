@@ -1,0 +1,79 @@
+// RAII for HDF5 identifiers, and a scope that silences HDF5's own error stack
+// printing so that users see our one-line messages instead.
+#pragma once
+
+#include <hdf5.h>
+
+#include <array>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace discount::h5 {
+
+class Id {
+ public:
+  using Closer = herr_t (*)(hid_t);
+  Id() = default;
+  Id(hid_t id, Closer closer) : id_(id), closer_(closer) {}
+  Id(const Id&) = delete;
+  Id& operator=(const Id&) = delete;
+  Id(Id&& other) noexcept : id_(std::exchange(other.id_, H5I_INVALID_HID)), closer_(other.closer_) {}
+  Id& operator=(Id&& other) noexcept {
+    if (this != &other) {
+      reset();
+      id_ = std::exchange(other.id_, H5I_INVALID_HID);
+      closer_ = other.closer_;
+    }
+    return *this;
+  }
+  ~Id() { reset(); }
+  void reset() {
+    if (id_ >= 0 && closer_) closer_(id_);
+    id_ = H5I_INVALID_HID;
+  }
+  // Close now and report failure (a close can flush and so fail on a full disk).
+  bool close() {
+    herr_t status = 0;
+    if (id_ >= 0 && closer_) status = closer_(id_);
+    id_ = H5I_INVALID_HID;
+    return status >= 0;
+  }
+  hid_t get() const { return id_; }
+  explicit operator bool() const { return id_ >= 0; }
+
+ private:
+  hid_t id_ = H5I_INVALID_HID;
+  Closer closer_ = nullptr;
+};
+
+inline Id file(hid_t id) { return {id, H5Fclose}; }
+inline Id dataset(hid_t id) { return {id, H5Dclose}; }
+inline Id dataspace(hid_t id) { return {id, H5Sclose}; }
+inline Id datatype(hid_t id) { return {id, H5Tclose}; }
+inline Id plist(hid_t id) { return {id, H5Pclose}; }
+inline Id attribute(hid_t id) { return {id, H5Aclose}; }
+inline Id group(hid_t id) { return {id, H5Gclose}; }
+
+class QuietErrors {
+ public:
+  QuietErrors() {
+    H5Eget_auto2(H5E_DEFAULT, &func_, &data_);
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  }
+  ~QuietErrors() { H5Eset_auto2(H5E_DEFAULT, func_, data_); }
+  QuietErrors(const QuietErrors&) = delete;
+  QuietErrors& operator=(const QuietErrors&) = delete;
+
+ private:
+  H5E_auto2_t func_ = nullptr;
+  void* data_ = nullptr;
+};
+
+std::string shape_string(const std::vector<hsize_t>& dims);
+std::vector<hsize_t> dataset_dims(hid_t dataset);
+void write_string_attribute(hid_t object, const std::string& name, const std::string& value);
+// Empty string when absent.
+std::string read_string_attribute(hid_t object, const std::string& name);
+
+}  // namespace discount::h5

@@ -1,0 +1,48 @@
+// Where slabs come from: an HDF5 file (fast positional reads for contiguous
+// float64 datasets, HDF5 hyperslab reads with type conversion otherwise) or
+// the synthetic formula. Buffers are packed in the file's axis order.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "config/config.hpp"
+
+namespace discount {
+
+struct InputShape {
+  std::int64_t dates = 0, ids = 0, nums = 0;  // full extents in the source
+};
+
+// File-order box of the discount slab (dates x ids x all nums), absolute.
+struct FileBox {
+  std::array<std::int64_t, 3> dims, start, count;
+};
+FileBox discount_box(const InputShape& shape, const std::array<Axis, 3>& axes, Range dates, Range ids);
+
+class InputSource {
+ public:
+  virtual ~InputSource() = default;
+  const InputShape& shape() const { return shape_; }
+  const std::array<Axis, 3>& axes() const { return axes_; }
+  // Ranges are absolute in the source; every num is read.
+  virtual void read_discount(Range dates, Range ids, double* buffer) = 0;
+  virtual void read_multiplier(Range ids, double* buffer) = 0;
+  virtual std::string describe() const = 0;
+  // Stable text that changes when the inputs change (resume fingerprint).
+  virtual std::string identity() const = 0;
+  // Values may be NaN/Inf and need scanning under nonfinite: error.
+  virtual bool may_hold_nonfinite() const { return true; }
+
+ protected:
+  InputShape shape_;
+  std::array<Axis, 3> axes_{Axis::date, Axis::id, Axis::num};
+};
+
+// Opens and validates (existence, HDF5-ness, datasets, rank, dtype, shapes,
+// sub-ranges). Throws discount::Error with the documented codes.
+std::unique_ptr<InputSource> open_input(const InputConfig& config);
+
+}  // namespace discount

@@ -1,0 +1,312 @@
+#include "io/output.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "common/error.hpp"
+#include "io/box.hpp"
+#include "io/hdf5_handle.hpp"
+#include "io/posix_io.hpp"
+
+namespace discount {
+
+namespace {
+
+constexpr const char* kGroup = "discount_app";
+constexpr const char* kProgress = "discount_app/progress";
+
+std::string dir_of(const std::string& path) {
+  auto slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+bool exists(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+void fsync_dir(const std::string& dir) {
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd >= 0) {
+    ::fsync(fd);
+    ::close(fd);
+  }
+}
+
+std::array<std::int64_t, 3> file_dims(const OutputSpec& spec) {
+  std::array<std::int64_t, 3> dims{};
+  for (int j = 0; j < 3; ++j)
+    dims[j] = spec.axes[j] == Axis::date ? spec.dates : spec.axes[j] == Axis::id ? spec.ids : spec.nums;
+  return dims;
+}
+
+// Fingerprint stored in an existing output or partial; empty if unreadable.
+std::string stored_fingerprint(const std::string& path) {
+  h5::QuietErrors quiet;
+  if (H5Fis_hdf5(path.c_str()) <= 0) return {};
+  h5::Id file = h5::file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+  if (!file || H5Lexists(file.get(), kGroup, H5P_DEFAULT) <= 0) return {};
+  h5::Id group = h5::group(H5Gopen2(file.get(), kGroup, H5P_DEFAULT));
+  return group ? h5::read_string_attribute(group.get(), "fingerprint") : std::string{};
+}
+
+}  // namespace
+
+std::string fingerprint_of(const std::string& text) {
+  std::uint64_t hash = 0xcbf29ce484222325ull;
+  for (unsigned char c : text) {
+    hash ^= c;
+    hash *= 0x100000001b3ull;
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
+  return hex;
+}
+
+FileOutput::FileOutput(const OutputSpec& spec) : spec_(spec) {
+  const std::string dir = dir_of(spec.path);
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    throw create_error("output.file '" + spec.path + "': directory '" + dir + "' does not exist");
+  if (::access(dir.c_str(), W_OK | X_OK) != 0)
+    throw create_error("output.file '" + spec.path + "': directory '" + dir + "' is not writable");
+  if (exists(spec.path)) {
+    if (!spec.overwrite) {
+      if (stored_fingerprint(spec.path) == spec.fingerprint && !spec.restart) {
+        state_ = State::already_complete;
+        return;
+      }
+      throw create_error("output.file '" + spec.path +
+                         "' already exists; set output.overwrite: true to replace it, or choose another file");
+    }
+  }
+  const std::string partial = partial_path();
+  if (exists(partial)) {
+    if (spec.restart) {
+      if (::unlink(partial.c_str()) != 0)
+        throw create_error("cannot remove '" + partial + "': " + std::strerror(errno));
+    } else if (!try_resume()) {
+      throw create_error("'" + partial +
+                         "' belongs to a different job (config or inputs changed) or is unreadable; rerun with "
+                         "--restart to discard it");
+    }
+  }
+  if (state_ != State::resumed) create();
+  open_fd();
+}
+
+FileOutput::~FileOutput() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+bool FileOutput::try_resume() {
+  const std::string partial = partial_path();
+  if (stored_fingerprint(partial) != spec_.fingerprint) return false;
+  h5::QuietErrors quiet;
+  h5::Id file = h5::file(H5Fopen(partial.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+  if (!file) return false;
+  h5::Id data = h5::dataset(H5Dopen2(file.get(), spec_.dataset.c_str(), H5P_DEFAULT));
+  h5::Id progress = h5::dataset(H5Dopen2(file.get(), kProgress, H5P_DEFAULT));
+  if (!data || !progress) return false;
+  const auto dims = h5::dataset_dims(data.get());
+  const auto expected = file_dims(spec_);
+  if (dims.size() != 3) return false;
+  for (int j = 0; j < 3; ++j)
+    if (static_cast<std::int64_t>(dims[j]) != expected[j]) return false;
+  const auto pdims = h5::dataset_dims(progress.get());
+  const std::int64_t units = spec_.chunk_axis == Axis::date ? spec_.dates : spec_.ids;
+  if (pdims.size() != 1 || static_cast<std::int64_t>(pdims[0]) != units) return false;
+  data_offset_ = H5Dget_offset(data.get());
+  progress_offset_ = H5Dget_offset(progress.get());
+  if (data_offset_ == HADDR_UNDEF || progress_offset_ == HADDR_UNDEF) return false;
+  done_.assign(static_cast<std::size_t>(units), 0);
+  if (H5Dread(progress.get(), H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, done_.data()) < 0) return false;
+  state_ = State::resumed;
+  return true;
+}
+
+void FileOutput::create() {
+  const std::string tmp = spec_.path + ".partial.tmp";
+  ::unlink(tmp.c_str());  // a leftover from a kill during creation holds nothing
+  const auto dims = file_dims(spec_);
+  const std::int64_t units = spec_.chunk_axis == Axis::date ? spec_.dates : spec_.ids;
+  {
+    h5::QuietErrors quiet;
+    h5::Id file = h5::file(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
+    if (!file) throw create_error("cannot create '" + tmp + "': " + std::strerror(errno));
+    auto fail = [&](const std::string& what) {
+      file.reset();
+      ::unlink(tmp.c_str());
+      throw io_error("creating '" + tmp + "': " + what);
+    };
+    // Contiguous, allocated now, never filled: the data lives at one fixed
+    // offset that positional writes address for the rest of the job.
+    h5::Id dcpl = h5::plist(H5Pcreate(H5P_DATASET_CREATE));
+    H5Pset_layout(dcpl.get(), H5D_CONTIGUOUS);
+    H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY);
+    H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER);
+    const hsize_t hdims[3] = {static_cast<hsize_t>(dims[0]), static_cast<hsize_t>(dims[1]),
+                              static_cast<hsize_t>(dims[2])};
+    h5::Id space = h5::dataspace(H5Screate_simple(3, hdims, nullptr));
+    h5::Id group = h5::group(H5Gcreate2(file.get(), kGroup, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+    if (!group) fail("cannot create group");
+    h5::Id data = h5::dataset(H5Dcreate2(file.get(), spec_.dataset.c_str(), H5T_IEEE_F64LE, space.get(), H5P_DEFAULT,
+                                         dcpl.get(), H5P_DEFAULT));
+    if (!data) fail("cannot create dataset '" + spec_.dataset + "' " + h5::shape_string({hdims, hdims + 3}));
+    h5::Id pcpl = h5::plist(H5Pcreate(H5P_DATASET_CREATE));
+    H5Pset_layout(pcpl.get(), H5D_CONTIGUOUS);
+    H5Pset_alloc_time(pcpl.get(), H5D_ALLOC_TIME_EARLY);
+    const hsize_t pdims[1] = {static_cast<hsize_t>(units)};
+    h5::Id pspace = h5::dataspace(H5Screate_simple(1, pdims, nullptr));
+    h5::Id progress = h5::dataset(
+        H5Dcreate2(file.get(), kProgress, H5T_NATIVE_UINT8, pspace.get(), H5P_DEFAULT, pcpl.get(), H5P_DEFAULT));
+    if (!progress) fail("cannot create progress record");
+    done_.assign(static_cast<std::size_t>(units), 0);
+    if (H5Dwrite(progress.get(), H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, done_.data()) < 0)
+      fail("cannot write progress record");
+    try {
+      h5::write_string_attribute(group.get(), "fingerprint", spec_.fingerprint);
+      h5::write_string_attribute(group.get(), "chunk_axis", axis_name(spec_.chunk_axis));
+      h5::write_string_attribute(group.get(), "provenance", spec_.provenance);
+      std::string axes = std::string(axis_name(spec_.axes[0])) + "," + axis_name(spec_.axes[1]) + "," +
+                         axis_name(spec_.axes[2]);
+      h5::write_string_attribute(data.get(), "axes", axes);
+    } catch (const Error& e) {
+      fail(e.what());
+    }
+    data_offset_ = H5Dget_offset(data.get());
+    progress_offset_ = H5Dget_offset(progress.get());
+    if (data_offset_ == HADDR_UNDEF || progress_offset_ == HADDR_UNDEF) fail("dataset has no file offset");
+    data.reset();
+    progress.reset();
+    group.reset();
+    // Closing writes the metadata and sets the file's size; a full disk or a
+    // file-size limit shows here.
+    if (!file.close()) {
+      ::unlink(tmp.c_str());
+      throw io_error("creating '" + tmp + "': " + std::string(errno == EFBIG ? "file size limit exceeded (ulimit -f)"
+                                                              : errno == ENOSPC ? "no space left on device"
+                                                                                : "HDF5 could not finish the file"));
+    }
+  }
+  int fd = ::open(tmp.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) throw create_error("cannot reopen '" + tmp + "': " + std::strerror(errno));
+  // Reserve the blocks now so a full disk is reported before hours of work.
+  const std::uint64_t bytes = static_cast<std::uint64_t>(dims[0] * dims[1] * dims[2]) * sizeof(double);
+  const int rc = ::posix_fallocate(fd, static_cast<off_t>(data_offset_), static_cast<off_t>(bytes));
+  if (rc == ENOSPC || rc == EFBIG || rc == EDQUOT) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    throw io_error("output '" + spec_.path + "' needs " + format_bytes(bytes) + ": " +
+                   (rc == ENOSPC ? "no space left on device" : rc == EFBIG ? "file size limit exceeded (ulimit -f)"
+                                                                            : "disk quota exceeded"));
+  }
+  ::fsync(fd);
+  ::close(fd);
+  if (::rename(tmp.c_str(), partial_path().c_str()) != 0)
+    throw create_error("cannot rename '" + tmp + "': " + std::strerror(errno));
+  fsync_dir(dir_of(spec_.path));
+  state_ = State::fresh;
+}
+
+void FileOutput::open_fd() {
+  fd_ = ::open(partial_path().c_str(), O_RDWR | O_CLOEXEC);
+  if (fd_ < 0) throw create_error("cannot open '" + partial_path() + "' for writing: " + std::strerror(errno));
+}
+
+std::int64_t FileOutput::units_done() const {
+  std::int64_t n = 0;
+  for (auto flag : done_) n += flag != 0;
+  return n;
+}
+
+std::pair<std::int64_t, std::int64_t> FileOutput::units_of(const Slab& slab) const {
+  const Range r = spec_.chunk_axis == Axis::date ? slab.dates : slab.ids;
+  return {r.begin, r.end};
+}
+
+bool FileOutput::slab_done(const Slab& slab) const {
+  if (state_ == State::already_complete) return true;
+  auto [b, e] = units_of(slab);
+  for (auto u = b; u < e; ++u)
+    if (!done_[static_cast<std::size_t>(u)]) return false;
+  return true;
+}
+
+void FileOutput::write_slab(const Slab& slab, const double* buffer) {
+  const auto dims = file_dims(spec_);
+  std::array<std::int64_t, 3> start{}, count{};
+  for (int j = 0; j < 3; ++j) {
+    const Axis a = spec_.axes[j];
+    const Range r = a == Axis::date ? slab.dates : a == Axis::id ? slab.ids : Range{0, spec_.nums};
+    start[j] = r.begin;
+    count[j] = r.size();
+  }
+  pwrite_runs(fd_, data_offset_, box_runs(dims, start, count), buffer, sizeof(double),
+              "writing '" + partial_path() + "'");
+  // Data first, durable; only then the progress bytes that vouch for it.
+  if (::fdatasync(fd_) != 0) throw io_error("flushing '" + partial_path() + "': " + std::strerror(errno));
+  auto [b, e] = units_of(slab);
+  std::vector<std::uint8_t> ones(static_cast<std::size_t>(e - b), 1);
+  pwrite_runs(fd_, progress_offset_, {{b, e - b}}, ones.data(), 1, "recording progress in '" + partial_path() + "'");
+  for (auto u = b; u < e; ++u) done_[static_cast<std::size_t>(u)] = 1;
+}
+
+void FileOutput::finish() {
+  if (state_ == State::already_complete) return;
+  if (::fsync(fd_) != 0) throw io_error("flushing '" + partial_path() + "': " + std::strerror(errno));
+  ::close(fd_);
+  fd_ = -1;
+  if (::rename(partial_path().c_str(), spec_.path.c_str()) != 0)
+    throw io_error("renaming '" + partial_path() + "' to '" + spec_.path + "': " + std::strerror(errno));
+  fsync_dir(dir_of(spec_.path));
+}
+
+std::string FileOutput::describe() const {
+  std::string text = spec_.path + " (dataset '" + spec_.dataset + "'";
+  if (state_ == State::resumed)
+    text += ", resuming: " + std::to_string(units_done()) + " of " + std::to_string(done_.size()) + " " +
+            axis_name(spec_.chunk_axis) + "s already done";
+  return text + ")";
+}
+
+ChecksumOutput::ChecksumOutput(std::array<Axis, 3> axes, std::int64_t dates, std::int64_t ids, std::int64_t nums)
+    : axes_(axes), dates_(dates), ids_(ids), nums_(nums), sums_(dates, 0.0), bits_(dates, 0) {}
+
+void ChecksumOutput::write_slab(const Slab& slab, const double* buffer) {
+  std::array<std::int64_t, 3> count{};
+  int date_pos = 0;
+  for (int j = 0; j < 3; ++j) {
+    const Axis a = axes_[j];
+    count[j] = a == Axis::date ? slab.dates.size() : a == Axis::id ? slab.ids.size() : nums_;
+    if (a == Axis::date) date_pos = j;
+  }
+  std::int64_t n = 0;
+  for (std::int64_t a = 0; a < count[0]; ++a)
+    for (std::int64_t b = 0; b < count[1]; ++b) {
+      const std::int64_t coord[2] = {a, b};
+      const std::int64_t date = slab.dates.begin + (date_pos == 2 ? 0 : coord[date_pos]);
+      for (std::int64_t c = 0; c < count[2]; ++c, ++n) {
+        const std::int64_t d = date_pos == 2 ? slab.dates.begin + c : date;
+        std::uint64_t bits;
+        std::memcpy(&bits, buffer + n, sizeof bits);
+        sums_[static_cast<std::size_t>(d)] += buffer[n];
+        bits_[static_cast<std::size_t>(d)] += bits;
+      }
+    }
+}
+
+std::uint64_t ChecksumOutput::global_bits() const {
+  std::uint64_t total = 0;
+  for (auto b : bits_) total += b;
+  return total;
+}
+
+}  // namespace discount

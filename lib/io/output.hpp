@@ -1,0 +1,93 @@
+// Where results go. The file sink implements the output protocol of
+// DESIGN.md: `<out>.partial` is created whole (structure, fingerprint,
+// pre-allocated contiguous dataset) and renamed into place; after that only
+// raw bytes at fixed offsets change, so a kill -9 cannot corrupt HDF5
+// metadata. Progress is one byte per index of the chunk axis.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/config.hpp"
+#include "plan/plan.hpp"
+
+namespace discount {
+
+struct OutputSpec {
+  std::string path;
+  std::string dataset = "cv";
+  bool overwrite = false;
+  bool restart = false;
+  std::array<Axis, 3> axes{Axis::date, Axis::id, Axis::num};
+  std::int64_t dates = 0, ids = 0, nums = 0;  // selected extents
+  Axis chunk_axis = Axis::date;
+  std::string fingerprint;  // job identity: inputs, selection, layout
+  std::string provenance;   // effective config and versions, stored as attributes
+};
+
+class OutputSink {
+ public:
+  virtual ~OutputSink() = default;
+  // True when every element of the slab is already durable (resume).
+  virtual bool slab_done(const Slab& slab) const = 0;
+  // Buffer holds the slab packed in the output's axis order.
+  virtual void write_slab(const Slab& slab, const double* buffer) = 0;
+  virtual void finish() = 0;
+  virtual std::string describe() const = 0;
+};
+
+class FileOutput final : public OutputSink {
+ public:
+  enum class State { fresh, resumed, already_complete };
+  // Creates or resumes `<out>.partial`; refuses with ExitCode::cannot_create.
+  explicit FileOutput(const OutputSpec& spec);
+  ~FileOutput() override;
+  State state() const { return state_; }
+  std::int64_t units_done() const;
+  bool slab_done(const Slab& slab) const override;
+  void write_slab(const Slab& slab, const double* buffer) override;
+  void finish() override;
+  std::string describe() const override;
+  std::string partial_path() const { return spec_.path + ".partial"; }
+
+ private:
+  void create();
+  bool try_resume();
+  void open_fd();
+  std::pair<std::int64_t, std::int64_t> units_of(const Slab& slab) const;
+
+  OutputSpec spec_;
+  State state_ = State::fresh;
+  int fd_ = -1;
+  std::uint64_t data_offset_ = 0, progress_offset_ = 0;
+  std::vector<std::uint8_t> done_;
+};
+
+// output.mode: checksum. Per selected date: the float64 sum of cv (for
+// reading) and the wrapping uint64 sum of cv's bit patterns (exact, order
+// independent: NumPy recomputes it as cv.view(np.uint64).sum()).
+class ChecksumOutput final : public OutputSink {
+ public:
+  ChecksumOutput(std::array<Axis, 3> axes, std::int64_t dates, std::int64_t ids, std::int64_t nums);
+  bool slab_done(const Slab&) const override { return false; }
+  void write_slab(const Slab& slab, const double* buffer) override;
+  void finish() override {}
+  std::string describe() const override { return "checksum sink (no file)"; }
+  const std::vector<double>& date_sums() const { return sums_; }
+  const std::vector<std::uint64_t>& date_bits() const { return bits_; }
+  std::uint64_t global_bits() const;
+
+ private:
+  std::array<Axis, 3> axes_;
+  std::int64_t dates_, ids_, nums_;
+  std::vector<double> sums_;
+  std::vector<std::uint64_t> bits_;
+};
+
+// FNV-1a 64-bit of the text, as 16 hex digits.
+std::string fingerprint_of(const std::string& text);
+
+}  // namespace discount

@@ -1,0 +1,31 @@
+// The data tools behind `discount_app verify` and `discount_app generate`.
+// Both use plain HDF5 calls, none of the pipeline's fast paths, so verify is
+// an independent check of what the pipeline wrote.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "config/config.hpp"
+
+namespace discount {
+
+struct VerifyOptions {
+  bool full = true;           // every element; false: a random sample
+  std::uint64_t seed = 12345;
+};
+// Independent check with plain HDF5 reads and a plain loop: every (or each
+// sampled) cv element must equal multBy * discount bit for bit.
+int verify_command(const Config& config, const VerifyOptions& options);
+
+struct GenerateOptions {
+  std::int64_t dates = 0, ids = 0, nums = 0;
+  std::string out;
+  std::uint64_t seed = 1;
+  std::vector<Axis> axes{Axis::date, Axis::id, Axis::num};
+  bool force = false;
+};
+int generate_command(const GenerateOptions& options);
+
+}  // namespace discount

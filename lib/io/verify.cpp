@@ -1,0 +1,156 @@
+#include <cstring>
+#include <iostream>
+#include <random>
+
+#include "common/error.hpp"
+#include "io/hdf5_handle.hpp"
+#include "io/input.hpp"
+#include "io/synthetic.hpp"
+#include "io/tools.hpp"
+
+namespace discount {
+
+namespace {
+
+h5::Id open_file(const std::string& path, const char* what) {
+  h5::QuietErrors quiet;
+  if (H5Fis_hdf5(path.c_str()) <= 0) throw missing_error(std::string(what) + " '" + path + "' is not a readable HDF5 file");
+  h5::Id file = h5::file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+  if (!file) throw missing_error(std::string(what) + " '" + path + "' cannot be opened");
+  return file;
+}
+
+h5::Id open_dataset(const h5::Id& file, const std::string& name, const std::string& path) {
+  h5::QuietErrors quiet;
+  if (H5Lexists(file.get(), name.c_str(), H5P_DEFAULT) <= 0)
+    throw missing_error("dataset '" + name + "' not found in '" + path + "'");
+  return h5::dataset(H5Dopen2(file.get(), name.c_str(), H5P_DEFAULT));
+}
+
+void read_box(const h5::Id& dataset, int rank, const std::array<std::int64_t, 3>& start,
+              const std::array<std::int64_t, 3>& count, std::vector<double>& out) {
+  std::array<hsize_t, 3> s{}, c{};
+  std::size_t n = 1;
+  for (int j = 0; j < rank; ++j) {
+    s[j] = static_cast<hsize_t>(start[j]);
+    c[j] = static_cast<hsize_t>(count[j]);
+    n *= c[j];
+  }
+  out.resize(n);
+  h5::Id file_space = h5::dataspace(H5Dget_space(dataset.get()));
+  h5::Id mem_space = h5::dataspace(H5Screate_simple(rank, c.data(), nullptr));
+  if (H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, s.data(), nullptr, c.data(), nullptr) < 0 ||
+      H5Dread(dataset.get(), H5T_NATIVE_DOUBLE, mem_space.get(), file_space.get(), H5P_DEFAULT, out.data()) < 0)
+    throw io_error("verify: HDF5 read failed");
+}
+
+}  // namespace
+
+int verify_command(const Config& config, const VerifyOptions& options) {
+  if (config.output.mode != OutputMode::file) throw config_error("verify needs output.mode: file");
+  const bool synthetic = config.input.synthetic.has_value();
+  const std::array<Axis, 3> axes = synthetic ? std::array<Axis, 3>{Axis::date, Axis::id, Axis::num} : config.input.axes;
+
+  h5::Id in_file, mult_ds, disc_ds;
+  InputShape shape;
+  if (synthetic) {
+    shape = {config.input.synthetic->dates, config.input.synthetic->ids, config.input.synthetic->nums};
+  } else {
+    in_file = open_file(config.input.file, "input.file");
+    mult_ds = open_dataset(in_file, config.input.multiplier, config.input.file);
+    disc_ds = open_dataset(in_file, config.input.discount, config.input.file);
+    const auto dims = h5::dataset_dims(disc_ds.get());
+    if (dims.size() != 3) throw data_error("verify: discount is not 3-D");
+    for (int j = 0; j < 3; ++j) {
+      const auto e = static_cast<std::int64_t>(dims[j]);
+      (axes[j] == Axis::date ? shape.dates : axes[j] == Axis::id ? shape.ids : shape.nums) = e;
+    }
+  }
+  const Range dates = config.input.dates.value_or(Range{0, shape.dates});
+  const Range ids = config.input.ids.value_or(Range{0, shape.ids});
+  h5::Id out_file = open_file(config.output.file, "output.file");
+  h5::Id cv_ds = open_dataset(out_file, config.output.dataset, config.output.file);
+  const InputShape out_shape{dates.size(), ids.size(), shape.nums};
+  {
+    const auto dims = h5::dataset_dims(cv_ds.get());
+    const FileBox whole = discount_box(out_shape, axes, {0, dates.size()}, {0, ids.size()});
+    bool same = dims.size() == 3;
+    for (int j = 0; same && j < 3; ++j) same = static_cast<std::int64_t>(dims[j]) == whole.dims[j];
+    if (!same)
+      throw data_error("verify: output '" + config.output.dataset + "' has shape " + h5::shape_string(dims) +
+                       ", expected " + h5::shape_string({hsize_t(whole.dims[0]), hsize_t(whole.dims[1]),
+                                                         hsize_t(whole.dims[2])}));
+  }
+
+  // Boxes of one date x a block of ids, every one or a random sample.
+  const std::int64_t id_block = std::min<std::int64_t>(ids.size(), 1 << 18);
+  std::vector<std::pair<std::int64_t, std::int64_t>> boxes;  // (date, first id), relative
+  if (options.full) {
+    for (std::int64_t d = 0; d < dates.size(); ++d)
+      for (std::int64_t i = 0; i < ids.size(); i += id_block) boxes.emplace_back(d, i);
+  } else {
+    std::mt19937_64 rng(options.seed);
+    const std::int64_t sample_block = std::min<std::int64_t>(ids.size(), 4096);
+    for (int s = 0; s < 16; ++s) {
+      const std::int64_t d = static_cast<std::int64_t>(rng() % dates.size());
+      const std::int64_t i = static_cast<std::int64_t>(rng() % (ids.size() - sample_block + 1));
+      boxes.emplace_back(d, i);
+    }
+    boxes.emplace_back(dates.size() - 1, ids.size() - sample_block);  // the far corner
+  }
+
+  const std::uint64_t mult_key = synthetic::key(synthetic ? config.input.synthetic->seed : 0, synthetic::multiplier);
+  const std::uint64_t disc_key = synthetic::key(synthetic ? config.input.synthetic->seed : 0, synthetic::discount);
+  std::vector<double> mult, disc, cv;
+  std::uint64_t checked = 0, wrong = 0;
+  std::string first_wrong;
+  const std::int64_t nums = shape.nums;
+  for (auto [d, i0] : boxes) {
+    const std::int64_t block = std::min(id_block, ids.size() - i0);
+    const std::int64_t date = dates.begin + d, id0 = ids.begin + i0;
+    const FileBox in_box = discount_box(shape, axes, {date, date + 1}, {id0, id0 + block});
+    const FileBox out_box = discount_box(out_shape, axes, {d, d + 1}, {i0, i0 + block});
+    read_box(cv_ds, 3, out_box.start, out_box.count, cv);
+    if (!synthetic) {
+      read_box(mult_ds, 2, {id0, 0, 0}, {block, nums, 1}, mult);
+      read_box(disc_ds, 3, in_box.start, in_box.count, disc);
+    }
+    // Walk the box in file order; map each element to (id, num).
+    std::int64_t n = 0;
+    const auto& c = in_box.count;
+    for (std::int64_t a = 0; a < c[0]; ++a)
+      for (std::int64_t b = 0; b < c[1]; ++b)
+        for (std::int64_t e = 0; e < c[2]; ++e, ++n) {
+          const std::int64_t coord[3] = {a, b, e};
+          std::int64_t i = 0, k = 0;
+          for (int j = 0; j < 3; ++j) {
+            if (axes[j] == Axis::id) i = coord[j];
+            if (axes[j] == Axis::num) k = coord[j];
+          }
+          double m, x;
+          if (synthetic) {
+            m = synthetic::value(mult_key, static_cast<std::uint64_t>((id0 + i) * nums + k));
+            x = synthetic::value(disc_key, static_cast<std::uint64_t>((date * shape.ids + id0 + i) * nums + k));
+          } else {
+            m = mult[static_cast<std::size_t>(i * nums + k)];
+            x = disc[static_cast<std::size_t>(n)];
+          }
+          const double expected = m * x;
+          ++checked;
+          if (std::memcmp(&expected, &cv[static_cast<std::size_t>(n)], sizeof(double)) != 0) {
+            if (wrong++ == 0)
+              first_wrong = "[date " + std::to_string(date) + ", id " + std::to_string(id0 + i) + ", num " +
+                            std::to_string(k) + "]: cv=" + std::to_string(cv[static_cast<std::size_t>(n)]) +
+                            ", expected " + std::to_string(expected);
+          }
+        }
+  }
+  if (wrong)
+    throw data_error("verify: " + std::to_string(wrong) + " of " + std::to_string(checked) + " elements differ in '" +
+                     config.output.file + "'; first at " + first_wrong);
+  std::cout << "verify: " << checked << " elements checked (" << (options.full ? "full" : "sample")
+            << "), all equal to multBy * discount\n";
+  return 0;
+}
+
+}  // namespace discount

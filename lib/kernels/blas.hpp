@@ -1,0 +1,28 @@
+// compute.kernel: blas. The slab seen as a column-major matrix with one
+// column per date and multBy as the vector: KokkosBlas::mult computes
+// C = 0*C + 1 * A .* B column by column. Needs date as the outermost axis and
+// id before num (checked by the caller); Kokkos Kernels 3.4's mult takes no
+// execution space instance, so it runs on the views' default instance.
+#pragma once
+
+#include <KokkosBlas1_mult.hpp>
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+
+namespace discount {
+
+template <class ExecSpace, class MultView, class InView, class OutView>
+void apply_blas(const ExecSpace& exec, const MultView& mult, const InView& in, const OutView& out) {
+  static_assert(Kokkos::is_execution_space<ExecSpace>::value, "first argument must be an execution space");
+  using Memory = typename InView::memory_space;
+  using Matrix = Kokkos::View<double**, Kokkos::LayoutLeft, Memory, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  using ConstMatrix =
+      Kokkos::View<const double**, Kokkos::LayoutLeft, Memory, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  const auto rows = static_cast<std::size_t>(in.extent(1) * in.extent(2));
+  const auto cols = static_cast<std::size_t>(in.extent(0));
+  exec.fence();  // the views' producers may run on another instance
+  KokkosBlas::mult(0.0, Matrix(out.data(), rows, cols), 1.0, mult, ConstMatrix(in.data(), rows, cols));
+}
+
+}  // namespace discount

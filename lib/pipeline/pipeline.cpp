@@ -1,0 +1,345 @@
+#include "pipeline/pipeline.hpp"
+
+#include <unistd.h>
+
+#include <Kokkos_Core.hpp>
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <type_traits>
+
+#include "common/error.hpp"
+#include "io/finite.hpp"
+#include "kernels/apply.hpp"
+#include "kernels/blas.hpp"
+#include "pipeline/exec_instances.hpp"
+#include "pipeline/queue.hpp"
+
+namespace discount {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+template <class Space>
+constexpr bool host_accessible() {
+  return Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Space::memory_space>::accessible;
+}
+
+// Slab geometry in the buffer's memory order (the file's axis order).
+struct Geometry {
+  std::array<std::int64_t, 3> extent;
+  std::array<std::int64_t, 3> mult_stride;
+  std::int64_t elements() const { return extent[0] * extent[1] * extent[2]; }
+};
+
+Geometry geometry(const std::array<Axis, 3>& axes, const Slab& slab) {
+  Geometry g{};
+  for (int j = 0; j < 3; ++j) {
+    switch (axes[j]) {
+      case Axis::date: g.extent[j] = slab.dates.size(); g.mult_stride[j] = 0; break;
+      case Axis::id: g.extent[j] = slab.ids.size(); g.mult_stride[j] = slab.nums; break;
+      case Axis::num: g.extent[j] = slab.nums; g.mult_stride[j] = 1; break;
+    }
+  }
+  return g;
+}
+
+struct Ticket {
+  int slab = -1;
+  int host = -1;
+  int device = -1;
+};
+
+[[noreturn]] void report_nonfinite(const std::string& dataset, const double* buffer, std::int64_t index,
+                                   const std::array<Axis, 3>& axes, const std::array<std::int64_t, 3>& extent,
+                                   const std::array<std::int64_t, 3>& origin) {
+  std::int64_t rest = index;
+  std::int64_t coord[3];
+  coord[2] = rest % extent[2];
+  rest /= extent[2];
+  coord[1] = rest % extent[1];
+  coord[0] = rest / extent[1];
+  std::string where;
+  for (int j = 0; j < 3; ++j)
+    where += std::string(j ? ", " : "") + axis_name(axes[j]) + " " + std::to_string(origin[j] + coord[j]);
+  const double v = buffer[index];
+  throw data_error("input." + dataset + ": " + (v != v ? "NaN" : v > 0 ? "+Inf" : "-Inf") + " at [" + where +
+                   "] (input.nonfinite: error; set it to propagate to let NaN/Inf through)");
+}
+
+template <class ExecSpace>
+class Pipeline {
+  using ComputeMemory = typename ExecSpace::memory_space;
+  static constexpr bool copies = !host_accessible<ExecSpace>();
+#ifdef KOKKOS_ENABLE_CUDA
+  using StagingSpace = std::conditional_t<copies, Kokkos::CudaHostPinnedSpace, Kokkos::HostSpace>;
+#else
+  using StagingSpace = Kokkos::HostSpace;
+#endif
+  using HostBuffer = Kokkos::View<double*, StagingSpace>;
+  using DeviceBuffer = Kokkos::View<double*, ComputeMemory>;
+
+ public:
+  Pipeline(const PipelineJob& job, RunReport& report) : job_(job), plan_(*job.plan), report_(report) {
+    const auto& cfg = *job.config;
+    axes_ = job.input->axes();
+    slicing_ = make_slicing(axes_, cfg.compute.parallel_dims, cfg.compute.tile);
+    blas_ = cfg.compute.kernel == KernelKind::blas;
+    scan_ = cfg.input.nonfinite == NonFinite::error && job.input->may_hold_nonfinite();
+    const std::size_t slab_elems = plan_.slab_bytes / sizeof(double);
+    const std::size_t mult_elems = plan_.slab_mult_bytes / sizeof(double);
+    for (int s = 0; s < plan_.host_buffers; ++s) {
+      host_slab_.emplace_back(Kokkos::view_alloc(Kokkos::WithoutInitializing, "discount::staging_slab"), slab_elems);
+      if (plan_.mult_per_slab)
+        host_mult_.emplace_back(Kokkos::view_alloc(Kokkos::WithoutInitializing, "discount::staging_mult"),
+                                mult_elems);
+    }
+    for (int s = 0; s < plan_.device_buffers; ++s) {
+      device_slab_.emplace_back(Kokkos::view_alloc(Kokkos::WithoutInitializing, "discount::device_slab"), slab_elems);
+      if (plan_.mult_per_slab)
+        device_mult_.emplace_back(Kokkos::view_alloc(Kokkos::WithoutInitializing, "discount::device_mult"),
+                                  mult_elems);
+    }
+    if (!plan_.mult_per_slab) {
+      const std::size_t n = plan_.mult_bytes / sizeof(double);
+      resident_mult_host_ = HostBuffer(Kokkos::view_alloc(Kokkos::WithoutInitializing, "discount::multBy"), n);
+      const auto t0 = Clock::now();
+      read_multiplier(job.ids, resident_mult_host_.data());
+      read_.bytes += plan_.mult_bytes;
+      read_.seconds += seconds_since(t0);
+      if (copies) {
+        resident_mult_device_ =
+            DeviceBuffer(Kokkos::view_alloc(Kokkos::WithoutInitializing, "discount::device_multBy"), n);
+        Kokkos::deep_copy(resident_mult_device_, resident_mult_host_);
+      }
+    }
+  }
+
+  void run() {
+    std::vector<int> pending;
+    for (const auto& slab : plan_.slabs)
+      if (!job_.sink->slab_done(slab)) pending.push_back(slab.index);
+    report_.slabs_total = static_cast<int>(plan_.slabs.size());
+    report_.slabs_skipped = report_.slabs_total - static_cast<int>(pending.size());
+    for (int s = 0; s < plan_.host_buffers; ++s) free_host_.push(s);
+    for (int s = 0; s < plan_.device_buffers; ++s) free_device_.push(s);
+    total_pending_ = static_cast<int>(pending.size());
+
+    ExecInstances<ExecSpace> instances(copies ? 3 : 1);
+    std::vector<std::thread> threads;
+    threads.emplace_back([&] { guarded([&] { reader(pending); }, {&loaded_}); });
+    if (copies) {
+      threads.emplace_back([&] { guarded([&] { uploader(instances.get(1)); }, {&uploaded_}); });
+      threads.emplace_back([&] { guarded([&] { downloader(instances.get(2)); }, {&computed_}); });
+    }
+    threads.emplace_back([&] { guarded([&] { writer(); }, {}); });
+    guarded([&] { compute(instances.get(0)); }, {copies ? &kernel_done_ : &computed_});
+    for (auto& t : threads) t.join();
+    if (first_error_) std::rethrow_exception(first_error_);
+
+    report_.stages = {read_, h2d_, kernel_, d2h_, write_};
+    if (!copies) report_.stages = {read_, kernel_, write_};
+    report_.slabs_run = write_.slabs;
+    report_.input_bytes = read_.bytes;
+    report_.output_bytes = write_.bytes;
+    report_.interrupted = write_.slabs < total_pending_;
+  }
+
+ private:
+  // Runs a stage; on failure records the first error and closes every queue
+  // so the other stages stop; on success closes the stage's output queues.
+  template <class Body>
+  void guarded(Body&& body, std::initializer_list<BlockingQueue<Ticket>*> outputs) {
+    try {
+      body();
+    } catch (...) {
+      {
+        std::lock_guard<std::mutex> lock(error_mutex_);
+        if (!first_error_) first_error_ = std::current_exception();
+      }
+      aborted_ = true;
+      for (auto* q : {&loaded_, &uploaded_, &kernel_done_, &computed_}) q->close();
+      free_host_.close();
+      free_device_.close();
+    }
+    for (auto* q : outputs) q->close();
+  }
+
+  bool stop_requested() const { return aborted_ || (job_.stop && job_.stop->load() != 0); }
+
+  void read_multiplier(Range ids, double* buffer) {
+    job_.input->read_multiplier(ids, buffer);
+    if (!scan_) return;
+    const std::int64_t n = ids.size() * plan_.request.nums;
+    const std::int64_t bad = find_nonfinite(buffer, n);
+    if (bad >= 0)
+      report_nonfinite(job_.config->input.multiplier, buffer, bad, {Axis::date, Axis::id, Axis::num},
+                       {1, ids.size(), plan_.request.nums}, {0, ids.begin, 0});
+  }
+
+  Range absolute(Range r, Range selection) const { return {selection.begin + r.begin, selection.begin + r.end}; }
+
+  void reader(const std::vector<int>& pending) {
+    for (int index : pending) {
+      Ticket t;
+      if (!free_host_.pop(t.host) || stop_requested()) break;
+      t.slab = index;
+      const Slab& slab = plan_.slabs[index];
+      const auto t0 = Clock::now();
+      const Range dates = absolute(slab.dates, job_.dates), ids = absolute(slab.ids, job_.ids);
+      if (plan_.mult_per_slab) {
+        read_multiplier(ids, host_mult_[t.host].data());
+        read_.bytes += ids.size() * slab.nums * sizeof(double);
+      }
+      double* buffer = host_slab_[t.host].data();
+      job_.input->read_discount(dates, ids, buffer);
+      const Geometry g = geometry(axes_, slab);
+      if (scan_) {
+        const std::int64_t bad = find_nonfinite(buffer, g.elements());
+        if (bad >= 0) {
+          std::array<std::int64_t, 3> origin{};
+          for (int j = 0; j < 3; ++j)
+            origin[j] = axes_[j] == Axis::date ? dates.begin : axes_[j] == Axis::id ? ids.begin : 0;
+          report_nonfinite(job_.config->input.discount, buffer, bad, axes_, g.extent, origin);
+        }
+      }
+      read_.bytes += g.elements() * sizeof(double);
+      read_.seconds += seconds_since(t0);
+      ++read_.slabs;
+      loaded_.push(t);
+    }
+  }
+
+  void uploader(const ExecSpace& exec) {
+    Ticket t;
+    while (loaded_.pop(t) && !aborted_) {
+      if (!free_device_.pop(t.device)) break;
+      const auto t0 = Clock::now();
+      const Slab& slab = plan_.slabs[t.slab];
+      const auto n = static_cast<std::size_t>(slab.elements());
+      Kokkos::deep_copy(exec, Kokkos::subview(device_slab_[t.device], std::make_pair(std::size_t{0}, n)),
+                        Kokkos::subview(host_slab_[t.host], std::make_pair(std::size_t{0}, n)));
+      std::uint64_t bytes = n * sizeof(double);
+      if (plan_.mult_per_slab) {
+        const auto m = static_cast<std::size_t>(slab.ids.size() * slab.nums);
+        Kokkos::deep_copy(exec, Kokkos::subview(device_mult_[t.device], std::make_pair(std::size_t{0}, m)),
+                          Kokkos::subview(host_mult_[t.host], std::make_pair(std::size_t{0}, m)));
+        bytes += m * sizeof(double);
+      }
+      exec.fence();
+      h2d_.bytes += bytes;
+      h2d_.seconds += seconds_since(t0);
+      ++h2d_.slabs;
+      uploaded_.push(t);
+    }
+  }
+
+  void compute(const ExecSpace& exec) {
+    auto& input = copies ? uploaded_ : loaded_;
+    auto& output = copies ? kernel_done_ : computed_;
+    Ticket t;
+    while (input.pop(t) && !aborted_) {
+      const auto t0 = Clock::now();
+      const Slab& slab = plan_.slabs[t.slab];
+      const Geometry g = geometry(axes_, slab);
+      double* data = copies ? device_slab_[t.device].data() : host_slab_[t.host].data();
+      const double* mult = plan_.mult_per_slab ? (copies ? device_mult_[t.device].data() : host_mult_[t.host].data())
+                                               : (copies ? resident_mult_device_.data() : resident_mult_host_.data());
+      const ConstFlatView<ComputeMemory> mult_view(mult, static_cast<std::size_t>(slab.ids.size() * slab.nums));
+      const SlabView<ComputeMemory> slab_view(data, g.extent[0], g.extent[1], g.extent[2]);
+      if (blas_) apply_blas(exec, mult_view, ConstSlabView<ComputeMemory>(slab_view), slab_view);
+      else apply_mdrange(exec, slicing_, mult_view, ConstSlabView<ComputeMemory>(slab_view), slab_view,
+                         g.mult_stride);
+      exec.fence();
+      kernel_.bytes += (2 * g.elements() + slab.ids.size() * slab.nums) * sizeof(double);
+      kernel_.seconds += seconds_since(t0);
+      ++kernel_.slabs;
+      output.push(t);
+    }
+  }
+
+  void downloader(const ExecSpace& exec) {
+    Ticket t;
+    while (kernel_done_.pop(t) && !aborted_) {
+      const auto t0 = Clock::now();
+      const auto n = static_cast<std::size_t>(plan_.slabs[t.slab].elements());
+      Kokkos::deep_copy(exec, Kokkos::subview(host_slab_[t.host], std::make_pair(std::size_t{0}, n)),
+                        Kokkos::subview(device_slab_[t.device], std::make_pair(std::size_t{0}, n)));
+      exec.fence();
+      d2h_.bytes += n * sizeof(double);
+      d2h_.seconds += seconds_since(t0);
+      ++d2h_.slabs;
+      free_device_.push(t.device);
+      computed_.push(t);
+    }
+  }
+
+  void writer() {
+    Ticket t;
+    const auto start = Clock::now();
+    auto last_print = start;
+    while (computed_.pop(t) && !aborted_) {
+      const auto t0 = Clock::now();
+      const Slab& slab = plan_.slabs[t.slab];
+      job_.sink->write_slab(slab, host_slab_[t.host].data());
+      write_.bytes += slab.elements() * sizeof(double);
+      write_.seconds += seconds_since(t0);
+      ++write_.slabs;
+      free_host_.push(t.host);
+      if (job_.progress && (seconds_since(last_print) >= 5.0 || write_.slabs == total_pending_)) {
+        last_print = Clock::now();
+        const double elapsed = seconds_since(start);
+        std::fprintf(stderr, "[discount_app] %d/%d slabs written (%.0f%%), %.2f GB out, %.2f GB/s\n", write_.slabs,
+                     total_pending_, 100.0 * write_.slabs / std::max(1, total_pending_), write_.bytes / 1e9,
+                     elapsed > 0 ? write_.bytes / elapsed / 1e9 : 0.0);
+      }
+    }
+  }
+
+  const PipelineJob& job_;
+  const Plan& plan_;
+  RunReport& report_;
+  std::array<Axis, 3> axes_{};
+  Slicing slicing_;
+  bool blas_ = false, scan_ = false;
+  int total_pending_ = 0;
+
+  std::vector<HostBuffer> host_slab_, host_mult_;
+  std::vector<DeviceBuffer> device_slab_, device_mult_;
+  HostBuffer resident_mult_host_;
+  DeviceBuffer resident_mult_device_;
+
+  BlockingQueue<int> free_host_, free_device_;
+  BlockingQueue<Ticket> loaded_, uploaded_, kernel_done_, computed_;
+  std::atomic<bool> aborted_{false};
+  std::mutex error_mutex_;
+  std::exception_ptr first_error_;
+
+  StageStats read_{"read"}, h2d_{"h2d"}, kernel_{"kernel"}, d2h_{"d2h"}, write_{"write"};
+};
+
+}  // namespace
+
+bool needs_device_copies(Space space) {
+  return space == Space::device && !host_accessible<Kokkos::DefaultExecutionSpace>();
+}
+
+std::string execution_space_name(Space space) {
+  return space == Space::device ? Kokkos::DefaultExecutionSpace::name() : Kokkos::DefaultHostExecutionSpace::name();
+}
+
+void run_pipeline(const PipelineJob& job, RunReport& report) {
+  if (job.config->compute.space == Space::device) {
+    Pipeline<Kokkos::DefaultExecutionSpace> pipeline(job, report);
+    pipeline.run();
+  } else {
+    Pipeline<Kokkos::DefaultHostExecutionSpace> pipeline(job, report);
+    pipeline.run();
+  }
+}
+
+}  // namespace discount

@@ -1,0 +1,62 @@
+#include "pipeline/system_memory.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace discount {
+
+namespace {
+
+std::uint64_t read_number(const char* path) {
+  std::ifstream in(path);
+  std::string text;
+  if (!(in >> text) || text == "max") return 0;
+  try {
+    return std::stoull(text);
+  } catch (...) {
+    return 0;
+  }
+}
+
+}  // namespace
+
+std::uint64_t host_available_bytes() {
+  std::uint64_t available = 0;
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  std::uint64_t kib = 0;
+  std::string unit;
+  while (meminfo >> key >> kib) {
+    std::getline(meminfo, unit);
+    if (key == "MemAvailable:") {
+      available = kib * 1024;
+      break;
+    }
+  }
+  // A cgroup limit below the machine's memory is what the job really has.
+  for (auto [limit_path, usage_path] : {std::pair{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"},
+                                        std::pair{"/sys/fs/cgroup/memory/memory.limit_in_bytes",
+                                                  "/sys/fs/cgroup/memory/memory.usage_in_bytes"}}) {
+    const std::uint64_t limit = read_number(limit_path);
+    const std::uint64_t usage = read_number(usage_path);
+    if (limit > 0 && limit < (std::uint64_t{1} << 60)) {
+      const std::uint64_t left = limit > usage ? limit - usage : 0;
+      if (available == 0 || left < available) available = left;
+      break;
+    }
+  }
+  return available;
+}
+
+std::uint64_t device_free_bytes() {
+#ifdef KOKKOS_ENABLE_CUDA
+  std::size_t free_bytes = 0, total = 0;
+  if (cudaMemGetInfo(&free_bytes, &total) == cudaSuccess) return free_bytes;
+#endif
+  return 0;
+}
+
+}  // namespace discount

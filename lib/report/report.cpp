@@ -1,0 +1,77 @@
+#include "report/report.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "common/error.hpp"
+
+namespace discount {
+
+double RunReport::effective_gb_per_s() const {
+  return wall_seconds > 0 ? static_cast<double>(input_bytes + output_bytes) / wall_seconds / 1e9 : 0.0;
+}
+
+std::string RunReport::to_text() const {
+  std::ostringstream out;
+  char line[256];
+  out << "stage      bytes          busy s     GB/s   slabs\n";
+  for (const auto& s : stages) {
+    std::snprintf(line, sizeof line, "%-8s %12.3f GB %9.3f %8.2f %7d\n", s.name.c_str(), s.bytes / 1e9, s.seconds,
+                  s.gb_per_s(), s.slabs);
+    out << line;
+  }
+  std::snprintf(line, sizeof line, "wall     %12.3f GB %9.3f %8.2f   (input + output bytes over wall time)\n",
+                (input_bytes + output_bytes) / 1e9, wall_seconds, effective_gb_per_s());
+  out << line;
+  if (has_checksum) {
+    std::snprintf(line, sizeof line, "checksum %016llx (wrapping uint64 sum of cv's bit patterns, %zu dates)\n",
+                  static_cast<unsigned long long>(global_bits), date_bits.size());
+    out << line;
+  }
+  return out.str();
+}
+
+std::string RunReport::to_json() const {
+  nlohmann::json j;
+  j["version"] = version;
+  j["outcome"] = outcome;
+  j["input"] = input;
+  j["output"] = output;
+  j["space"] = space;
+  j["kernel"] = kernel;
+  j["slicing"] = slicing;
+  j["plan"] = plan;
+  j["config"] = config_yaml;
+  j["wall_seconds"] = wall_seconds;
+  j["input_bytes"] = input_bytes;
+  j["output_bytes"] = output_bytes;
+  j["effective_gb_per_s"] = effective_gb_per_s();
+  j["slabs"] = {{"total", slabs_total}, {"run", slabs_run}, {"skipped_resumed", slabs_skipped}};
+  j["stages"] = nlohmann::json::array();
+  for (const auto& s : stages)
+    j["stages"].push_back(
+        {{"name", s.name}, {"bytes", s.bytes}, {"seconds", s.seconds}, {"gb_per_s", s.gb_per_s()}, {"slabs", s.slabs}});
+  if (has_checksum) {
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(global_bits));
+    j["checksum"] = {{"global_bits_hex", hex}, {"global_bits", global_bits}, {"date_sums", date_sums},
+                     {"date_bits", date_bits}};
+  }
+  return j.dump(2) + "\n";
+}
+
+void write_report(const RunReport& report, const std::string& path) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    if (!out) throw io_error("cannot write report '" + path + "'");
+    out << report.to_json();
+    if (!out.flush()) throw io_error("cannot write report '" + path + "'");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw io_error("cannot rename report to '" + path + "'");
+}
+
+}  // namespace discount

@@ -1,0 +1,44 @@
+// Where the time went: per-stage bytes, busy seconds and rates, the wall
+// time, and (checksum sink) the per-date checksums. Printed as text and
+// written as JSON.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace discount {
+
+struct StageStats {
+  std::string name;
+  std::uint64_t bytes = 0;
+  double seconds = 0.0;  // busy time of the stage's thread
+  int slabs = 0;
+  double gb_per_s() const { return seconds > 0 ? static_cast<double>(bytes) / seconds / 1e9 : 0.0; }
+};
+
+struct RunReport {
+  std::string version;
+  std::string input, output, space, kernel, slicing, plan;
+  std::string config_yaml;
+  std::vector<StageStats> stages;
+  double wall_seconds = 0.0;
+  std::uint64_t input_bytes = 0, output_bytes = 0;  // moved in this run
+  int slabs_total = 0, slabs_run = 0, slabs_skipped = 0;
+  bool interrupted = false;
+  std::string outcome = "complete";  // complete | already complete | interrupted
+  // Checksum sink only.
+  std::vector<double> date_sums;
+  std::vector<std::uint64_t> date_bits;
+  std::uint64_t global_bits = 0;
+  bool has_checksum = false;
+
+  double effective_gb_per_s() const;  // (input + output bytes) / wall
+  std::string to_text() const;
+  std::string to_json() const;
+};
+
+// Writes the JSON report atomically (temp file + rename).
+void write_report(const RunReport& report, const std::string& path);
+
+}  // namespace discount
