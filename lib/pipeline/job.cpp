@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "common/error.hpp"
 #include "io/input.hpp"
@@ -194,7 +195,9 @@ int run_command(const Config& config, const RunOptions& options) {
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     int argc = static_cast<int>(argv.size());
-    Kokkos::ScopeGuard kokkos(argc, argv.data());
+    // A caller that already runs Kokkos (tests, an embedding code) keeps it.
+    std::optional<Kokkos::ScopeGuard> kokkos;
+    if (!Kokkos::is_initialized()) kokkos.emplace(argc, argv.data());
     PipelineJob job;
     job.config = &config;
     job.plan = &p.plan;

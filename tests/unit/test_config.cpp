@@ -1,0 +1,204 @@
+#include <gtest/gtest.h>
+
+#include "common/error.hpp"
+#include "config/config.hpp"
+
+using namespace discount;
+
+namespace {
+
+Config parse(const std::string& text) { return parse_config(text, "job.yaml"); }
+
+// The error a config produces, as (code, message).
+std::pair<ExitCode, std::string> error_of(const std::string& text) {
+  try {
+    parse(text);
+  } catch (const Error& e) {
+    return {e.code(), e.what()};
+  }
+  return {ExitCode::ok, ""};
+}
+
+const char* kMinimal = "input: {file: in.h5}\noutput: {file: out.h5}\n";
+
+}  // namespace
+
+TEST(Config, MinimalHasDocumentedDefaults) {
+  Config c = parse(kMinimal);
+  EXPECT_EQ(c.input.file, "in.h5");
+  EXPECT_EQ(c.input.multiplier, "multBy");
+  EXPECT_EQ(c.input.discount, "discount");
+  EXPECT_EQ(c.input.axes, (std::array<Axis, 3>{Axis::date, Axis::id, Axis::num}));
+  EXPECT_FALSE(c.input.dates.has_value());
+  EXPECT_EQ(c.input.nonfinite, NonFinite::error);
+  EXPECT_EQ(c.output.dataset, "cv");
+  EXPECT_FALSE(c.output.overwrite);
+  EXPECT_EQ(c.compute.space, Space::device);
+  EXPECT_EQ(c.compute.kernel, KernelKind::mdrange);
+  EXPECT_EQ(c.compute.parallel_dims.size(), 3u);
+  EXPECT_TRUE(c.compute.tile.empty());
+  EXPECT_TRUE(c.memory.device_budget.is_percent);
+  EXPECT_DOUBLE_EQ(c.memory.device_budget.percent, 80.0);
+  EXPECT_DOUBLE_EQ(c.memory.host_budget.percent, 25.0);
+  EXPECT_EQ(c.memory.chunk_axis, Axis::date);
+  EXPECT_EQ(c.memory.pipeline_depth, 3);
+  EXPECT_EQ(c.verify, VerifyMode::none);
+}
+
+TEST(Config, FullContractParses) {
+  Config c = parse(R"(
+input:
+  file: /data/p.h5
+  multiplier: m
+  discount: d
+  axes: [id, date, num]
+  dates: [2, 100]
+  ids: [0, 4000]
+  nonfinite: propagate
+output:
+  file: /r/cv.h5
+  dataset: out
+  overwrite: true
+compute:
+  space: host
+  kernel: blas
+  parallel_dims: [id, num]
+  tile: [64, 5]
+memory:
+  device_budget: 16GiB
+  host_budget: 512MiB
+  chunk_axis: id
+  pipeline_depth: 4
+verify: sample
+report: run.json
+)");
+  EXPECT_EQ(c.input.axes, (std::array<Axis, 3>{Axis::id, Axis::date, Axis::num}));
+  EXPECT_EQ(c.input.dates->begin, 2);
+  EXPECT_EQ(c.input.dates->end, 100);
+  EXPECT_EQ(c.input.ids->end, 4000);
+  EXPECT_EQ(c.input.nonfinite, NonFinite::propagate);
+  EXPECT_TRUE(c.output.overwrite);
+  EXPECT_EQ(c.compute.space, Space::host);
+  EXPECT_EQ(c.compute.kernel, KernelKind::blas);
+  EXPECT_EQ(c.compute.parallel_dims, (std::vector<Axis>{Axis::id, Axis::num}));
+  EXPECT_EQ(c.compute.tile, (std::vector<std::int64_t>{64, 5}));
+  EXPECT_EQ(c.memory.device_budget.bytes, std::uint64_t{16} << 30);
+  EXPECT_EQ(c.memory.host_budget.bytes, std::uint64_t{512} << 20);
+  EXPECT_EQ(c.memory.chunk_axis, Axis::id);
+  EXPECT_EQ(c.memory.pipeline_depth, 4);
+  EXPECT_EQ(c.verify, VerifyMode::sample);
+  EXPECT_EQ(c.report, "run.json");
+}
+
+TEST(Config, RelativePathsResolveAgainstTheConfigDirectory) {
+  Config c = parse_config(kMinimal, "jobs/a/job.yaml");
+  EXPECT_EQ(c.input.file, "jobs/a/in.h5");
+  EXPECT_EQ(c.output.file, "jobs/a/out.h5");
+  Config absolute = parse_config("input: {file: /x/in.h5}\noutput: {file: /y/out.h5}\n", "jobs/job.yaml");
+  EXPECT_EQ(absolute.input.file, "/x/in.h5");
+}
+
+TEST(Config, RoundTripsThroughItsOwnYaml) {
+  Config c = parse("input: {file: /a.h5, axes: [id, date, num], ids: [3, 9]}\noutput: {file: /b.h5}\n"
+                   "compute: {parallel_dims: [date], tile: [7]}\nmemory: {host_budget: 10%, chunk_axis: id}\n");
+  Config again = parse_config(c.to_yaml(), "again.yaml");
+  EXPECT_EQ(again.to_yaml(), c.to_yaml());
+  EXPECT_EQ(again.input.axes, c.input.axes);
+  EXPECT_EQ(again.input.ids->begin, 3);
+  EXPECT_EQ(again.compute.tile, (std::vector<std::int64_t>{7}));
+  EXPECT_DOUBLE_EQ(again.memory.host_budget.percent, 10.0);
+}
+
+TEST(Config, SyntheticSourceAndChecksumSink) {
+  Config c = parse("input: {synthetic: {dates: 200, ids: 10000000, nums: 5, seed: 9}}\noutput: {mode: checksum}\n");
+  ASSERT_TRUE(c.input.synthetic.has_value());
+  EXPECT_EQ(c.input.synthetic->ids, 10000000);
+  EXPECT_EQ(c.input.synthetic->seed, 9u);
+  EXPECT_EQ(c.output.mode, OutputMode::checksum);
+}
+
+struct BadConfig {
+  const char* name;
+  const char* yaml;
+  const char* where;    // expected "file:line:col" prefix
+  const char* message;  // expected substring
+};
+
+class ConfigErrors : public ::testing::TestWithParam<BadConfig> {};
+
+TEST_P(ConfigErrors, NameFileLineColumnAndExitWith78) {
+  const auto& bad = GetParam();
+  auto [code, message] = error_of(bad.yaml);
+  EXPECT_EQ(code, ExitCode::config) << message;
+  EXPECT_EQ(message.rfind(bad.where, 0), 0u) << message;
+  EXPECT_NE(message.find(bad.message), std::string::npos) << message;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, ConfigErrors,
+    ::testing::Values(
+        BadConfig{"syntax", "input: {file: in.h5\noutput: {file: o.h5}\n", "job.yaml:", "YAML syntax error"},
+        BadConfig{"unknown_top", "input: {file: a}\noutput: {file: b}\ncompte: {}\n", "job.yaml:3:1",
+                  "did you mean 'compute'"},
+        BadConfig{"unknown_nested", "input: {file: a, multiplyer: m}\noutput: {file: b}\n", "job.yaml:1:18",
+                  "unknown key 'multiplyer' in 'input'"},
+        BadConfig{"missing_input_file", "input: {}\noutput: {file: b}\n", "job.yaml:1:8", "input.file"},
+        BadConfig{"missing_output", "input: {file: a}\n", "job.yaml:1:1", "missing required section 'output'"},
+        BadConfig{"bool_type", "input: {file: a}\noutput: {file: b, overwrite: maybe}\n", "job.yaml:2:30",
+                  "true or false"},
+        BadConfig{"int_type", "input: {file: a}\noutput: {file: b}\nmemory: {pipeline_depth: three}\n",
+                  "job.yaml:3:26", "must be an integer"},
+        BadConfig{"depth_range", "input: {file: a}\noutput: {file: b}\nmemory: {pipeline_depth: 0}\n",
+                  "job.yaml:3:26", "out of range"},
+        BadConfig{"space_value", "input: {file: a}\noutput: {file: b}\ncompute: {space: gpu}\n", "job.yaml:3:18",
+                  "device | host"},
+        BadConfig{"axes_repeat", "input: {file: a, axes: [date, date, num]}\noutput: {file: b}\n", "job.yaml:1:31",
+                  "twice"},
+        BadConfig{"axes_short", "input: {file: a, axes: [date, id]}\noutput: {file: b}\n", "job.yaml:1:24",
+                  "all three axes"},
+        BadConfig{"range_empty", "input: {file: a, dates: [5, 5]}\noutput: {file: b}\n", "job.yaml:1:25", "empty"},
+        BadConfig{"tile_count", "input: {file: a}\noutput: {file: b}\ncompute: {parallel_dims: [date, id], tile: [4]}\n",
+                  "job.yaml:3:44", "one size per parallel dim"},
+        BadConfig{"tile_threads", "input: {file: a}\noutput: {file: b}\ncompute: {tile: [64, 64, 5]}\n",
+                  "job.yaml:3:17", "at most 1024"},
+        BadConfig{"budget_unit", "input: {file: a}\noutput: {file: b}\nmemory: {host_budget: 12XB}\n",
+                  "job.yaml:3:23", "unknown unit"},
+        BadConfig{"budget_percent", "input: {file: a}\noutput: {file: b}\nmemory: {host_budget: 150%}\n",
+                  "job.yaml:3:23", "(0, 100]"},
+        BadConfig{"chunk_num", "input: {file: a}\noutput: {file: b}\nmemory: {chunk_axis: num}\n", "job.yaml:3:22",
+                  "date or id"},
+        BadConfig{"not_a_map", "- just\n- a list\n", "job.yaml:1:1", "mapping"},
+        BadConfig{"synthetic_and_file", "input: {file: a, synthetic: {dates: 1, ids: 1, nums: 1}}\noutput: {file: b}\n",
+                  "job.yaml:1:15", "exclude each other"}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+TEST(Config, EmptyFileIsAnError) {
+  auto [code, message] = error_of("");
+  EXPECT_EQ(code, ExitCode::config);
+  EXPECT_NE(message.find("empty"), std::string::npos);
+}
+
+TEST(Config, MissingFileIsInputMissing) {
+  try {
+    load_config("/nonexistent/dir/job.yaml");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::input_missing);
+  }
+}
+
+TEST(MemorySize, Forms) {
+  EXPECT_EQ(parse_memory_size("16GiB").bytes, std::uint64_t{16} << 30);
+  EXPECT_EQ(parse_memory_size("512MiB").bytes, std::uint64_t{512} << 20);
+  EXPECT_EQ(parse_memory_size("1000000").bytes, 1000000u);
+  EXPECT_EQ(parse_memory_size("2GB").bytes, 2000000000u);
+  EXPECT_EQ(parse_memory_size("1.5KiB").bytes, 1536u);
+  auto pct = parse_memory_size("80%");
+  EXPECT_TRUE(pct.is_percent);
+  EXPECT_EQ(pct.resolve(1000), 800u);
+  EXPECT_EQ(parse_memory_size("64MiB").resolve(12345), std::uint64_t{64} << 20);
+  EXPECT_THROW(parse_memory_size(""), std::invalid_argument);
+  EXPECT_THROW(parse_memory_size("GiB"), std::invalid_argument);
+  EXPECT_THROW(parse_memory_size("0"), std::invalid_argument);
+  EXPECT_THROW(parse_memory_size("0%"), std::invalid_argument);
+}

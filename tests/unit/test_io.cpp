@@ -1,0 +1,260 @@
+// HDF5 round trips and the output protocol, against plain HDF5 reads.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+
+#include "common/error.hpp"
+#include "io/hdf5_handle.hpp"
+#include "io/input.hpp"
+#include "io/output.hpp"
+#include "io/synthetic.hpp"
+#include "io/tools.hpp"
+
+using namespace discount;
+namespace fs = std::filesystem;
+
+namespace {
+
+class TempDir {
+ public:
+  TempDir() {
+    char pattern[] = "/tmp/discount_test_io_XXXXXX";
+    path_ = ::mkdtemp(pattern);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+std::vector<double> read_all(const std::string& file, const std::string& name) {
+  h5::Id f = h5::file(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+  h5::Id d = h5::dataset(H5Dopen2(f.get(), name.c_str(), H5P_DEFAULT));
+  std::size_t n = 1;
+  for (auto e : h5::dataset_dims(d.get())) n *= e;
+  std::vector<double> values(n);
+  EXPECT_GE(H5Dread(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()), 0);
+  return values;
+}
+
+OutputSpec spec_for(const std::string& path, std::int64_t dates, std::int64_t ids, std::int64_t nums) {
+  OutputSpec spec;
+  spec.path = path;
+  spec.dates = dates;
+  spec.ids = ids;
+  spec.nums = nums;
+  spec.fingerprint = "job-a";
+  spec.provenance = "test";
+  return spec;
+}
+
+Slab slab_of(std::int64_t d0, std::int64_t d1, std::int64_t ids, std::int64_t nums, int index) {
+  Slab s;
+  s.index = index;
+  s.dates = {d0, d1};
+  s.ids = {0, ids};
+  s.nums = nums;
+  return s;
+}
+
+}  // namespace
+
+TEST(Io, GenerateThenReadBoxesInEveryAxesOrder) {
+  TempDir dir;
+  for (const char* order : {"date,id,num", "id,date,num", "num,id,date"}) {
+    GenerateOptions g;
+    g.dates = 5;
+    g.ids = 11;
+    g.nums = 3;
+    g.seed = 42;
+    g.out = dir / (std::string("in_") + order[0] + ".h5");
+    InputConfig in;
+    in.file = g.out;
+    const std::string text = order;
+    std::vector<Axis> axes;
+    for (std::size_t s = 0; s <= text.size();) {
+      auto c = text.find(',', s);
+      auto w = text.substr(s, c == std::string::npos ? std::string::npos : c - s);
+      axes.push_back(w == "date" ? Axis::date : w == "id" ? Axis::id : Axis::num);
+      if (c == std::string::npos) break;
+      s = c + 1;
+    }
+    g.axes = axes;
+    ASSERT_EQ(generate_command(g), 0);
+    std::copy(axes.begin(), axes.end(), in.axes.begin());
+    auto source = open_input(in);
+    EXPECT_EQ(source->shape().dates, 5);
+    EXPECT_EQ(source->shape().ids, 11);
+    EXPECT_EQ(source->shape().nums, 3);
+    // A box in the middle, packed in file order, must hold the formula's values.
+    const Range dates{1, 4}, ids{2, 9};
+    const FileBox box = discount_box(source->shape(), source->axes(), dates, ids);
+    std::vector<double> buffer(static_cast<std::size_t>(box.count[0] * box.count[1] * box.count[2]), std::nan(""));
+    source->read_discount(dates, ids, buffer.data());
+    const auto key = synthetic::key(42, synthetic::discount);
+    std::size_t n = 0, wrong = 0;
+    for (std::int64_t a = 0; a < box.count[0]; ++a)
+      for (std::int64_t b = 0; b < box.count[1]; ++b)
+        for (std::int64_t c = 0; c < box.count[2]; ++c, ++n) {
+          const std::int64_t pos[3] = {box.start[0] + a, box.start[1] + b, box.start[2] + c};
+          std::int64_t logical[3];
+          for (int j = 0; j < 3; ++j) logical[static_cast<int>(axes[j])] = pos[j];
+          const double expected = synthetic::value(key, (logical[0] * 11 + logical[1]) * 3 + logical[2]);
+          wrong += expected != buffer[n];
+        }
+    EXPECT_EQ(wrong, 0u) << order;
+    std::vector<double> mult(7 * 3);
+    source->read_multiplier(ids, mult.data());
+    EXPECT_EQ(mult[0], synthetic::value(synthetic::key(42, synthetic::multiplier), 2 * 3));
+  }
+}
+
+TEST(Io, InputErrorsCarryTheDocumentedCodes) {
+  TempDir dir;
+  InputConfig in;
+  in.file = dir / "missing.h5";
+  try {
+    open_input(in);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::input_missing);
+  }
+  {
+    FILE* f = std::fopen((dir / "text.h5").c_str(), "w");
+    std::fputs("not hdf5\n", f);
+    std::fclose(f);
+  }
+  in.file = dir / "text.h5";
+  try {
+    open_input(in);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::input_missing);
+    EXPECT_NE(std::string(e.what()).find("not an HDF5 file"), std::string::npos);
+  }
+  GenerateOptions g;
+  g.dates = 2;
+  g.ids = 3;
+  g.nums = 4;
+  g.out = dir / "ok.h5";
+  generate_command(g);
+  in.file = g.out;
+  in.discount = "nope";
+  try {
+    open_input(in);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::input_missing);
+    EXPECT_NE(std::string(e.what()).find("'nope' not found"), std::string::npos);
+  }
+  in.discount = "multBy";  // rank 2 where 3 is needed
+  try {
+    open_input(in);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::data_invalid);
+    EXPECT_NE(std::string(e.what()).find("rank 2"), std::string::npos);
+  }
+}
+
+TEST(Output, WritesSlabsAndRenamesOnlyAtTheEnd) {
+  TempDir dir;
+  const std::string out = dir / "cv.h5";
+  const std::int64_t dates = 4, ids = 7, nums = 3, row = ids * nums;
+  std::vector<double> values(static_cast<std::size_t>(dates * row));
+  for (std::size_t e = 0; e < values.size(); ++e) values[e] = 1.0 + 0.001 * static_cast<double>(e);
+  {
+    FileOutput sink(spec_for(out, dates, ids, nums));
+    EXPECT_EQ(sink.state(), FileOutput::State::fresh);
+    EXPECT_TRUE(fs::exists(out + ".partial"));
+    EXPECT_FALSE(fs::exists(out));
+    sink.write_slab(slab_of(0, 3, ids, nums, 0), values.data());
+    EXPECT_FALSE(fs::exists(out));
+    sink.write_slab(slab_of(3, 4, ids, nums, 1), values.data() + 3 * row);
+    sink.finish();
+  }
+  EXPECT_TRUE(fs::exists(out));
+  EXPECT_FALSE(fs::exists(out + ".partial"));
+  EXPECT_EQ(read_all(out, "cv"), values);
+}
+
+TEST(Output, ResumesAfterACrashAndRefusesAnotherJob) {
+  TempDir dir;
+  const std::string out = dir / "cv.h5";
+  const std::int64_t dates = 5, ids = 3, nums = 2, row = ids * nums;
+  std::vector<double> values(static_cast<std::size_t>(dates * row));
+  for (std::size_t e = 0; e < values.size(); ++e) values[e] = 2.0 + static_cast<double>(e);
+  {
+    FileOutput first(spec_for(out, dates, ids, nums));
+    first.write_slab(slab_of(0, 2, ids, nums, 0), values.data());
+    // No finish(): the process "dies" here.
+  }
+  {
+    auto other = spec_for(out, dates, ids, nums);
+    other.fingerprint = "job-b";
+    try {
+      FileOutput refused(other);
+      FAIL() << "a partial of another job was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ExitCode::cannot_create);
+      EXPECT_NE(std::string(e.what()).find("--restart"), std::string::npos);
+    }
+  }
+  {
+    FileOutput resumed(spec_for(out, dates, ids, nums));
+    EXPECT_EQ(resumed.state(), FileOutput::State::resumed);
+    EXPECT_EQ(resumed.units_done(), 2);
+    EXPECT_TRUE(resumed.slab_done(slab_of(0, 2, ids, nums, 0)));
+    EXPECT_FALSE(resumed.slab_done(slab_of(1, 3, ids, nums, 1)));
+    resumed.write_slab(slab_of(2, 5, ids, nums, 1), values.data() + 2 * row);
+    resumed.finish();
+  }
+  EXPECT_EQ(read_all(out, "cv"), values);
+  // Same job again: already complete, nothing to do.
+  FileOutput again(spec_for(out, dates, ids, nums));
+  EXPECT_EQ(again.state(), FileOutput::State::already_complete);
+  // Another job onto an existing output without overwrite is refused.
+  auto other = spec_for(out, dates, ids, nums);
+  other.fingerprint = "job-c";
+  EXPECT_THROW(FileOutput{other}, Error);
+  other.overwrite = true;
+  FileOutput replacing(other);
+  EXPECT_EQ(replacing.state(), FileOutput::State::fresh);
+}
+
+TEST(Output, ChecksumMatchesAPlainSum) {
+  const std::int64_t dates = 3, ids = 4, nums = 2;
+  std::vector<double> values(static_cast<std::size_t>(dates * ids * nums));
+  for (std::size_t e = 0; e < values.size(); ++e) values[e] = 0.5 + 0.25 * static_cast<double>(e);
+  // [id][date][num] layout, two id slabs.
+  ChecksumOutput sink({Axis::id, Axis::date, Axis::num}, dates, ids, nums);
+  auto slab = [&](std::int64_t i0, std::int64_t i1, int index) {
+    Slab s;
+    s.index = index;
+    s.dates = {0, dates};
+    s.ids = {i0, i1};
+    s.nums = nums;
+    return s;
+  };
+  sink.write_slab(slab(0, 1, 0), values.data());
+  sink.write_slab(slab(1, 4, 1), values.data() + dates * nums);
+  for (std::int64_t d = 0; d < dates; ++d) {
+    double sum = 0;
+    std::uint64_t bits = 0;
+    for (std::int64_t i = 0; i < ids; ++i)
+      for (std::int64_t k = 0; k < nums; ++k) {
+        const double v = values[static_cast<std::size_t>((i * dates + d) * nums + k)];
+        std::uint64_t b;
+        std::memcpy(&b, &v, 8);
+        sum += v;
+        bits += b;
+      }
+    EXPECT_DOUBLE_EQ(sink.date_sums()[d], sum);
+    EXPECT_EQ(sink.date_bits()[d], bits);
+  }
+}
