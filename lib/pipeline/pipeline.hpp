@@ -22,6 +22,9 @@ struct PipelineJob {
   Range dates, ids;                     // absolute selection in the source
   const std::atomic<int>* stop = nullptr;  // signal number once asked to stop
   bool progress = false;                // periodic progress lines on stderr
+  // Benchmarks of the device path alone: each staging buffer is filled once,
+  // then slabs cycle host -> device -> host with no reads or writes.
+  bool skip_host_io = false;
 };
 
 // True when compute.space maps to a memory space the host cannot read, so

@@ -1,0 +1,276 @@
+// Kernel, PCIe and device-path benchmarks for discount_app, with the limit
+// each is judged against measured in the same run:
+//   kernel  data resident in one memory space: copy vs every slicing
+//   pcie    pinned host <-> device, each direction alone and both at once
+//   stream  the app's pipeline with host I/O skipped: slabs go pinned host ->
+//           device -> kernel -> pinned host on three execution space instances
+// Every kernel result is checked element by element against a plain loop
+// (outputs poisoned with NaN first). Prints one table per mode.
+#include <CLI/CLI.hpp>
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/host_parallel.hpp"
+#include "io/input.hpp"
+#include "io/output.hpp"
+#include "io/synthetic.hpp"
+#include "kernels/apply.hpp"
+#include "kernels/blas.hpp"
+#include "pipeline/pipeline.hpp"
+#include "plan/plan.hpp"
+
+using namespace discount;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double median_seconds(int reps, const std::function<void()>& body, const std::function<void()>& before = {}) {
+  std::vector<double> times;
+  for (int r = -1; r < reps; ++r) {  // r = -1 is the warm-up
+    if (before) before();
+    Kokkos::fence();
+    const auto t0 = Clock::now();
+    body();
+    Kokkos::fence();
+    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (r >= 0) times.push_back(s);
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+struct Row {
+  std::string name;
+  double seconds;
+  double bytes;
+  std::string note;
+};
+
+void print_table(const char* title, const std::vector<Row>& rows, double limit_gbs, const char* limit_name) {
+  std::printf("\n%s\n%-44s %12s %10s %9s  %s\n", title, "variant", "median ms", "GB/s", limit_name, "check");
+  for (const auto& r : rows) {
+    const double gbs = r.bytes / r.seconds / 1e9;
+    std::printf("%-44s %12.3f %10.1f %8.1f%%  %s\n", r.name.c_str(), r.seconds * 1e3, gbs,
+                limit_gbs > 0 ? 100.0 * gbs / limit_gbs : 0.0, r.note.c_str());
+  }
+  std::fflush(stdout);
+}
+
+template <class ExecSpace>
+int kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, int reps, bool include_slow) {
+  using Memory = typename ExecSpace::memory_space;
+  const std::int64_t n = dates * ids * nums, m = ids * nums;
+  std::printf("kernel mode: %s, shape %lld x %lld x %lld (%.2f GB per array), %d reps (median)\n", ExecSpace::name(),
+              (long long)dates, (long long)ids, (long long)nums, n * 8 / 1e9, reps);
+  Kokkos::View<double*, Kokkos::HostSpace> h_in(Kokkos::view_alloc(Kokkos::WithoutInitializing, "discount::bench_h_in"), n);
+  Kokkos::View<double*, Kokkos::HostSpace> h_mult(Kokkos::view_alloc(Kokkos::WithoutInitializing, "discount::bench_h_mult"), m);
+  const auto dk = synthetic::key(1, synthetic::discount), mk = synthetic::key(1, synthetic::multiplier);
+  host_parallel(n, std::max(1u, std::thread::hardware_concurrency()), [&](std::int64_t b, std::int64_t e, unsigned) {
+    for (std::int64_t j = b; j < e; ++j) h_in(j) = synthetic::value(dk, j);
+  });
+  for (std::int64_t j = 0; j < m; ++j) h_mult(j) = synthetic::value(mk, j);
+  Kokkos::View<double*, Memory> in(Kokkos::view_alloc(Kokkos::WithoutInitializing, "discount::bench_in"), n);
+  Kokkos::View<double*, Memory> out(Kokkos::view_alloc(Kokkos::WithoutInitializing, "discount::bench_out"), n);
+  Kokkos::View<double*, Memory> mult(Kokkos::view_alloc(Kokkos::WithoutInitializing, "discount::bench_mult"), m);
+  Kokkos::deep_copy(in, h_in);
+  Kokkos::deep_copy(mult, h_mult);
+  auto h_out = Kokkos::create_mirror_view(out);
+  const double elem_bytes = 16.0 * n + 8.0 * m;
+
+  auto poison = [&] { Kokkos::deep_copy(out, std::nan("")); };
+  auto check = [&]() -> std::string {
+    Kokkos::deep_copy(h_out, out);
+    std::atomic<std::int64_t> bad{0};
+    host_parallel(n, std::max(1u, std::thread::hardware_concurrency()), [&](std::int64_t b, std::int64_t e, unsigned) {
+      std::int64_t local = 0;
+      for (std::int64_t j = b; j < e; ++j) {
+        const double expected = h_mult(j % m) * h_in(j);
+        local += std::memcmp(&expected, &h_out(j), 8) != 0;
+      }
+      bad += local;
+    });
+    return bad == 0 ? "exact" : "WRONG: " + std::to_string(bad.load()) + " elements";
+  };
+
+  std::vector<Row> rows;
+  ExecSpace exec;
+  const double copy_s = median_seconds(reps, [&] { Kokkos::deep_copy(exec, out, in); }, poison);
+  rows.push_back({"copy (deep_copy, 16 B/elem)", copy_s, 16.0 * n, ""});
+  const double copy_gbs = 16.0 * n / copy_s / 1e9;
+
+  // The naive flat loop PLATFORM.md measured at 1.70 TB/s.
+  {
+    const auto in_c = in, out_c = out, mult_c = mult;
+    const std::int64_t row = m;
+    const double s = median_seconds(reps, [&] {
+      Kokkos::parallel_for("discount::bench_flat", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(exec, 0, n),
+                           KOKKOS_LAMBDA(std::int64_t j) { out_c(j) = mult_c(j % row) * in_c(j); });
+    }, poison);
+    rows.push_back({"flat RangePolicy, j % (ids*nums)", s, elem_bytes, check()});
+  }
+
+  const std::array<Axis, 3> axes{Axis::date, Axis::id, Axis::num};
+  const std::array<std::int64_t, 3> ms{0, nums, 1};
+  const ConstFlatView<Memory> mult_v(mult.data(), m);
+  const ConstSlabView<Memory> in_v(in.data(), dates, ids, nums);
+  const SlabView<Memory> out_v(out.data(), dates, ids, nums);
+  struct Variant {
+    std::string name;
+    std::vector<Axis> dims;
+    std::vector<std::int64_t> tile;
+    bool slow;
+  };
+  const std::vector<Variant> variants{
+      {"mdrange [date,id,num] tile auto", {Axis::date, Axis::id, Axis::num}, {}, false},
+      {"mdrange [date,id,num] tile 1x64x5", {Axis::date, Axis::id, Axis::num}, {1, 64, 5}, false},
+      {"mdrange [date,id,num] tile 2x32x5", {Axis::date, Axis::id, Axis::num}, {2, 32, 5}, false},
+      {"mdrange [date,id,num] tile 1x128x5", {Axis::date, Axis::id, Axis::num}, {1, 128, 5}, false},
+      {"mdrange [id,num] (date serial) auto", {Axis::id, Axis::num}, {}, false},
+      {"mdrange [date,id] (num serial) auto", {Axis::date, Axis::id}, {}, false},
+      {"mdrange [date,num] (id serial) auto", {Axis::date, Axis::num}, {}, true},
+      {"per element: mdrange [date,id,num]", {Axis::date, Axis::id, Axis::num}, {}, false},
+      {"per id: range [id] (date, num serial)", {Axis::id}, {}, false},
+      {"per date: range [date] (id, num serial)", {Axis::date}, {}, true},
+  };
+  for (const auto& v : variants) {
+    if (v.slow && !include_slow) continue;
+    const Slicing slicing = make_slicing(axes, v.dims, v.tile);
+    const double s = median_seconds(v.slow ? 1 : reps, [&] { apply_mdrange(exec, slicing, mult_v, in_v, out_v, ms); },
+                                    poison);
+    rows.push_back({v.name, s, elem_bytes, check()});
+  }
+  if (dates > 1) {
+    const double s = median_seconds(reps, [&] { apply_blas(exec, mult_v, in_v, out_v); }, poison);
+    rows.push_back({"KokkosBlas::mult over the slab", s, elem_bytes, check()});
+  }
+  print_table("kernel: effective GB/s count 16 B per element + multBy; limit = copy in this run", rows, copy_gbs,
+              "of copy");
+  return 0;
+}
+
+#ifdef KOKKOS_ENABLE_CUDA
+int pcie_mode(std::size_t bytes, int reps) {
+  const std::size_t n = bytes / 8;
+  using Pinned = Kokkos::View<double*, Kokkos::CudaHostPinnedSpace>;
+  using Device = Kokkos::View<double*, Kokkos::CudaSpace>;
+  Pinned h_a(Kokkos::view_alloc(Kokkos::WithoutInitializing, "discount::bench_pinned_a"), n);
+  Pinned h_b(Kokkos::view_alloc(Kokkos::WithoutInitializing, "discount::bench_pinned_b"), n);
+  Device d_a(Kokkos::view_alloc(Kokkos::WithoutInitializing, "discount::bench_dev_a"), n);
+  Device d_b(Kokkos::view_alloc(Kokkos::WithoutInitializing, "discount::bench_dev_b"), n);
+  Kokkos::deep_copy(h_a, 1.5);
+  Kokkos::deep_copy(d_b, 2.5);
+  cudaStream_t s1, s2;
+  cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking);
+  cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking);
+  {
+    Kokkos::Cuda up(s1), down(s2);
+    std::vector<Row> rows;
+    rows.push_back({"H2D pinned", median_seconds(reps, [&] { Kokkos::deep_copy(up, d_a, h_a); up.fence(); }), double(bytes), ""});
+    rows.push_back({"D2H pinned", median_seconds(reps, [&] { Kokkos::deep_copy(down, h_b, d_b); down.fence(); }), double(bytes), ""});
+    rows.push_back({"H2D + D2H at once (two streams)", median_seconds(reps, [&] {
+                      Kokkos::deep_copy(up, d_a, h_a);
+                      Kokkos::deep_copy(down, h_b, d_b);
+                      up.fence();
+                      down.fence();
+                    }), 2.0 * bytes, ""});
+    print_table("pcie: pinned host <-> device", rows, rows[2].bytes / rows[2].seconds / 1e9, "of bidir");
+  }
+  cudaStreamDestroy(s1);
+  cudaStreamDestroy(s2);
+  return 0;
+}
+#endif
+
+int stream_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, std::uint64_t slab_bytes, int depth, int reps,
+                Space space) {
+  Config config;
+  config.input.synthetic = SyntheticSource{dates, ids, nums, 1};
+  config.output.mode = OutputMode::checksum;
+  config.compute.space = space;
+  config.compute.parallel_dims = {Axis::id, Axis::num};
+  config.memory.pipeline_depth = depth;
+  auto input = open_input(config.input);
+  PlanRequest request;
+  request.dates = dates;
+  request.ids = ids;
+  request.nums = nums;
+  request.pipeline_depth = depth;
+  request.device_copies = needs_device_copies(space);
+  request.host_budget = request.device_budget = std::uint64_t{1} << 40;
+  request.max_slab = slab_bytes;
+  const Plan plan = make_plan(request);
+  std::printf("\nstream mode: %s, %zu slabs of %.0f MiB, depth %d, %.2f GB through the device path\n",
+              execution_space_name(space).c_str(), plan.slabs.size(), plan.slab_bytes / 1048576.0, depth,
+              plan.output_bytes() / 1e9);
+  std::vector<Row> rows;
+  RunReport last;
+  for (int r = 0; r <= reps; ++r) {
+    ChecksumOutput sink(input->axes(), dates, ids, nums);
+    PipelineJob job;
+    job.config = &config;
+    job.plan = &plan;
+    job.input = input.get();
+    job.sink = &sink;
+    job.dates = {0, dates};
+    job.ids = {0, ids};
+    job.skip_host_io = true;
+    RunReport report;
+    const auto t0 = Clock::now();
+    run_pipeline(job, report);
+    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (r > 0) rows.push_back({"pipeline run " + std::to_string(r), s, 2.0 * plan.output_bytes(), ""});
+    last = report;
+  }
+  std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.seconds < b.seconds; });
+  const Row median = rows[rows.size() / 2];
+  std::printf("stages of the last run:\n%s", last.to_text().c_str());
+  print_table("stream: GB/s count H2D + D2H bytes over the whole run (incl. buffer setup)", {median}, 0, "-");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Kokkos::ScopeGuard guard(argc, argv);
+  CLI::App app{"discount_app benchmarks: kernel, pcie, stream"};
+  std::string mode = "kernel", space_name = "device";
+  std::int64_t dates = 200, ids = 1000000, nums = 5;
+  int reps = 10, depth = 3;
+  double gib = 2.0, slab_mib = 512;
+  bool slow = false;
+  app.add_option("--mode", mode, "kernel | pcie | stream")->check(CLI::IsMember({"kernel", "pcie", "stream"}));
+  app.add_option("--space", space_name, "device | host")->check(CLI::IsMember({"device", "host"}));
+  app.add_option("--dates", dates);
+  app.add_option("--ids", ids);
+  app.add_option("--nums", nums);
+  app.add_option("--reps", reps);
+  app.add_option("--pcie-gib", gib, "bytes per transfer in pcie mode");
+  app.add_option("--slab-mib", slab_mib, "slab size in stream mode");
+  app.add_option("--depth", depth, "pipeline depth in stream mode");
+  app.add_flag("--slow", slow, "include the slow serial slicings (per date, id serial)");
+  app.allow_extras();
+  CLI11_PARSE(app, argc, argv);
+  const Space space = space_name == "host" ? Space::host : Space::device;
+  if (mode == "kernel") {
+    if (space == Space::host) return kernel_mode<Kokkos::DefaultHostExecutionSpace>(dates, ids, nums, reps, slow);
+    return kernel_mode<Kokkos::DefaultExecutionSpace>(dates, ids, nums, reps, slow);
+  }
+  if (mode == "pcie") {
+#ifdef KOKKOS_ENABLE_CUDA
+    return pcie_mode(static_cast<std::size_t>(gib * (1 << 30)), reps);
+#else
+    std::printf("pcie mode needs a CUDA build\n");
+    return 0;
+#endif
+  }
+  return stream_mode(dates, ids, nums, static_cast<std::uint64_t>(slab_mib * 1048576), depth, reps, space);
+}
