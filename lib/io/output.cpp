@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "common/error.hpp"
+#include "common/host_parallel.hpp"
 #include "io/box.hpp"
 #include "io/hdf5_handle.hpp"
 #include "io/posix_io.hpp"
@@ -288,18 +289,44 @@ void ChecksumOutput::write_slab(const Slab& slab, const double* buffer) {
     count[j] = a == Axis::date ? slab.dates.size() : a == Axis::id ? slab.ids.size() : nums_;
     if (a == Axis::date) date_pos = j;
   }
-  std::int64_t n = 0;
-  for (std::int64_t a = 0; a < count[0]; ++a)
-    for (std::int64_t b = 0; b < count[1]; ++b) {
-      const std::int64_t coord[2] = {a, b};
-      const std::int64_t date = slab.dates.begin + (date_pos == 2 ? 0 : coord[date_pos]);
-      for (std::int64_t c = 0; c < count[2]; ++c, ++n) {
-        const std::int64_t d = date_pos == 2 ? slab.dates.begin + c : date;
-        std::uint64_t bits;
-        std::memcpy(&bits, buffer + n, sizeof bits);
-        sums_[static_cast<std::size_t>(d)] += buffer[n];
-        bits_[static_cast<std::size_t>(d)] += bits;
+  // Rows (a, b) split over threads, each with its own per-date partials,
+  // merged in thread order: the same slab gives the same float sums.
+  const std::int64_t rows = count[0] * count[1];
+  const unsigned parts = io_threads();
+  std::vector<std::vector<double>> part_sums(parts, std::vector<double>(sums_.size(), 0.0));
+  std::vector<std::vector<std::uint64_t>> part_bits(parts, std::vector<std::uint64_t>(bits_.size(), 0));
+  host_parallel(rows, parts, [&](std::int64_t begin, std::int64_t end, unsigned part) {
+    auto& sums = part_sums[part];
+    auto& bits = part_bits[part];
+    for (std::int64_t row = begin; row < end; ++row) {
+      const std::int64_t coord[2] = {row / count[1], row % count[1]};
+      const double* values = buffer + row * count[2];
+      if (date_pos == 2) {
+        for (std::int64_t c = 0; c < count[2]; ++c) {
+          std::uint64_t b;
+          std::memcpy(&b, values + c, sizeof b);
+          sums[static_cast<std::size_t>(slab.dates.begin + c)] += values[c];
+          bits[static_cast<std::size_t>(slab.dates.begin + c)] += b;
+        }
+      } else {
+        const auto d = static_cast<std::size_t>(slab.dates.begin + coord[date_pos]);
+        double sum = 0.0;
+        std::uint64_t bit_sum = 0;
+        for (std::int64_t c = 0; c < count[2]; ++c) {
+          std::uint64_t b;
+          std::memcpy(&b, values + c, sizeof b);
+          sum += values[c];
+          bit_sum += b;
+        }
+        sums[d] += sum;
+        bits[d] += bit_sum;
       }
+    }
+  });
+  for (unsigned p = 0; p < parts; ++p)
+    for (std::size_t d = 0; d < sums_.size(); ++d) {
+      sums_[d] += part_sums[p][d];
+      bits_[d] += part_bits[p][d];
     }
 }
 

@@ -46,13 +46,47 @@ struct ApplyFunctor {
   static constexpr int rank = int(par0) + int(par1) + int(par2);
   static constexpr int pos0 = set_bit(Mask, 0), pos1 = set_bit(Mask, 1), pos2 = set_bit(Mask, 2);
 
+  // The innermost serial position, if any: its loop issues kBatch loads
+  // before the first store, so each thread keeps several loads in flight
+  // even when `out` may alias `in` (in place).
+  static constexpr int inner_serial = !par2 ? 2 : !par1 ? 1 : !par0 ? 0 : -1;
+  static constexpr int kBatch = 4;
+
+  KOKKOS_INLINE_FUNCTION void element(std::int64_t x, std::int64_t y, std::int64_t z) const {
+    out(x, y, z) = mult(x * ms0 + y * ms1 + z * ms2) * in(x, y, z);
+  }
+
+  KOKKOS_INLINE_FUNCTION void serial_line(std::int64_t x, std::int64_t y, std::int64_t z) const {
+    if constexpr (inner_serial < 0) {
+      element(x, y, z);
+    } else {
+      const std::int64_t extent = std::int64_t(in.extent(inner_serial));
+      std::int64_t v[3] = {x, y, z};
+      std::int64_t j = 0;
+      for (; j + kBatch <= extent; j += kBatch) {
+        double product[kBatch];
+        for (int u = 0; u < kBatch; ++u) {
+          v[inner_serial] = j + u;
+          product[u] = mult(v[0] * ms0 + v[1] * ms1 + v[2] * ms2) * in(v[0], v[1], v[2]);
+        }
+        for (int u = 0; u < kBatch; ++u) {
+          v[inner_serial] = j + u;
+          out(v[0], v[1], v[2]) = product[u];
+        }
+      }
+      for (; j < extent; ++j) {
+        v[inner_serial] = j;
+        element(v[0], v[1], v[2]);
+      }
+    }
+  }
+
+  // Parallel positions are fixed by the caller; serial ones are looped here.
   KOKKOS_INLINE_FUNCTION void run(std::int64_t a, std::int64_t b, std::int64_t c) const {
-    const std::int64_t a_end = par0 ? a + 1 : std::int64_t(in.extent(0));
-    const std::int64_t b_end = par1 ? b + 1 : std::int64_t(in.extent(1));
-    const std::int64_t c_end = par2 ? c + 1 : std::int64_t(in.extent(2));
+    const std::int64_t a_end = (par0 || inner_serial == 0) ? a + 1 : std::int64_t(in.extent(0));
+    const std::int64_t b_end = (par1 || inner_serial == 1) ? b + 1 : std::int64_t(in.extent(1));
     for (std::int64_t x = a; x < a_end; ++x)
-      for (std::int64_t y = b; y < b_end; ++y)
-        for (std::int64_t z = c; z < c_end; ++z) out(x, y, z) = mult(x * ms0 + y * ms1 + z * ms2) * in(x, y, z);
+      for (std::int64_t y = b; y < b_end; ++y) serial_line(x, y, c);
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i) const {

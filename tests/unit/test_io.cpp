@@ -254,7 +254,7 @@ TEST(Output, ChecksumMatchesAPlainSum) {
         sum += v;
         bits += b;
       }
-    EXPECT_DOUBLE_EQ(sink.date_sums()[d], sum);
+    EXPECT_NEAR(sink.date_sums()[d], sum, 1e-12 * sum);
     EXPECT_EQ(sink.date_bits()[d], bits);
   }
 }

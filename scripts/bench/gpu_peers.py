@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""GPU peers measured beside discount_app on the same node: CuPy's
+broadcast multiply with the data resident on the GPU, CuPy's device copy
+(the limit), and CuPy end to end from NumPy arrays (upload, multiply,
+download), at the seed size and at a large size. Results are checked against
+NumPy. Prints a table; --json writes the figures."""
+import argparse
+import json
+import socket
+import time
+
+import numpy as np
+
+
+def median_time(fn, reps, sync):
+    fn()
+    sync()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        sync()
+        times.append(time.perf_counter() - t0)
+    return sorted(times)[len(times) // 2]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--sizes", default="100x4000x5,200x1000000x5", help="comma-separated DxMxO shapes")
+    ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--json", help="write results here")
+    args = ap.parse_args()
+    import cupy as cp
+
+    sync = cp.cuda.Device().synchronize
+    rng = np.random.default_rng(1)
+    rows = []
+    for size in args.sizes.split(","):
+        d, m, o = (int(x) for x in size.split("x"))
+        h_mult = rng.uniform(0.5, 1.5, (m, o))
+        h_disc = rng.uniform(0.5, 1.5, (d, m, o))
+        expected = h_mult[None] * h_disc
+        g_mult, g_disc = cp.asarray(h_mult), cp.asarray(h_disc)
+        g_out = cp.empty_like(g_disc)
+        elem_bytes = 16.0 * d * m * o + 8.0 * m * o
+
+        t_copy = median_time(lambda: cp.copyto(g_out, g_disc), args.reps, sync)
+        rows.append((size, "cupy device copy", t_copy, 16.0 * d * m * o))
+        g_out.fill(cp.nan)
+        t_mul = median_time(lambda: cp.multiply(g_mult[None], g_disc, out=g_out), args.reps, sync)
+        ok = np.array_equal(cp.asnumpy(g_out), expected)
+        rows.append((size, "cupy broadcast multiply (resident)" + ("" if ok else " WRONG"), t_mul, elem_bytes))
+
+        def end_to_end():
+            a, b = cp.asarray(h_mult), cp.asarray(h_disc)
+            return cp.asnumpy(a[None] * b)
+
+        t_e2e = median_time(end_to_end, max(3, args.reps // 3), sync)
+        rows.append((size, "cupy end to end from NumPy", t_e2e, elem_bytes))
+        h_out = np.empty_like(h_disc)
+        t_np = median_time(lambda: np.multiply(h_mult[None], h_disc, out=h_out), max(3, args.reps // 3), lambda: None)
+        rows.append((size, "numpy multiply (out=)", t_np, elem_bytes))
+        del g_mult, g_disc, g_out
+        cp.get_default_memory_pool().free_all_blocks()
+
+    print(f"\nGPU peers on {socket.gethostname()}, {time.strftime('%Y-%m-%d %H:%M')}, cupy {cp.__version__}, numpy {np.__version__}")
+    print(f"{'shape':>16} {'peer':<40} {'median ms':>10} {'GB/s':>9}")
+    for size, name, t, nbytes in rows:
+        print(f"{size:>16} {name:<40} {t * 1e3:10.3f} {nbytes / t / 1e9:9.1f}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump([{"shape": s, "peer": n, "seconds": t, "bytes": b, "gb_per_s": b / t / 1e9} for s, n, t, b in rows], f, indent=2)
+
+
+if __name__ == "__main__":
+    main()

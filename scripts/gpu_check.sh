@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# On a GPU node (no package manager or network needed): build Kokkos
+# (CUDA + OpenMP) from the bootstrap's patched sources in deps/src, build the
+# app with the `cuda` preset, and run the whole ctest suite: the kernels on
+# the GPU and on the host cores, the pipeline with device copies, end to end.
+#   scripts/gpu_check.sh [ARCH]    ARCH defaults to sm_90 (H100/H200)
+# Bring deps/src (and deps/vendor on nodes without CLI11, nlohmann-json or
+# GoogleTest) from a machine that ran `scripts/deps.sh --src-only --vendor`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+arch=${1:-sm_90}
+command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
+start=$(date +%s)
+bash scripts/deps.sh --no-apt --cuda "$arch"
+echo "gpu_check: dependencies ready after $(( $(date +%s) - start )) s"
+export NVCC_WRAPPER_DEFAULT_ARCH=$arch
+cmake --preset cuda >/dev/null
+cmake --build --preset cuda -j "$(nproc)"
+echo "gpu_check: build done after $(( $(date +%s) - start )) s"
+build/cuda/app/discount_app --version
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-4} OMP_PROC_BIND=${OMP_PROC_BIND:-false}
+ctest --preset cuda -j 4
+echo "gpu_check: all tests passed after $(( $(date +%s) - start )) s"

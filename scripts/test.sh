@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Builds and passes the test suite from a fresh clone: bootstraps the
+# dependencies (scripts/deps.sh), configures a CMake preset, builds, runs ctest.
+#   scripts/test.sh              the OpenMP preset (what CI runs first)
+#   scripts/test.sh --asan       the debug-asan preset (AddressSanitizer + UBSan)
+#   scripts/test.sh --cuda       the CUDA preset (on a GPU node; see scripts/gpu_check.sh)
+#   scripts/test.sh --no-deps    skip the bootstrap (dependencies already there)
+# Extra arguments after -- go to ctest (e.g. -- -L unit).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+preset=openmp
+deps_args=()
+run_deps=1
+ctest_args=()
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --asan) preset=debug-asan ;;
+    --cuda) preset=cuda; deps_args+=(--cuda sm_90) ;;
+    --no-deps) run_deps=0 ;;
+    --no-apt) deps_args+=(--no-apt) ;;
+    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    --) shift; ctest_args=("$@"); break ;;
+    *) echo "scripts/test.sh: unknown option '$1' (see --help)" >&2; exit 64 ;;
+  esac
+  shift
+done
+
+if [[ $run_deps == 1 ]]; then
+  bash scripts/deps.sh "${deps_args[@]}"
+fi
+jobs=$(nproc)
+cmake --preset "$preset" >/dev/null
+cmake --build --preset "$preset" -j "$jobs"
+# Kokkos' OpenMP backend: two threads per test process keeps -j2 ctest honest on small machines.
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2} OMP_PROC_BIND=${OMP_PROC_BIND:-false}
+ctest --preset "$preset" -j "$jobs" "${ctest_args[@]}"
