@@ -1,0 +1,399 @@
+#!/usr/bin/env bash
+# Bootstrap the project's dependencies into deps/ (git-ignored):
+#   1. Debian packages (compiler, CMake, HDF5, yaml-cpp, CLI11, json, gtest,
+#      Python tools) through apt-get, skipped when all are installed;
+#   2. Kokkos 3.4.01 and Kokkos Kernels 3.4.01 sources, taken from Debian's
+#      `trilinos` 13.2.0-4 source package (the only Kokkos this workplace can
+#      reach), into deps/src/{kokkos,kokkos-kernels};
+#   3. the project's Kokkos patches from cmake/patches/ (CUDA 13, Hopper, ...);
+#   4. a static build of both into deps/install/<flavour> (openmp or cuda).
+# Every step leaves a stamp, so a rerun is a fast no-op. A machine without a
+# package manager or network (the GPU node) gets deps/src carried in and runs
+#   scripts/deps.sh --no-apt --cuda sm_90
+# which then only builds.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+DEPS=$ROOT/deps
+PATCH_DIR=$ROOT/cmake/patches
+SRC=$DEPS/src
+
+TRILINOS_VERSION=13.2.0-4
+TRILINOS_ORIG=trilinos_13.2.0.orig.tar.gz
+TRILINOS_ORIG_SHA256=0ddb47784ba7b8a6b9a07a4822b33be508feb4ccd54301b2a5d10c9e54524b90
+KOKKOS_VERSION=3.4.01
+
+APT_PACKAGES=(g++ cmake ninja-build make libhdf5-dev hdf5-tools libyaml-cpp-dev
+  libcli11-dev nlohmann-json3-dev libgtest-dev python3-h5py python3-numpy
+  python3-numba python3-dask dpkg-dev time xz-utils)
+
+usage() {
+  cat <<EOF
+Usage: scripts/deps.sh [options]
+
+Installs the build dependencies, then fetches, patches and builds Kokkos
+$KOKKOS_VERSION and Kokkos Kernels $KOKKOS_VERSION into deps/install/<flavour>.
+
+Options:
+  --cuda [ARCH]        build the 'cuda' flavour (CUDA + OpenMP + Serial) for
+                       ARCH: sm_90 (default, H100/H200), sm_86, sm_80, sm_75,
+                       sm_70. Without it the 'openmp' flavour (OpenMP + Serial).
+  --no-apt             do not install Debian packages (no root needed). With
+                       deps/src present nothing touches the network.
+  --src-only           only fetch, extract and patch the sources (deps/src);
+                       carry deps/src to a machine without network.
+  --from-tarball FILE  take Kokkos from this $TRILINOS_ORIG instead of
+                       downloading it with 'apt-get source'.
+  --jobs N             parallel build jobs (default: nproc).
+  --rebuild            ignore the install stamp and rebuild the flavour.
+  -h, --help           show this help.
+
+Paths:
+  deps/src/{kokkos,kokkos-kernels}   patched sources (about 13 MB)
+  deps/install/openmp                 OpenMP flavour install prefix
+  deps/install/cuda                   CUDA flavour (bin/nvcc_wrapper inside)
+  deps/logs/                          configure/build logs
+
+The last line printed is CMAKE_PREFIX_PATH=<install prefix>.
+EOF
+}
+
+# ---------------------------------------------------------------- options
+USE_APT=1
+FLAVOUR=openmp
+CUDA_ARCH=
+SRC_ONLY=0
+FROM_TARBALL=
+JOBS=$(nproc 2>/dev/null || echo 2)
+REBUILD=0
+while (($#)); do
+  case $1 in
+    --cuda)
+      FLAVOUR=cuda; CUDA_ARCH=sm_90
+      if [[ ${2:-} =~ ^sm_[0-9]+$ ]]; then CUDA_ARCH=$2; shift; fi ;;
+    --cuda=*) FLAVOUR=cuda; CUDA_ARCH=${1#--cuda=} ;;
+    --no-apt) USE_APT=0 ;;
+    --src-only) SRC_ONLY=1 ;;
+    --from-tarball) FROM_TARBALL=$(realpath "${2:?--from-tarball needs a file}"); shift ;;
+    --from-tarball=*) FROM_TARBALL=$(realpath "${1#--from-tarball=}") ;;
+    --jobs|-j) JOBS=${2:?--jobs needs a number}; shift ;;
+    --rebuild) REBUILD=1 ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "deps.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+log() { printf '[deps] %s\n' "$*" >&2; }
+die() { printf '[deps] ERROR: %s\n' "$*" >&2; exit 1; }
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f s", b - a }'; }
+
+# Run a long command with its output in a log file; show the tail on failure.
+run_logged() {
+  local logfile=$1; shift
+  if ! "$@" >"$logfile" 2>&1; then
+    tail -n 40 "$logfile" >&2
+    die "command failed (full log: $logfile): $*"
+  fi
+}
+
+mkdir -p "$DEPS/logs"
+
+# ---------------------------------------------------------------- 1. apt
+# Root runs apt-get directly, anyone else through sudo when available.
+as_root() {
+  if [[ $(id -u) -eq 0 ]]; then "$@"
+  elif command -v sudo >/dev/null; then sudo "$@"
+  else die "need root to run: $*  (or pass --no-apt)"; fi
+}
+
+step_apt() {
+  local t0 missing=() p
+  t0=$(now)
+  for p in "${APT_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' \
+      || missing+=("$p")
+  done
+  if ((${#missing[@]} == 0)); then
+    log "apt: all ${#APT_PACKAGES[@]} packages installed ($(elapsed "$t0"))"
+    return
+  fi
+  log "apt: installing ${missing[*]}"
+  # Refresh the package lists at most once a day.
+  local stamp=$DEPS/.apt-update.stamp
+  if [[ -z $(find "$stamp" -mmin -1440 2>/dev/null) ]]; then
+    as_root apt-get update -q
+    touch "$stamp"
+  fi
+  as_root env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y -q --no-install-recommends "${missing[@]}"
+  log "apt: done ($(elapsed "$t0"))"
+}
+
+if ((USE_APT)) && command -v apt-get >/dev/null; then
+  step_apt
+else
+  log "apt: skipped"
+fi
+
+# ---------------------------------------------------------------- 2. sources
+SOURCE_STAMP=$SRC/.source.stamp
+SOURCE_ID="trilinos $TRILINOS_VERSION ($TRILINOS_ORIG sha256 $TRILINOS_ORIG_SHA256): kokkos $KOKKOS_VERSION, kokkos-kernels $KOKKOS_VERSION"
+
+# Download the orig tarball with 'apt-get source', through a private apt
+# configuration (deps/apt) whose deb-src entries are derived from the
+# system's own sources, so no archive host is written into the project.
+fetch_tarball() {
+  command -v apt-get >/dev/null \
+    || die "no Kokkos sources in deps/src and no apt-get to fetch them; carry deps/src here or use --from-tarball"
+  local apt=$DEPS/apt
+  rm -rf "$apt"
+  mkdir -p "$apt/parts" "$apt/lists/partial" "$apt/cache/archives/partial" "$DEPS/download"
+  if [[ -f /etc/apt/sources.list.d/debian.sources ]]; then
+    sed -E 's/^Types:.*/Types: deb-src/' /etc/apt/sources.list.d/debian.sources \
+      >"$apt/parts/debian-src.sources"
+  fi
+  if [[ -f /etc/apt/sources.list ]]; then   # legacy one-line format
+    sed -nE 's/^[[:space:]]*deb[[:space:]]/deb-src /p' /etc/apt/sources.list \
+      >"$apt/parts/debian-src.list"
+  fi
+  [[ -n $(cat "$apt"/parts/* 2>/dev/null) ]] \
+    || die "found no Debian apt sources to derive deb-src entries from"
+  local opts=(-o Dir::Etc::SourceList=/dev/null -o "Dir::Etc::SourceParts=$apt/parts"
+    -o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache")
+  # Root: download as root rather than via the _apt user, who cannot write here.
+  [[ $(id -u) -eq 0 ]] && opts+=(-o APT::Sandbox::User=root)
+  # apt's output names the archive host: show it on failure, never log it.
+  local out
+  log "sources: apt-get update (deb-src, private lists in deps/apt)"
+  out=$(apt-get "${opts[@]}" -q update 2>&1) \
+    || { tail -n 20 <<<"$out" >&2; rm -rf "$apt"; die "apt-get update (deb-src) failed"; }
+  log "sources: apt-get source --download-only trilinos=$TRILINOS_VERSION"
+  out=$(cd "$DEPS/download" && apt-get "${opts[@]}" -q source --download-only "trilinos=$TRILINOS_VERSION" 2>&1) \
+    || { tail -n 20 <<<"$out" >&2; rm -rf "$apt"; die "apt-get source failed"; }
+  rm -rf "$apt"   # its source lists are ~20 MB and no longer needed
+}
+
+# Folders not needed to build and install the libraries (tests, benchmarks,
+# examples, docs, bundled gtest). Each is only added by CMake when tests or
+# examples are enabled (kokkos/example/CMakeLists.txt is always read: kept).
+TRIM_KOKKOS=(core/unit_test core/perf_test containers/unit_tests
+  containers/performance_tests algorithms/unit_tests benchmarks doc scripts
+  config tpls/gtest example/build_cmake_in_tree example/build_cmake_installed
+  example/build_cmake_installed_different_compiler example/make_buildlink
+  example/query_device example/tutorial example/virtual_functions)
+TRIM_KERNELS=(unit_test perf_test test_common example doc scripts tpls/gtest)
+
+step_sources() {
+  local t0
+  t0=$(now)
+  if [[ -f $SOURCE_STAMP && $(<"$SOURCE_STAMP") == "$SOURCE_ID" ]]; then
+    log "sources: deps/src is up to date"
+    return
+  fi
+  if [[ -z $FROM_TARBALL && ! -f $SOURCE_STAMP \
+        && -f $SRC/kokkos/CMakeLists.txt && -f $SRC/kokkos-kernels/CMakeLists.txt ]]; then
+    log "sources: using the unstamped trees already in deps/src"
+    return
+  fi
+  local tarball=$FROM_TARBALL
+  if [[ -z $tarball ]]; then
+    tarball=$DEPS/download/$TRILINOS_ORIG
+    [[ -f $tarball ]] || fetch_tarball
+  fi
+  [[ -f $tarball ]] || die "missing $tarball"
+  log "sources: checking $tarball"
+  echo "$TRILINOS_ORIG_SHA256  $tarball" | sha256sum -c --quiet - \
+    || die "$tarball is not trilinos $TRILINOS_VERSION's orig tarball (sha256 mismatch)"
+  log "sources: extracting packages/kokkos and packages/kokkos-kernels"
+  local tmp=$DEPS/src.tmp
+  rm -rf "$tmp"; mkdir -p "$tmp"
+  tar xzf "$tarball" -C "$tmp" --wildcards '*/packages/kokkos/*' '*/packages/kokkos-kernels/*'
+  local top=("$tmp"/*/packages)
+  local d
+  for d in "${TRIM_KOKKOS[@]}"; do rm -rf "${top[0]}/kokkos/$d"; done
+  for d in "${TRIM_KERNELS[@]}"; do rm -rf "${top[0]}/kokkos-kernels/$d"; done
+  rm -rf "$SRC"; mkdir -p "$SRC"
+  mv "${top[0]}/kokkos" "${top[0]}/kokkos-kernels" "$SRC/"
+  rm -rf "$tmp"
+  echo "$SOURCE_ID" >"$SOURCE_STAMP"
+  # Only the tarball this script downloaded is ours to delete.
+  [[ -z $FROM_TARBALL ]] && rm -rf "$DEPS/download"
+  log "sources: $(du -sh "$SRC" | cut -f1) in deps/src ($(elapsed "$t0"))"
+}
+
+step_sources
+
+# ---------------------------------------------------------------- 3. patches
+# Patches apply to deps/src/kokkos in name order. Before a file is first
+# patched its pristine copy goes to deps/src/.orig, so a changed patch set is
+# re-applied from pristine sources.
+shopt -s nullglob
+PATCHES=("$PATCH_DIR"/*.patch)
+shopt -u nullglob
+PATCH_SUM=$( (cd "$PATCH_DIR" 2>/dev/null && sha256sum ./*.patch 2>/dev/null) | sha256sum | cut -c1-16)
+PATCH_STAMP=$SRC/kokkos/.patches.stamp
+ORIG=$SRC/.orig
+
+# Files a patch touches, from its '+++ b/path' lines.
+patched_files() { sed -nE 's/^\+\+\+ [^/]*\/([^[:space:]]+).*/\1/p' "$1"; }
+
+# patch(1) if present, else git apply (kept from seeing the project's repo).
+apply_patch() {  # apply_patch <patch> [forward|reverse-check|forward-check]
+  local p=$1 mode=${2:-forward}
+  if command -v patch >/dev/null; then
+    case $mode in
+      forward)       patch -p1 -N -s -f <"$p" ;;
+      forward-check) patch -p1 -N -s -f --dry-run <"$p" >/dev/null 2>&1 ;;
+      reverse-check) patch -p1 -R -s -f --dry-run <"$p" >/dev/null 2>&1 ;;
+    esac
+  else
+    case $mode in
+      forward)       GIT_CEILING_DIRECTORIES=$SRC git apply -p1 "$p" ;;
+      forward-check) GIT_CEILING_DIRECTORIES=$SRC git apply -p1 --check "$p" 2>/dev/null ;;
+      reverse-check) GIT_CEILING_DIRECTORIES=$SRC git apply -p1 -R --check "$p" 2>/dev/null ;;
+    esac
+  fi
+}
+
+step_patches() {
+  local t0
+  t0=$(now)
+  if [[ -f $PATCH_STAMP && $(<"$PATCH_STAMP") == "$PATCH_SUM" ]]; then
+    log "patches: ${#PATCHES[@]} applied already"
+    return
+  fi
+  cd "$SRC/kokkos"
+  # Back to pristine: restore every saved file, drop files patches created.
+  if [[ -d $ORIG ]]; then
+    (cd "$ORIG" && find . -type f ! -name .created -print0) |
+      while IFS= read -r -d '' f; do cp -p "$ORIG/$f" "$f"; done
+    [[ -f $ORIG/.created ]] && xargs -r rm -f <"$ORIG/.created"
+    rm -f "$ORIG/.created"
+  fi
+  local p f
+  for p in "${PATCHES[@]}"; do
+    if apply_patch "$p" forward-check; then
+      # Save each file's pristine state before its first change.
+      while read -r f; do
+        [[ -e $ORIG/$f ]] && continue
+        grep -Fxqs "$f" "$ORIG/.created" && continue
+        if [[ -e $f ]]; then mkdir -p "$ORIG/$(dirname "$f")"; cp -p "$f" "$ORIG/$f"
+        else mkdir -p "$ORIG"; echo "$f" >>"$ORIG/.created"; fi
+      done < <(patched_files "$p")
+      apply_patch "$p" forward
+      log "patches: applied $(basename "$p")"
+    elif apply_patch "$p" reverse-check; then
+      log "patches: $(basename "$p") was applied already"
+    else
+      die "patch $(basename "$p") does not apply to deps/src/kokkos"
+    fi
+  done
+  echo "$PATCH_SUM" >"$PATCH_STAMP"
+  cd "$ROOT"
+  log "patches: done ($(elapsed "$t0"))"
+}
+
+step_patches
+
+if ((SRC_ONLY)); then
+  log "sources ready: $(du -sh "$SRC" | cut -f1) in deps/src"
+  echo "KOKKOS_SRC=$SRC"
+  exit 0
+fi
+
+# ---------------------------------------------------------------- 4. build
+PREFIX=$DEPS/install/$FLAVOUR
+BUILD=$DEPS/build/$FLAVOUR
+command -v cmake >/dev/null || die "cmake not found"
+if command -v ninja >/dev/null; then GEN=(-G Ninja); else GEN=(-G "Unix Makefiles"); fi
+
+COMMON=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_STANDARD=17 -DCMAKE_CXX_EXTENSIONS=OFF
+  -DBUILD_SHARED_LIBS=OFF -DCMAKE_POSITION_INDEPENDENT_CODE=ON
+  "-DCMAKE_INSTALL_PREFIX=$PREFIX")
+KOKKOS_OPTS=(-DKokkos_ENABLE_SERIAL=ON -DKokkos_ENABLE_OPENMP=ON
+  -DKokkos_ENABLE_TESTS=OFF -DKokkos_ENABLE_EXAMPLES=OFF)
+# Every explicit instantiation (ETI) off: the kernels instantiate in the app,
+# and Kokkos Kernels builds in seconds. Vendor TPLs off as well: CUBLAS and
+# CUSPARSE default to ON with CUDA, and Kokkos Kernels 3.4 predates the
+# cuSPARSE API of CUDA 12+.
+KERNELS_OPTS=(-DKokkosKernels_ADD_DEFAULT_ETI=OFF
+  -DKokkosKernels_INST_DOUBLE=OFF -DKokkosKernels_INST_FLOAT=OFF
+  -DKokkosKernels_INST_COMPLEX_DOUBLE=OFF -DKokkosKernels_INST_COMPLEX_FLOAT=OFF
+  -DKokkosKernels_INST_ORDINAL_INT=OFF -DKokkosKernels_INST_ORDINAL_INT64_T=OFF
+  -DKokkosKernels_INST_OFFSET_INT=OFF -DKokkosKernels_INST_OFFSET_SIZE_T=OFF
+  -DKokkosKernels_INST_LAYOUTLEFT=OFF -DKokkosKernels_INST_LAYOUTRIGHT=OFF
+  -DKokkosKernels_ENABLE_TPL_BLAS=OFF -DKokkosKernels_ENABLE_TPL_LAPACK=OFF
+  -DKokkosKernels_ENABLE_TPL_MKL=OFF -DKokkosKernels_ENABLE_TPL_CUBLAS=OFF
+  -DKokkosKernels_ENABLE_TPL_CUSPARSE=OFF
+  -DKokkosKernels_ENABLE_TESTS=OFF -DKokkosKernels_ENABLE_EXAMPLES=OFF
+  "-DKokkos_ROOT=$PREFIX")
+
+if [[ $FLAVOUR == cuda ]]; then
+  case $CUDA_ARCH in
+    sm_90) KARCH=HOPPER90 ;;
+    sm_86) KARCH=AMPERE86 ;;
+    sm_80) KARCH=AMPERE80 ;;
+    sm_75) KARCH=TURING75 ;;
+    sm_70) KARCH=VOLTA70 ;;
+    *) die "unsupported CUDA architecture '$CUDA_ARCH' (sm_90, sm_86, sm_80, sm_75, sm_70)" ;;
+  esac
+  # nvcc_wrapper calls 'nvcc' from PATH.
+  if ! command -v nvcc >/dev/null; then
+    for d in "${CUDA_HOME:-}" "${CUDA_PATH:-}" /usr/local/cuda; do
+      [[ -n $d && -x $d/bin/nvcc ]] && { export PATH=$d/bin:$PATH; break; }
+    done
+  fi
+  command -v nvcc >/dev/null || die "nvcc not found (set CUDA_HOME or PATH)"
+  # The patched nvcc_wrapper's default architecture, used by CMake's
+  # compiler checks (its own default sm_35 is rejected by CUDA >= 12).
+  export NVCC_WRAPPER_DEFAULT_ARCH=$CUDA_ARCH
+  KOKKOS_CXX=$SRC/kokkos/bin/nvcc_wrapper
+  KERNELS_CXX=$PREFIX/bin/nvcc_wrapper
+  KOKKOS_OPTS+=(-DKokkos_ENABLE_CUDA=ON -DKokkos_ENABLE_CUDA_LAMBDA=ON "-DKokkos_ARCH_$KARCH=ON")
+  CONFIG_ID="cuda $CUDA_ARCH $(nvcc --version | tail -n 1)"
+else
+  KOKKOS_CXX=$(command -v "${CXX:-g++}") || die "C++ compiler ${CXX:-g++} not found"
+  KERNELS_CXX=$KOKKOS_CXX
+  CONFIG_ID="openmp $("$KOKKOS_CXX" --version | head -n 1)"
+fi
+
+# The install is current when it was built from these sources, these patches
+# and these options.
+BUILD_ID="$SOURCE_ID; patches $PATCH_SUM; $CONFIG_ID; ${COMMON[*]} ${KOKKOS_OPTS[*]} ${KERNELS_OPTS[*]}"
+BUILD_ID=${BUILD_ID//$ROOT/.}   # stamp does not depend on where the repo lives
+INSTALL_STAMP=$PREFIX/.stamp
+
+build_project() {  # build_project <name> <source dir> <c++ compiler> <cmake args...>
+  local name=$1 src=$2 cxx=$3; shift 3
+  local t0 dir=$BUILD/$name
+  t0=$(now)
+  rm -rf "$dir"
+  log "build $FLAVOUR: configuring $name"
+  run_logged "$DEPS/logs/$FLAVOUR-$name-configure.log" \
+    cmake -S "$src" -B "$dir" "${GEN[@]}" "-DCMAKE_CXX_COMPILER=$cxx" "$@"
+  log "build $FLAVOUR: building $name (-j$JOBS)"
+  run_logged "$DEPS/logs/$FLAVOUR-$name-build.log" cmake --build "$dir" -j "$JOBS"
+  run_logged "$DEPS/logs/$FLAVOUR-$name-install.log" cmake --install "$dir"
+  log "build $FLAVOUR: $name installed ($(elapsed "$t0"))"
+}
+
+if ((!REBUILD)) && [[ -f $INSTALL_STAMP && $(<"$INSTALL_STAMP") == "$BUILD_ID" ]]; then
+  log "build $FLAVOUR: deps/install/$FLAVOUR is up to date"
+else
+  t_build=$(now)
+  rm -rf "$PREFIX"
+  build_project kokkos "$SRC/kokkos" "$KOKKOS_CXX" "${COMMON[@]}" "${KOKKOS_OPTS[@]}"
+  [[ $FLAVOUR != cuda || -x $KERNELS_CXX ]] || die "Kokkos did not install bin/nvcc_wrapper"
+  build_project kokkos-kernels "$SRC/kokkos-kernels" "$KERNELS_CXX" "${COMMON[@]}" "${KERNELS_OPTS[@]}"
+  echo "$BUILD_ID" >"$INSTALL_STAMP"
+  rm -rf "$BUILD"   # objects are not needed once installed
+  rmdir "$DEPS/build" 2>/dev/null || true
+  log "build $FLAVOUR: done ($(elapsed "$t_build"))"
+fi
+
+if [[ $FLAVOUR == cuda ]]; then
+  log "cuda: build the app with CMAKE_CXX_COMPILER=$PREFIX/bin/nvcc_wrapper and NVCC_WRAPPER_DEFAULT_ARCH=$CUDA_ARCH"
+fi
+echo "CMAKE_PREFIX_PATH=$PREFIX"
