@@ -1,0 +1,311 @@
+"""Shared helpers for the discount_app benchmark scripts in scripts/bench/.
+
+Only the standard library is imported at module level, so `--help` works with
+any Python 3; the scripts themselves need /usr/bin/python3 (h5py, NumPy,
+Numba, dask). Nothing here asserts on timing: figures are printed, and the
+scripts compare them as ratios measured in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import os
+import platform
+import re
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+PYTHON_HINT = "/usr/bin/python3"
+
+# ----------------------------------------------------------------------------
+# sizes
+
+_UNITS = {
+    "": 1, "b": 1,
+    "k": 1000, "kb": 1000, "m": 1000**2, "mb": 1000**2, "g": 1000**3, "gb": 1000**3, "t": 1000**4, "tb": 1000**4,
+    "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40,
+}
+
+
+def parse_bytes(text: str | int) -> int:
+    """'2GB' -> 2e9, '64MiB' -> 64*2^20, '123' -> 123."""
+    if isinstance(text, int):
+        return text
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([A-Za-z]*)\s*", str(text))
+    if not m or m.group(2).lower() not in _UNITS:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (use e.g. 2GB, 512MiB, 1000000)")
+    return int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+
+
+def app_size(n: int) -> str:
+    """A byte count in a form the app's YAML accepts (plain integer)."""
+    return str(int(n))
+
+
+def fmt_bytes(n: float) -> str:
+    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if abs(n) >= size:
+            return f"{n / size:.2f} {unit}"
+    return f"{n:.0f} B"
+
+
+def gbps(nbytes: float, seconds: float) -> float:
+    return nbytes / seconds / 1e9 if seconds and seconds > 0 else float("nan")
+
+
+def median(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else float("nan")
+
+
+def ratio(a: float, b: float) -> float:
+    return a / b if a and b and b == b and a == a else float("nan")
+
+
+# ----------------------------------------------------------------------------
+# machine and tools
+
+
+def machine_info(app: str | None = None) -> dict:
+    info = {
+        "hostname": socket.gethostname(),
+        "nproc": os.cpu_count(),
+        "date": _dt.datetime.now().astimezone().isoformat(timespec="seconds"),
+        "kernel": platform.release(),
+        "python": sys.version.split()[0],
+        "loadavg_start": loadavg(),
+    }
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    info["cpu"] = line.split(":", 1)[1].strip()
+                    break
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal"):
+                    info["mem_total"] = int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    for var in ("OMP_NUM_THREADS", "OMP_PROC_BIND", "NUMBA_NUM_THREADS"):
+        if os.environ.get(var):
+            info[var] = os.environ[var]
+    if app:
+        try:
+            out = subprocess.run([app, "--version"], capture_output=True, text=True, timeout=30).stdout
+            info["app_version"] = " | ".join(line.strip() for line in out.splitlines() if line.strip())
+        except (OSError, subprocess.SubprocessError):
+            pass
+    return info
+
+
+def loadavg() -> str:
+    try:
+        with open("/proc/loadavg") as f:
+            return " ".join(f.read().split()[:3])
+    except OSError:
+        return "?"
+
+
+def mem_available() -> int:
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemAvailable"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def find_app(explicit: str | None) -> str:
+    """The discount_app binary: --app, $DISCOUNT_APP, or a build under the repo."""
+    candidates = [explicit, os.environ.get("DISCOUNT_APP")]
+    candidates += [str(REPO / "build" / d / "app" / "discount_app") for d in ("bench", "openmp")]
+    candidates += sorted(str(p) for p in (REPO / "build").glob("*/app/discount_app"))
+    for c in candidates:
+        if c and os.path.isfile(c) and os.access(c, os.X_OK):
+            return os.path.abspath(c)
+    sys.exit("discount_app not found: build it (see scripts/bench/README.md) or pass --app PATH")
+
+
+def need_python_modules(*names: str) -> None:
+    missing = []
+    for name in names:
+        try:
+            __import__(name)
+        except ImportError:
+            missing.append(name)
+    if missing:
+        sys.exit(f"{sys.executable} lacks {', '.join(missing)}; run this script with {PYTHON_HINT}")
+
+
+# ----------------------------------------------------------------------------
+# page cache and durability
+
+
+def sync() -> float:
+    """Runs `sync`; returns its seconds."""
+    t0 = time.perf_counter()
+    subprocess.run(["sync"], check=True)
+    return time.perf_counter() - t0
+
+
+def drop_caches() -> tuple[bool, str]:
+    """sync, then echo 3 > /proc/sys/vm/drop_caches. Returns (ok, message)."""
+    sync()
+    try:
+        with open("/proc/sys/vm/drop_caches", "w") as f:
+            f.write("3\n")
+        return True, "page cache dropped before each cold run (echo 3 > /proc/sys/vm/drop_caches)"
+    except OSError as e:
+        return False, f"cannot drop the page cache ({e.strerror}); cold runs are not possible, warm cache only"
+
+
+def warm_file(path: str, block: int = 16 << 20) -> float:
+    """Reads a file once so it sits in the page cache; returns seconds."""
+    t0 = time.perf_counter()
+    with open(path, "rb", buffering=0) as f:
+        buf = bytearray(block)
+        view = memoryview(buf)
+        while f.readinto(view):
+            pass
+    return time.perf_counter() - t0
+
+
+def remove(*paths) -> None:
+    for p in paths:
+        for q in (str(p), str(p) + ".partial"):
+            try:
+                os.unlink(q)
+            except FileNotFoundError:
+                pass
+
+
+def free_bytes(path: str) -> int:
+    return shutil.disk_usage(path).free
+
+
+def df_line(path: str) -> str:
+    u = shutil.disk_usage(path)
+    return f"{path}: {fmt_bytes(u.free)} free of {fmt_bytes(u.total)}"
+
+
+# ----------------------------------------------------------------------------
+# running discount_app
+
+
+def write_config(path: str | Path, config: dict) -> None:
+    """JSON is valid YAML flow style; the app's strict parser reads it as is."""
+    Path(path).write_text(json.dumps(config, indent=2) + "\n")
+
+
+def run_app(app: str, config_path: str | Path, report_path: str | Path, extra: list[str] | None = None,
+            then_sync: bool = False) -> dict:
+    """Runs `discount_app run CONFIG --report REPORT`. Returns wall seconds of the
+    process, of the following `sync` (if asked), the parsed report and stderr."""
+    remove(report_path)
+    cmd = [app, "run", str(config_path), "--report", str(report_path)] + list(extra or [])
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    app_s = time.perf_counter() - t0
+    sync_s = sync() if then_sync else 0.0
+    result = {"cmd": " ".join(cmd), "rc": proc.returncode, "app_s": app_s, "sync_s": sync_s,
+              "wall_s": app_s + sync_s, "stderr": proc.stderr[-4000:]}
+    if proc.returncode != 0:
+        raise RuntimeError(f"discount_app failed (exit {proc.returncode}): {' '.join(cmd)}\n{proc.stderr}")
+    with open(report_path) as f:
+        result["report"] = json.load(f)
+    return result
+
+
+def app_plan(app: str, config_path: str | Path) -> dict:
+    """`discount_app plan`: slab extent and count along the chunk axis."""
+    out = subprocess.run([app, "plan", str(config_path)], capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(f"discount_app plan failed: {out.stderr.strip()}")
+    m = re.search(r"chunk axis\s+(\w+), (\d+) per slab, (\d+) slab", out.stdout)
+    if not m:
+        raise RuntimeError(f"cannot parse the plan:\n{out.stdout}")
+    return {"axis": m.group(1), "per_slab": int(m.group(2)), "slabs": int(m.group(3)), "text": out.stdout}
+
+
+def stage(report: dict, name: str) -> dict | None:
+    for s in report.get("stages", []):
+        if s["name"] == name:
+            return s
+    return None
+
+
+# ----------------------------------------------------------------------------
+# output
+
+
+def print_table(headers: list[str], rows: list[list], title: str | None = None) -> None:
+    """Plain text table: first column left-aligned, the others right-aligned."""
+    cells = [[_cell(c) for c in row] for row in rows]
+    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)]
+    if title:
+        print(f"\n{title}")
+    line = "  ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(headers, widths)))
+    print(line)
+    print("-" * len(line))
+    for r in cells:
+        print("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))))
+
+
+def _cell(value) -> str:
+    if isinstance(value, float):
+        if value != value:
+            return "-"
+        if abs(value) >= 100:
+            return f"{value:.1f}"
+        if abs(value) >= 0.001 or value == 0:
+            return f"{value:.3f}"
+        return f"{value:.1e}"
+    return "-" if value is None else str(value)
+
+
+def print_machine(info: dict) -> None:
+    print(f"\nmachine: {info.get('hostname')}, nproc {info.get('nproc')}, {info.get('cpu', '?')}, "
+          f"{fmt_bytes(info.get('mem_total', 0))} RAM, kernel {info.get('kernel')}")
+    print(f"date:    {info.get('date')}")
+    now = loadavg()
+    info["loadavg_end"] = now
+    print(f"load:    {info.get('loadavg_start')} at start, {now} at end (1, 5, 15 min)")
+    try:
+        busy = max(float(info.get("loadavg_start", "0").split()[0]), float(now.split()[0]))
+        if busy > 0.5 * (info.get("nproc") or 1):
+            print(f"WARNING: load average {busy:.1f} on {info.get('nproc')} cores: other work shared the machine; "
+                  "figures are noisy")
+    except ValueError:
+        pass
+    if info.get("app_version"):
+        print(f"app:     {info['app_version']}")
+    extra = {k: v for k, v in info.items() if k.startswith(("OMP_", "NUMBA_"))}
+    if extra:
+        print("env:     " + ", ".join(f"{k}={v}" for k, v in extra.items()))
+
+
+def write_json(path: str | Path, obj: dict) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(obj, indent=2, default=str) + "\n")
+    os.replace(tmp, path)
+
+
+def add_common_args(parser: argparse.ArgumentParser, repeat: int) -> None:
+    parser.add_argument("--app", help="discount_app binary (default: $DISCOUNT_APP, then build/bench, build/openmp)")
+    parser.add_argument("--repeat", type=int, default=repeat, help=f"timed runs per variant; median reported "
+                        f"(default {repeat})")
+    parser.add_argument("--json", metavar="PATH", help="write the raw results here as JSON")
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
