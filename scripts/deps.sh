@@ -46,6 +46,9 @@ Options:
                        downloading it with 'apt-get source'.
   --jobs N             parallel build jobs (default: nproc).
   --rebuild            ignore the install stamp and rebuild the flavour.
+  --vendor             also copy the header-only CLI11 and nlohmann-json and
+                       the GoogleTest sources from the system into deps/vendor,
+                       for nodes that lack them (CMake falls back to it).
   -h, --help           show this help.
 
 Paths:
@@ -66,6 +69,7 @@ SRC_ONLY=0
 FROM_TARBALL=
 JOBS=$(nproc 2>/dev/null || echo 2)
 REBUILD=0
+VENDOR=0
 while (($#)); do
   case $1 in
     --cuda)
@@ -78,6 +82,7 @@ while (($#)); do
     --from-tarball=*) FROM_TARBALL=$(realpath "${1#--from-tarball=}") ;;
     --jobs|-j) JOBS=${2:?--jobs needs a number}; shift ;;
     --rebuild) REBUILD=1 ;;
+    --vendor) VENDOR=1 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "deps.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -296,6 +301,24 @@ step_patches() {
 }
 
 step_patches
+
+# ---------------------------------------------------------------- vendor
+# The GPU node has HDF5 and yaml-cpp but not these three; copies of the
+# Debian packages' files travel with deps/ instead.
+step_vendor() {
+  local dest=$DEPS/vendor
+  mkdir -p "$dest/include"
+  for dir in /usr/include/CLI /usr/include/nlohmann; do
+    [[ -d $dir ]] || die "--vendor: $dir is missing (install libcli11-dev nlohmann-json3-dev)"
+    rm -rf "$dest/include/$(basename "$dir")"
+    cp -r "$dir" "$dest/include/"
+  done
+  [[ -f /usr/src/googletest/CMakeLists.txt ]] || die "--vendor: /usr/src/googletest is missing (install googletest)"
+  rm -rf "$dest/googletest"
+  cp -r /usr/src/googletest "$dest/googletest"
+  log "vendor: CLI11, nlohmann-json and GoogleTest copied to deps/vendor ($(du -sh "$dest" | cut -f1))"
+}
+if ((VENDOR)); then step_vendor; fi
 
 if ((SRC_ONLY)); then
   log "sources ready: $(du -sh "$SRC" | cut -f1) in deps/src"

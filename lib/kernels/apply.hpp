@@ -60,7 +60,8 @@ struct ApplyFunctor {
     if constexpr (inner_serial < 0) {
       element(x, y, z);
     } else {
-      const std::int64_t extent = std::int64_t(in.extent(inner_serial));
+      const int position = inner_serial;  // extent() takes a reference: no ODR-use of the member
+      const std::int64_t extent = std::int64_t(in.extent(position));
       std::int64_t v[3] = {x, y, z};
       std::int64_t j = 0;
       for (; j + kBatch <= extent; j += kBatch) {

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Everything issue #4 measures on a GPU node, in one go, each step with its
+# own time limit and log. Part 1: build + whole ctest suite (scripts/gpu_check.sh),
+# kernel vs copy for every slicing, PCIe, the device path, host kernel, peers.
+# Part 2: full scale through the whole pipeline (synthetic source, checksum
+# sink), and the largest file-to-file case the disk allows, verified.
+#   scripts/bench/gpu_suite.sh [--part 1|2|all] [--logs DIR] [--no-build]
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+part=all
+logs=out/gpu_suite
+build=1
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --part) part=$2; shift ;;
+    --logs) logs=$2; shift ;;
+    --no-build) build=0 ;;
+    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+    *) echo "gpu_suite.sh: unknown option $1" >&2; exit 64 ;;
+  esac
+  shift
+done
+mkdir -p "$logs"
+command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
+export OMP_PROC_BIND=${OMP_PROC_BIND:-spread} OMP_PLACES=${OMP_PLACES:-threads}
+py=python3
+bench=build/cuda/discount_bench
+app=build/cuda/app/discount_app
+threads=$(nproc)
+
+step() {  # step <name> <seconds> <command...>: run with a limit, log, report
+  local name=$1 limit=$2; shift 2
+  local t0=$(date +%s)
+  timeout "$limit" "$@" >"$logs/$name.log" 2>&1
+  local rc=$?
+  echo "== $name: rc=$rc, $(( $(date +%s) - t0 )) s (log $name.log)"
+  return $rc
+}
+
+{ echo "machine: $(hostname), $(nproc) cores, $(date -u +%F' '%T) UTC, commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.mem --format=csv,noheader; } | tee "$logs/machine.log"
+
+if [[ $part == 1 || $part == all ]]; then
+  if [[ $build == 1 ]]; then
+    step gpu_check 420 bash scripts/gpu_check.sh sm_90 || { tail -40 "$logs/gpu_check.log"; }
+    grep -E "tests passed|tests failed|Total Test time" "$logs/gpu_check.log"
+  fi
+  step kernel_large 150 $bench --mode kernel --dates 200 --ids 1000000 --nums 5 --reps 10 --slow
+  step kernel_seed 60 $bench --mode kernel --dates 100 --ids 4000 --nums 5 --reps 50 --slow
+  step pcie 60 $bench --mode pcie --pcie-gib 2 --reps 5
+  step stream 90 $bench --mode stream --dates 200 --ids 1000000 --nums 5 --slab-mib 256 --depth 3 --reps 3
+  step kernel_host 120 $bench --mode kernel --space host --dates 200 --ids 1000000 --nums 5 --reps 5 --kokkos-threads=$threads
+  step peers_gpu 120 $py scripts/bench/gpu_peers.py --sizes 100x4000x5,200x1000000x5 --json "$logs/peers_gpu.json"
+  step peers_host 240 $py scripts/bench/host_kernel.py --app $app --repeat 5 --app-repeat 2 --max-slabs 256MiB,1GiB --json "$logs/peers_host.json"
+fi
+
+if [[ $part == 2 || $part == all ]]; then
+  work=${WORK:-/tmp/discount_gpu_suite}
+  mkdir -p "$work"
+  cp inputs/full.yaml "$work/full.yaml"
+  step full_scale 300 $app run "$work/full.yaml" --report "$work/full_run.json"
+  cp "$work/full_run.json" "$logs/" 2>/dev/null
+  cat > "$work/file16.yaml" <<YAML
+input: {file: in16.h5}
+output: {file: out16.h5, overwrite: true}
+compute: {space: device}
+memory: {device_budget: 16GiB, host_budget: 8GiB, max_slab: 512MiB}
+report: file16_run.json
+YAML
+  step generate16 240 $app generate --dates 200 --ids 2000000 --nums 5 --seed 7 --out "$work/in16.h5" --force
+  step file16 240 bash -c "$app run $work/file16.yaml && sync"
+  step verify16 240 $app verify "$work/file16.yaml" --sample
+  step h5py16 240 $py - "$work" <<'PY'
+import sys, h5py, numpy as np
+w = sys.argv[1]
+with h5py.File(f"{w}/in16.h5") as f, h5py.File(f"{w}/out16.h5") as o:
+    m = f["multBy"]; d = f["discount"]; cv = o["cv"]
+    rng = np.random.default_rng(3); bad = 0; n = 0
+    for date in sorted(set(rng.integers(0, d.shape[0], 12).tolist()) | {0, d.shape[0] - 1}):
+        exp = m[...] * d[date]; got = cv[date]
+        bad += int((exp.view(np.uint64) != got.view(np.uint64)).sum()); n += exp.size
+    print(f"h5py check of {n} elements over whole dates: {bad} differ")
+    sys.exit(1 if bad else 0)
+PY
+  cp "$work/file16_run.json" "$logs/" 2>/dev/null
+  rm -f "$work"/in16.h5 "$work"/out16.h5
+fi
+
+echo; echo "===== summary tables ====="
+for f in kernel_large kernel_seed pcie stream kernel_host peers_gpu peers_host full_scale file16 verify16 h5py16; do
+  [[ -f $logs/$f.log ]] || continue
+  echo "--- $f"; grep -vE "^\[deps\]|OMP_PROC_BIND|OpenMP 4.0|OpenMP 3.1|unit testing" "$logs/$f.log" | tail -25
+done
+# The device tool brings back at most 8 files: one archive of every log.
+if [[ -n ${OUT:-} ]]; then tar czf "$OUT/gpu_suite_logs.tgz" -C "$logs" . && echo "logs: \$OUT/gpu_suite_logs.tgz"; fi
