@@ -34,6 +34,8 @@ step() {  # step <name> <seconds> <command...>: run with a limit, log, report
   timeout "$limit" "$@" >"$logs/$name.log" 2>&1
   local rc=$?
   echo "== $name: rc=$rc, $(( $(date +%s) - t0 )) s (log $name.log)"
+  # The device tool brings back at most 8 files: keep one archive, refreshed after every step.
+  if [[ -n ${OUT:-} ]]; then tar czf "$OUT/gpu_suite_logs.tgz" -C "$logs" . 2>/dev/null; fi
   return $rc
 }
 
@@ -42,8 +44,7 @@ step() {  # step <name> <seconds> <command...>: run with a limit, log, report
 
 if [[ $part == 1 || $part == all ]]; then
   if [[ $build == 1 ]]; then
-    step gpu_check 420 bash scripts/gpu_check.sh sm_90 || { tail -40 "$logs/gpu_check.log"; }
-    grep -E "tests passed|tests failed|Total Test time" "$logs/gpu_check.log"
+    step build 300 bash scripts/gpu_check.sh sm_90 --build-only || { tail -40 "$logs/build.log"; exit 1; }
   fi
   step kernel_large 150 $bench --mode kernel --dates 200 --ids 1000000 --nums 5 --reps 10 --slow
   step kernel_seed 60 $bench --mode kernel --dates 100 --ids 4000 --nums 5 --reps 50 --slow
@@ -52,6 +53,9 @@ if [[ $part == 1 || $part == all ]]; then
   step kernel_host 120 $bench --mode kernel --space host --dates 200 --ids 1000000 --nums 5 --reps 5 --kokkos-threads=$threads
   step peers_gpu 120 $py scripts/bench/gpu_peers.py --sizes 100x4000x5,200x1000000x5 --json "$logs/peers_gpu.json"
   step peers_host 240 $py scripts/bench/host_kernel.py --app $app --repeat 5 --app-repeat 2 --max-slabs 256MiB,1GiB --json "$logs/peers_host.json"
+  export OMP_NUM_THREADS=4 OMP_PROC_BIND=false
+  step ctest 400 ctest --preset cuda -j 4 --timeout 240
+  grep -E "tests passed|tests failed|Total Test time|Failed|Timeout" "$logs/ctest.log" | head -30
 fi
 
 if [[ $part == 2 || $part == all ]]; then
@@ -87,9 +91,8 @@ PY
 fi
 
 echo; echo "===== summary tables ====="
-for f in kernel_large kernel_seed pcie stream kernel_host peers_gpu peers_host full_scale file16 verify16 h5py16; do
+for f in kernel_large kernel_seed pcie stream kernel_host peers_gpu peers_host ctest full_scale file16 verify16 h5py16; do
   [[ -f $logs/$f.log ]] || continue
   echo "--- $f"; grep -vE "^\[deps\]|OMP_PROC_BIND|OpenMP 4.0|OpenMP 3.1|unit testing" "$logs/$f.log" | tail -25
 done
-# The device tool brings back at most 8 files: one archive of every log.
-if [[ -n ${OUT:-} ]]; then tar czf "$OUT/gpu_suite_logs.tgz" -C "$logs" . && echo "logs: \$OUT/gpu_suite_logs.tgz"; fi
+if [[ -n ${OUT:-} ]]; then tar czf "$OUT/gpu_suite_logs.tgz" -C "$logs" .; fi
