@@ -1,0 +1,336 @@
+#!/usr/bin/env python3
+"""Kill and resume: the .partial protocol under SIGKILL, SIGTERM, SIGUSR1, SIGINT.
+
+The job is 40 dates x 20011 ids x 5 with one date per slab and
+pipeline_depth 2, so a run writes (and fdatasyncs) 40 slabs and takes long
+enough for kills to land mid-run. Invariants checked after every kill and,
+by polling, while every run is in flight:
+  - <out> never exists unless it is complete (bit-identical to a clean run);
+  - every date the .partial's progress record marks done holds exactly the
+    clean run's values (data is durable before progress vouches for it);
+  - reruns resume and the final dataset is bit-identical to a clean run,
+    which itself is checked against NumPy.
+Kills are triggered by progress, not by wall time (storage speed varies a
+lot): the test reads the progress bytes of the .partial while the run is in
+flight and signals once a seeded number of units is recorded, plus a seeded
+jitter (0-1 ms); the first kill lands a few ms after start-up (creation of the
+.partial).
+"""
+
+import os
+import random
+import signal
+import sys
+import time
+
+import numpy as np
+
+sys.dont_write_bytecode = True  # keep the source tree clean
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import e2e_common as E  # noqa: E402
+
+DATES, IDS, NUMS = 40, 20011, 5
+DATE_BYTES = IDS * NUMS * 8
+
+
+class Job:
+    """A job directory: input, YAML, output, and the clean reference result."""
+
+    def __init__(self, ctx, memory=None, seed=5):
+        self.ctx = ctx
+        self.d = ctx.dir("job")
+        self.src = E.generate(ctx, os.path.join(self.d, "in.h5"), DATES, IDS, NUMS, seed=seed)
+        self.memory = dict({"max_slab": DATE_BYTES, "pipeline_depth": 2}, **(memory or {}))
+        self.yaml = self.write_yaml("job.yaml", self.memory)
+        self.out = os.path.join(self.d, "out.h5")
+        self.chunk = self.memory.get("chunk_axis", "date")
+        self.units = DATES if self.chunk == "date" else IDS
+        # the clean run, in its own directory, checked against NumPy
+        ref_dir = ctx.dir("reference")
+        ref_yaml = E.write_job(os.path.join(ref_dir, "job.yaml"), self.src, "out.h5", memory=self.memory)
+        t0 = time.monotonic()
+        E.expect_rc(E.app(ctx, "run", "-q", ref_yaml), 0, "clean run")
+        self.clean_seconds = time.monotonic() - t0
+        self.ref = E.check_output(os.path.join(ref_dir, "out.h5"), E.expected_cv(self.src), what="clean run")
+        slabs, _ = E.plan_slabs(ctx, self.yaml)
+        self.slabs = slabs
+        print(f"clean run: {self.clean_seconds:.2f} s for {slabs} slabs")
+
+    def write_yaml(self, name, memory):
+        return E.write_job(os.path.join(self.d, name), "in.h5", "out.h5", memory=memory)
+
+    def start(self, *extra, yaml=None):
+        self.ctx_counter = getattr(self, "ctx_counter", 0) + 1
+        prefix = os.path.join(self.ctx.work, f"run{self.ctx_counter:02d}")
+        proc, _, err = E.start([self.ctx.app, "run"] + list(extra) + [yaml or self.yaml], self.d, prefix)
+        proc.err_path = err
+        return proc
+
+    # ---- invariants ------------------------------------------------------
+
+    old_digest = None  # an older <out> that overwrite: true replaces only at the very end
+
+    def check_out_complete_if_present(self, when):
+        if os.path.exists(self.out):
+            if self.old_digest and E.file_digest(self.out) == self.old_digest:
+                return True
+            E.check_output(self.out, self.ref, what=f"<out> present {when}")
+            return True
+        return False
+
+    def check_partial(self, when):
+        """Every unit the progress record marks done holds the clean run's values.
+        Returns (done, total) or None if there is no .partial."""
+        partial = E.partial_of(self.out)
+        if not os.path.exists(partial):
+            return None
+        with E.h5py.File(partial, "r") as f:
+            done = f["discount_app/progress"][...]
+            cv = f["cv"]
+            E.check(cv.shape == self.ref.shape and cv.dtype == np.dtype("<f8"),
+                    f"{when}: .partial cv is {cv.shape} {cv.dtype}")
+            units = np.flatnonzero(done)
+            if self.chunk == "date":
+                got, want = cv[...][units], self.ref[units]
+            else:
+                got, want = cv[...][:, units], self.ref[:, units]
+        E.check(set(np.unique(done).tolist()) <= {0, 1}, f"{when}: progress bytes not 0/1: {np.unique(done)}")
+        E.assert_bits_equal(got, want, f"{when}: units marked done in the .partial")
+        return int(done.sum()), done.size
+
+    def progress_now(self):
+        """Units the running job has recorded as done, read straight from the
+        progress bytes of the .partial (offset looked up once per file with
+        h5py); None while there is no .partial."""
+        partial = E.partial_of(self.out)
+        try:
+            fd = os.open(partial, os.O_RDONLY)
+        except FileNotFoundError:
+            return None
+        try:
+            ino = os.fstat(fd).st_ino
+            if getattr(self, "_progress_at", (None,))[0] != ino:
+                with E.h5py.File(partial, "r") as f:
+                    ds = f["discount_app/progress"]
+                    self._progress_at = (ino, ds.id.get_offset(), ds.shape[0])
+            _, offset, n = self._progress_at
+            return sum(os.pread(fd, n, offset))
+        finally:
+            os.close(fd)
+
+    def watch(self, proc, seconds=None, done_at_least=None):
+        """Poll while proc runs, until `seconds` passed or the progress record
+        shows `done_at_least` units; <out> must never be incomplete meanwhile.
+        Returns the exit status if the process ended (it is reaped), else None."""
+        deadline = time.monotonic() + (seconds if seconds is not None else 120)
+        seen_out = False
+        while time.monotonic() < deadline:
+            if not seen_out and os.path.exists(self.out):
+                seen_out = True
+                # The rename is the last step: the file must already be whole.
+                self.check_out_complete_if_present("while the run was in flight")
+            got = E.reap(proc, timeout=0)
+            if got is not None:
+                return got[0]
+            if done_at_least is not None:
+                done = self.progress_now()
+                if done is not None and done >= done_at_least:
+                    return None
+            time.sleep(0.0005)
+        if seconds is None:
+            raise E.Failure(f"progress never reached {done_at_least}")
+        return None
+
+    def finish(self, *extra):
+        r = E.app(self.ctx, "run", *extra, self.yaml, cwd=self.d)
+        E.expect_rc(r, 0, "final rerun")
+        E.check_output(self.out, self.ref, what="after resume")
+        E.check(not E.leftovers(self.out), f"leftovers after completion: {E.leftovers(self.out)}")
+        E.check(E.progress_of(self.out).all(), "finished output's progress record is not all done")
+        return r
+
+
+def stderr_of(proc):
+    with open(proc.err_path, errors="replace") as f:
+        return f.read()
+
+
+def kill9_loop(ctx, kills, seed, memory=None):
+    """kill -9 at seeded moments: the first during start-up (a few ms in), the
+    others once the progress record reaches a seeded count, plus a seeded
+    jitter of 0-1 ms so the kill lands anywhere in the next slab's write.
+    On very fast storage a run may finish before a kill; then the loop ends
+    early, but at least kills - 2 kills must have landed mid-run."""
+    job = Job(ctx, memory=memory)
+    rng = random.Random(seed)
+    landed = 0
+    for k in range(kills):
+        state = job.check_partial(f"before kill {k}")
+        done, total = state if state else (0, job.units)
+        proc = job.start("-q")
+        if k == 0:
+            what = f"{rng.uniform(2, 60):.0f} ms after start"
+            rc = job.watch(proc, seconds=float(what.split()[0]) / 1000)
+        else:
+            # spread the remaining kills over what is left to do
+            step = max(1, (total - done) // (kills - k + 1))
+            target = min(total - 1, done + rng.randint(1, step))
+            jitter = rng.uniform(0, 0.001)
+            what = f"at {target}/{total} units done + {jitter * 1000:.1f} ms"
+            rc = job.watch(proc, done_at_least=target)
+            if rc is None:
+                time.sleep(jitter)
+        exited = rc is not None
+        if not exited:
+            proc.send_signal(signal.SIGKILL)
+            rc, _ = E.reap(proc, timeout=60)
+        when = f"after kill {k} ({what})"
+        present = job.check_out_complete_if_present(when)
+        state = job.check_partial(when)
+        print(f"kill {k} {what}: rc {rc}, partial {state}, out present {present}")
+        if exited:
+            E.check(rc == 0, f"run {k} ended by itself with rc {rc}:\n{stderr_of(proc)}")
+            E.check(present, "run exited 0 but <out> is missing")
+            break
+        E.check(rc == -signal.SIGKILL, f"expected death by SIGKILL, got rc {rc}")
+        E.check(not present, "<out> exists after a kill before the run could finish")
+        if state and 0 < state[0] < state[1]:
+            landed += 1
+    print(f"{landed} kill(s) landed mid-run with progress recorded")
+    need = max(1, kills - 2)
+    E.check(landed >= need, f"only {landed} kill(s) landed mid-run, need {need}: the test proved too little")
+    job.finish("-q")
+    return job
+
+
+def sigkill_resume(ctx):
+    kill9_loop(ctx, kills=5, seed=20240607)
+
+
+def sigkill_resume_chunk_id(ctx):
+    kill9_loop(ctx, kills=3, seed=77, memory={"chunk_axis": "id", "max_slab": 500 * DATES * NUMS * 8})
+
+
+def interrupt(signo, twice=False):
+    def case(ctx):
+        job = Job(ctx)
+        proc = job.start()
+        rc = job.watch(proc, done_at_least=5)
+        E.check(rc is None, f"the run ended (rc {rc}) before {signal.Signals(signo).name} could be sent:\n"
+                            f"{stderr_of(proc)}")
+        proc.send_signal(signo)
+        if twice:
+            time.sleep(0.001)
+            proc.send_signal(signo)
+        rc, _ = E.reap(proc, timeout=60)
+        err = stderr_of(proc)
+        name = signal.Signals(signo).name
+        print(f"rc {rc}; stderr:\n{err}")
+        E.check(not os.path.exists(job.out), f"<out> exists after {name}")
+        if twice:
+            # A second signal may end the process at once (default action) or be
+            # absorbed by the orderly shutdown: either way the rerun must finish.
+            E.check(rc in (75, -signo), f"rc {rc} after two {name}s, expected 75 or -{signo}")
+        else:
+            E.check(rc == 75, f"rc {rc} after {name}, expected 75")
+            last = err.splitlines()[-1] if err.strip() else ""
+            E.check("resume" in last and name in last, f"last stderr line should name {name} and say how to resume: "
+                                                       f"{last!r}")
+            E.check(os.path.exists(E.partial_of(job.out)), f"no .partial kept after {name}")
+        state = job.check_partial(f"after {name}")
+        print(f"partial after {name}: {state}")
+        if not twice:
+            E.check(5 <= state[0] < state[1], f"progress {state} after {name}: expected at least the 5 units "
+                                              f"seen before the signal and not all")
+        r = job.finish()
+        if state and state[0] > 0:
+            E.check("resum" in r.stderr, f"the rerun did not say it resumes:\n{r.stderr}")
+    return case
+
+
+def resume_with_other_slabs(ctx):
+    """Budgets are not part of the job's identity: a rerun with other slabs resumes."""
+    job = Job(ctx)
+    kill_mid_run(job)
+    other = job.write_yaml("job.yaml", dict(job.memory, max_slab=3 * DATE_BYTES, pipeline_depth=4))
+    E.check(E.plan_slabs(ctx, other)[0] == 14, "the other plan should have 14 slabs")
+    job.finish("-q")
+
+
+def kill_mid_run(job):
+    proc = job.start("-q")
+    E.check(job.watch(proc, done_at_least=job.units // 3) is None, "the run finished before the kill")
+    proc.send_signal(signal.SIGKILL)
+    E.reap(proc)
+    state = job.check_partial("after kill")
+    E.check(state and 0 < state[0] < state[1], f"kill did not land mid-run: {state}")
+    return state
+
+
+def input_changed_after_kill(ctx):
+    """A .partial must not be resumed against different input data."""
+    job = Job(ctx)
+    kill_mid_run(job)
+    partial = E.partial_of(job.out)
+    digest = E.file_digest(partial)
+    time.sleep(0.01)
+    r = E.app(ctx, "generate", "--dates", DATES, "--ids", IDS, "--nums", NUMS, "--out", job.src, "--seed", 6, "--force")
+    E.expect_rc(r, 0, "regenerate the input")
+    r = E.app(ctx, "run", "-q", job.yaml, cwd=job.d)
+    E.expect_rc(r, 73, "resume against a changed input")
+    E.check("--restart" in r.stderr, f"the error should point to --restart:\n{r}")
+    E.check(not os.path.exists(job.out) and E.file_digest(partial) == digest, "the refused run touched the outputs")
+    E.expect_rc(E.app(ctx, "run", "-q", "--restart", job.yaml, cwd=job.d), 0, "--restart")
+    E.check_output(job.out, E.expected_cv(job.src), what="after --restart on the new input")
+    E.check(not E.leftovers(job.out), f"leftovers: {E.leftovers(job.out)}")
+
+
+def overwrite_kill_keeps_old_output(ctx):
+    """overwrite: true replaces <out> only at the end: a kill leaves the old file whole."""
+    job = Job(ctx)
+    job.yaml = E.write_job(job.yaml, "in.h5", "out.h5", output={"overwrite": True}, memory=job.memory)
+    E.poison(job.out)
+    digest = job.old_digest = E.file_digest(job.out)
+    kill_mid_run(job)
+    E.check(E.file_digest(job.out) == digest, "a killed overwrite run changed the old <out>")
+    job.finish("-q")
+    E.check(E.file_digest(job.out) != digest, "the old <out> was not replaced")
+
+
+def rerun_after_completion_is_noop(ctx):
+    job = Job(ctx)
+    job.finish("-q")
+    digest, mtime = E.file_digest(job.out), E.mtime_ns(job.out)
+    time.sleep(0.02)  # an mtime change would be visible
+    r = E.app(ctx, "run", job.yaml, cwd=job.d)
+    E.expect_rc(r, 0, "rerun after completion")
+    E.check(E.mtime_ns(job.out) == mtime and E.file_digest(job.out) == digest, "the no-op rerun touched <out>")
+    E.check(not E.leftovers(job.out), f"the no-op rerun left {E.leftovers(job.out)}")
+    # other budgets: still the same job, still nothing to do
+    other = job.write_yaml("other.yaml", dict(job.memory, max_slab=5 * DATE_BYTES))
+    E.expect_rc(E.app(ctx, "run", "-q", other, cwd=job.d), 0, "rerun with other budgets")
+    E.check(E.mtime_ns(job.out) == mtime and E.file_digest(job.out) == digest, "rerun with other budgets touched <out>")
+    # a different job onto the same output: refused, output untouched
+    changed = E.write_job(os.path.join(job.d, "changed.yaml"), "in.h5", "out.h5", input={"dates": [0, 39]},
+                          memory=job.memory)
+    r = E.app(ctx, "run", "-q", changed, cwd=job.d)
+    E.expect_rc(r, 73, "a different job onto a complete output without overwrite")
+    E.check(E.mtime_ns(job.out) == mtime and E.file_digest(job.out) == digest, "a refused run touched <out>")
+    E.check(not E.leftovers(job.out), f"a refused run left {E.leftovers(job.out)}")
+
+
+CASES = [
+    ("sigkill_5_times_resume", sigkill_resume),
+    ("sigkill_resume_chunk_id", sigkill_resume_chunk_id),
+    ("sigterm_resume", interrupt(signal.SIGTERM)),
+    ("sigusr1_resume", interrupt(signal.SIGUSR1)),
+    ("sigint_resume", interrupt(signal.SIGINT)),
+    ("sigterm_twice_resume", interrupt(signal.SIGTERM, twice=True)),
+    ("resume_with_other_slabs", resume_with_other_slabs),
+    ("input_changed_after_kill", input_changed_after_kill),
+    ("overwrite_kill_keeps_old_output", overwrite_kill_keeps_old_output),
+    ("rerun_after_completion_is_noop", rerun_after_completion_is_noop),
+]
+
+if __name__ == "__main__":
+    sys.exit(E.main(CASES, __doc__))
