@@ -2,6 +2,7 @@
 // errors into one stderr line and a documented exit code.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <iostream>
 #include <string>
@@ -52,9 +53,11 @@ int run(int argc, char** argv) {
   }
   // `discount_app input.yaml` means `discount_app run input.yaml`.
   static const std::vector<std::string> commands{"run", "plan", "verify", "generate", "config"};
-  if (!args.empty() && args[0][0] != '-' &&
-      std::find(commands.begin(), commands.end(), args[0]) == commands.end())
-    args.insert(args.begin(), "run");
+  const bool names_command = std::any_of(args.begin(), args.end(), [](const std::string& a) {
+    return std::find(commands.begin(), commands.end(), a) != commands.end();
+  });
+  const bool has_operand = std::any_of(args.begin(), args.end(), [](const std::string& a) { return a[0] != '-'; });
+  if (!names_command && has_operand) args.insert(args.begin(), "run");
 
   CLI::App app{kDescription, "discount_app"};
   app.footer(discount::exit_code_table());

@@ -5,13 +5,22 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <thread>
 #include <vector>
 
+#include "common/affinity.hpp"
+
 namespace discount {
 
+// Threads for the I/O-side loops: half the cores, at most 8;
+// DISCOUNT_IO_THREADS overrides (tests use it to exercise the threaded paths).
 inline unsigned io_threads() {
   static const unsigned n = [] {
+    if (const char* env = std::getenv("DISCOUNT_IO_THREADS")) {
+      const int value = std::atoi(env);
+      if (value > 0) return static_cast<unsigned>(std::min(value, 64));
+    }
     unsigned hw = std::max(1u, std::thread::hardware_concurrency());
     return std::max(1u, std::min(8u, hw / 2));
   }();
@@ -22,7 +31,11 @@ inline unsigned io_threads() {
 template <class Worker>
 void run_on_threads(unsigned threads, Worker&& worker) {
   std::vector<std::thread> others;
-  for (unsigned t = 1; t < threads; ++t) others.emplace_back([&worker, t] { worker(t); });
+  for (unsigned t = 1; t < threads; ++t)
+    others.emplace_back([&worker, t] {
+      use_process_affinity();
+      worker(t);
+    });
   worker(0u);
   for (auto& other : others) other.join();
 }
@@ -42,7 +55,10 @@ void host_parallel(std::int64_t n, unsigned parts, Body&& body) {
   const std::int64_t step = (n + parts - 1) / parts;
   for (unsigned p = 1; p < parts; ++p) {
     const std::int64_t b = std::min(n, p * step), e = std::min(n, b + step);
-    workers.emplace_back([&body, b, e, p] { body(b, e, p); });
+    workers.emplace_back([&body, b, e, p] {
+      use_process_affinity();
+      body(b, e, p);
+    });
   }
   body(std::int64_t{0}, std::min(n, step), 0u);
   for (auto& w : workers) w.join();

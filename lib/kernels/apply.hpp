@@ -10,8 +10,11 @@
 
 #include <array>
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 #include <type_traits>
 
+#include "common/error.hpp"
 #include "kernels/slicing.hpp"
 
 namespace discount {
@@ -24,6 +27,9 @@ constexpr bool iterate_reversed() {
   return !Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible;
 }
 
+// CUDA's limit on blockDim.z, which a rank-3 MDRange tile's last entry becomes.
+constexpr std::int64_t kMaxBlockZ = 64;
+
 namespace detail {
 
 constexpr int set_bit(int mask, int n) {  // position of the n-th set bit
@@ -35,84 +41,87 @@ constexpr int set_bit(int mask, int n) {  // position of the n-th set bit
   return -1;
 }
 
-template <int Mask, bool Reverse, class MultView, class InView, class OutView>
+// Index arithmetic runs in `Index` (32-bit when the slab allows: cheaper on
+// GPUs). The Views own nothing here; the functor keeps their raw pointers.
+template <int Mask, bool Reverse, class Index>
 struct ApplyFunctor {
-  MultView mult;  // flat [ids * nums] of the slab
-  InView in;      // [e0][e1][e2], LayoutRight
-  OutView out;    // may alias `in`
-  std::int64_t ms0, ms1, ms2;
+  const double* mult;  // flat [ids * nums] of the slab
+  const double* in;    // [e0][e1][e2], row-major
+  double* out;         // may alias `in` (in place)
+  Index e1, e2;
+  Index extent[3];
+  Index ms[3];         // multBy stride of each memory position (0 along date)
 
   static constexpr bool par0 = Mask & 1, par1 = Mask & 2, par2 = Mask & 4;
   static constexpr int rank = int(par0) + int(par1) + int(par2);
   static constexpr int pos0 = set_bit(Mask, 0), pos1 = set_bit(Mask, 1), pos2 = set_bit(Mask, 2);
 
-  // The innermost serial position, if any: its loop issues kBatch loads
-  // before the first store, so each thread keeps several loads in flight
-  // even when `out` may alias `in` (in place).
+  // The innermost serial position, if any. Its loop issues kBatch loads before
+  // the first store, so each thread keeps several loads in flight although
+  // `out` may alias `in`; when multBy does not vary along it (date), multBy is
+  // loaded once for the whole line.
   static constexpr int inner_serial = !par2 ? 2 : !par1 ? 1 : !par0 ? 0 : -1;
-  static constexpr int kBatch = 4;
+  static constexpr int kBatch = 8;
 
-  KOKKOS_INLINE_FUNCTION void element(std::int64_t x, std::int64_t y, std::int64_t z) const {
-    out(x, y, z) = mult(x * ms0 + y * ms1 + z * ms2) * in(x, y, z);
-  }
+  KOKKOS_INLINE_FUNCTION Index offset(Index x, Index y, Index z) const { return (x * e1 + y) * e2 + z; }
 
-  KOKKOS_INLINE_FUNCTION void serial_line(std::int64_t x, std::int64_t y, std::int64_t z) const {
+  KOKKOS_INLINE_FUNCTION void serial_line(Index x, Index y, Index z) const {
+    const Index base = offset(x, y, z);
+    const Index mbase = x * ms[0] + y * ms[1] + z * ms[2];
     if constexpr (inner_serial < 0) {
-      element(x, y, z);
+      out[base] = mult[mbase] * in[base];
     } else {
-      const int position = inner_serial;  // extent() takes a reference: no ODR-use of the member
-      const std::int64_t extent = std::int64_t(in.extent(position));
-      std::int64_t v[3] = {x, y, z};
-      std::int64_t j = 0;
-      for (; j + kBatch <= extent; j += kBatch) {
+      constexpr int s = inner_serial;
+      const Index n = extent[s];
+      const Index step = s == 0 ? e1 * e2 : s == 1 ? e2 : Index(1);
+      const Index mstep = ms[s];
+      const double hoisted = mstep == 0 ? mult[mbase] : 0.0;
+      for (Index j = 0; j < n; j += kBatch) {
         double product[kBatch];
-        for (int u = 0; u < kBatch; ++u) {
-          v[inner_serial] = j + u;
-          product[u] = mult(v[0] * ms0 + v[1] * ms1 + v[2] * ms2) * in(v[0], v[1], v[2]);
-        }
-        for (int u = 0; u < kBatch; ++u) {
-          v[inner_serial] = j + u;
-          out(v[0], v[1], v[2]) = product[u];
-        }
-      }
-      for (; j < extent; ++j) {
-        v[inner_serial] = j;
-        element(v[0], v[1], v[2]);
+        for (int u = 0; u < kBatch; ++u)
+          if (j + u < n) {
+            const double m = mstep == 0 ? hoisted : mult[mbase + (j + u) * mstep];
+            product[u] = m * in[base + (j + u) * step];
+          }
+        for (int u = 0; u < kBatch; ++u)
+          if (j + u < n) out[base + (j + u) * step] = product[u];
       }
     }
   }
 
   // Parallel positions are fixed by the caller; serial ones are looped here.
-  KOKKOS_INLINE_FUNCTION void run(std::int64_t a, std::int64_t b, std::int64_t c) const {
-    const std::int64_t a_end = (par0 || inner_serial == 0) ? a + 1 : std::int64_t(in.extent(0));
-    const std::int64_t b_end = (par1 || inner_serial == 1) ? b + 1 : std::int64_t(in.extent(1));
-    for (std::int64_t x = a; x < a_end; ++x)
-      for (std::int64_t y = b; y < b_end; ++y) serial_line(x, y, c);
+  KOKKOS_INLINE_FUNCTION void run(Index a, Index b, Index c) const {
+    const Index a_end = (par0 || inner_serial == 0) ? a + 1 : extent[0];
+    const Index b_end = (par1 || inner_serial == 1) ? b + 1 : extent[1];
+    for (Index x = a; x < a_end; ++x)
+      for (Index y = b; y < b_end; ++y) serial_line(x, y, c);
   }
 
-  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i) const {
-    std::int64_t v[3] = {0, 0, 0};
+  KOKKOS_INLINE_FUNCTION void operator()(Index i) const {
+    Index v[3] = {0, 0, 0};
     v[pos0] = i;
     run(v[0], v[1], v[2]);
   }
-  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i, std::int64_t j) const {
-    std::int64_t v[3] = {0, 0, 0};
+  KOKKOS_INLINE_FUNCTION void operator()(Index i, Index j) const {
+    Index v[3] = {0, 0, 0};
     v[Reverse ? pos1 : pos0] = i;
     v[Reverse ? pos0 : pos1] = j;
     run(v[0], v[1], v[2]);
   }
-  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i, std::int64_t j, std::int64_t k) const {
+  KOKKOS_INLINE_FUNCTION void operator()(Index i, Index j, Index k) const {
     if (Reverse) run(k, j, i);
     else run(i, j, k);
   }
 };
 
-template <class ExecSpace, int Mask, class MultView, class InView, class OutView>
+template <class ExecSpace, int Mask, class Index, class MultView, class InView, class OutView>
 void launch(const ExecSpace& exec, const Slicing& slicing, const MultView& mult, const InView& in,
             const OutView& out, const std::array<std::int64_t, 3>& ms) {
   constexpr bool reverse = iterate_reversed<ExecSpace>();
-  using Functor = ApplyFunctor<Mask, reverse, MultView, InView, OutView>;
-  const Functor functor{mult, in, out, ms[0], ms[1], ms[2]};
+  using Functor = ApplyFunctor<Mask, reverse, Index>;
+  const Functor functor{mult.data(), in.data(), out.data(), Index(in.extent(1)), Index(in.extent(2)),
+                        {Index(in.extent(0)), Index(in.extent(1)), Index(in.extent(2))},
+                        {Index(ms[0]), Index(ms[1]), Index(ms[2])}};
   constexpr int rank = Functor::rank;
 
   // Parallel memory positions in policy order.
@@ -124,21 +133,29 @@ void launch(const ExecSpace& exec, const Slicing& slicing, const MultView& mult,
 
   // Auto tiles: on a GPU, up to 256 threads with the contiguous position on x;
   // on the host, about 2048 iterations per tile along the innermost positions.
+  // A CUDA block allows at most 64 threads along z (rank 3's last dimension):
+  // a larger tile would make the launch fail.
   const std::int64_t target = reverse ? 256 : 2048;
   std::int64_t product = 1;
   for (int q = 0; q < rank; ++q) {
     const int p = reverse ? q : rank - 1 - q;  // fastest position first
     const std::int64_t user = slicing.tile[order[p]];
-    tile[p] = user > 0 ? user : std::max<std::int64_t>(1, std::min(extent[p], target / product));
+    std::int64_t cap = target / product;
+    if (reverse && p == 2) cap = std::min<std::int64_t>(cap, kMaxBlockZ);
+    if (reverse && p == 2 && user > kMaxBlockZ)
+      throw config_error("compute.tile: " + std::to_string(user) +
+                         " along the slowest-varying parallel axis becomes the CUDA block's z, which allows at most " +
+                         std::to_string(kMaxBlockZ));
+    tile[p] = user > 0 ? user : std::max<std::int64_t>(1, std::min(extent[p], cap));
     product *= tile[p];
   }
 
   if constexpr (rank == 1) {
     Kokkos::parallel_for("discount::apply",
-                         Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(exec, 0, extent[0]), functor);
+                         Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(exec, 0, Index(extent[0])), functor);
   } else {
     using Policy = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<rank, Kokkos::Iterate::Right, Kokkos::Iterate::Right>,
-                                         Kokkos::IndexType<std::int64_t>>;
+                                         Kokkos::IndexType<Index>>;
     typename Policy::point_type lower{}, upper{}, tiles{};
     for (int p = 0; p < rank; ++p) {
       lower[p] = 0;
@@ -149,7 +166,35 @@ void launch(const ExecSpace& exec, const Slicing& slicing, const MultView& mult,
   }
 }
 
+template <class ExecSpace, class Index, class MultView, class InView, class OutView>
+void dispatch(const ExecSpace& exec, const Slicing& slicing, const MultView& mult, const InView& in,
+              const OutView& out, const std::array<std::int64_t, 3>& ms) {
+  switch (slicing.mask()) {
+    case 1: launch<ExecSpace, 1, Index>(exec, slicing, mult, in, out, ms); break;
+    case 2: launch<ExecSpace, 2, Index>(exec, slicing, mult, in, out, ms); break;
+    case 3: launch<ExecSpace, 3, Index>(exec, slicing, mult, in, out, ms); break;
+    case 4: launch<ExecSpace, 4, Index>(exec, slicing, mult, in, out, ms); break;
+    case 5: launch<ExecSpace, 5, Index>(exec, slicing, mult, in, out, ms); break;
+    case 6: launch<ExecSpace, 6, Index>(exec, slicing, mult, in, out, ms); break;
+    case 7: launch<ExecSpace, 7, Index>(exec, slicing, mult, in, out, ms); break;
+    default: throw config_error("compute.parallel_dims: at least one axis must be parallel");
+  }
+}
+
 }  // namespace detail
+
+// Kokkos 3.4 does not check kernel launches: a bad launch computes nothing
+// and says nothing. Call after a fence; throws std::runtime_error.
+inline void check_device_errors(const char* what) {
+#ifdef KOKKOS_ENABLE_CUDA
+  const cudaError_t status = cudaGetLastError();
+  if (status != cudaSuccess)
+    throw std::runtime_error(std::string(what) + ": CUDA error " + cudaGetErrorName(status) + ": " +
+                             cudaGetErrorString(status));
+#else
+  (void)what;
+#endif
+}
 
 template <class MemorySpace>
 using SlabView = Kokkos::View<double***, Kokkos::LayoutRight, MemorySpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
@@ -166,16 +211,11 @@ void apply_mdrange(const ExecSpace& exec, const Slicing& slicing, const MultView
                    const OutView& out, const std::array<std::int64_t, 3>& mult_strides) {
   static_assert(Kokkos::is_execution_space<ExecSpace>::value, "first argument must be an execution space");
   static_assert(InView::rank == 3 && OutView::rank == 3 && MultView::rank == 1, "slab views are 3-D, multBy 1-D");
-  switch (slicing.mask()) {
-    case 1: detail::launch<ExecSpace, 1>(exec, slicing, mult, in, out, mult_strides); break;
-    case 2: detail::launch<ExecSpace, 2>(exec, slicing, mult, in, out, mult_strides); break;
-    case 3: detail::launch<ExecSpace, 3>(exec, slicing, mult, in, out, mult_strides); break;
-    case 4: detail::launch<ExecSpace, 4>(exec, slicing, mult, in, out, mult_strides); break;
-    case 5: detail::launch<ExecSpace, 5>(exec, slicing, mult, in, out, mult_strides); break;
-    case 6: detail::launch<ExecSpace, 6>(exec, slicing, mult, in, out, mult_strides); break;
-    case 7: detail::launch<ExecSpace, 7>(exec, slicing, mult, in, out, mult_strides); break;
-    default: Kokkos::abort("discount::apply_mdrange: no parallel dimension");
-  }
+  // 32-bit index arithmetic whenever every offset fits (always, for slabs
+  // under 16 GiB); 64-bit otherwise.
+  const bool narrow = in.span() < std::size_t{1} << 31 && mult.span() < std::size_t{1} << 31;
+  if (narrow) detail::dispatch<ExecSpace, int>(exec, slicing, mult, in, out, mult_strides);
+  else detail::dispatch<ExecSpace, std::int64_t>(exec, slicing, mult, in, out, mult_strides);
 }
 
 }  // namespace discount

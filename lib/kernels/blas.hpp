@@ -1,8 +1,10 @@
 // compute.kernel: blas. The slab seen as a column-major matrix with one
 // column per date and multBy as the vector: KokkosBlas::mult computes
 // C = 0*C + 1 * A .* B column by column. Needs date as the outermost axis and
-// id before num (checked by the caller); Kokkos Kernels 3.4's mult takes no
-// execution space instance, so it runs on the views' default instance.
+// id before num (checked by the caller). Kokkos Kernels 3.4's mult takes no
+// execution space instance: it runs on the default instance (on CUDA, the
+// legacy stream, which our non-blocking streams do not wait for), so this
+// function fences before and after and returns with the result complete.
 #pragma once
 
 #include <KokkosBlas1_mult.hpp>
@@ -23,6 +25,8 @@ void apply_blas(const ExecSpace& exec, const MultView& mult, const InView& in, c
   const auto cols = static_cast<std::size_t>(in.extent(0));
   exec.fence();  // the views' producers may run on another instance
   KokkosBlas::mult(0.0, Matrix(out.data(), rows, cols), 1.0, mult, ConstMatrix(in.data(), rows, cols));
+  // mult ran on the default instance; consumers wait on `exec`, so finish here.
+  typename Memory::execution_space().fence();
 }
 
 }  // namespace discount

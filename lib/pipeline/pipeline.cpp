@@ -10,6 +10,7 @@
 #include <thread>
 #include <type_traits>
 
+#include "common/affinity.hpp"
 #include "common/error.hpp"
 #include "io/finite.hpp"
 #include "kernels/apply.hpp"
@@ -154,6 +155,7 @@ class Pipeline {
   // so the other stages stop; on success closes the stage's output queues.
   template <class Body>
   void guarded(Body&& body, std::initializer_list<BlockingQueue<Ticket>*> outputs) {
+    if (std::this_thread::get_id() != main_thread_) use_process_affinity();
     try {
       body();
     } catch (...) {
@@ -260,6 +262,7 @@ class Pipeline {
       else apply_mdrange(exec, slicing_, mult_view, ConstSlabView<ComputeMemory>(slab_view), slab_view,
                          g.mult_stride);
       exec.fence();
+      check_device_errors("discount::apply");
       kernel_.bytes += (2 * g.elements() + slab.ids.size() * slab.nums) * sizeof(double);
       kernel_.seconds += seconds_since(t0);
       ++kernel_.slabs;
@@ -321,6 +324,7 @@ class Pipeline {
 
   BlockingQueue<int> free_host_, free_device_;
   BlockingQueue<Ticket> loaded_, uploaded_, kernel_done_, computed_;
+  const std::thread::id main_thread_ = std::this_thread::get_id();
   std::atomic<bool> aborted_{false};
   std::mutex error_mutex_;
   std::exception_ptr first_error_;

@@ -41,6 +41,7 @@ double median_seconds(int reps, const std::function<void()>& body, const std::fu
     const auto t0 = Clock::now();
     body();
     Kokkos::fence();
+    check_device_errors("benchmark");
     const double s = std::chrono::duration<double>(Clock::now() - t0).count();
     if (r >= 0) times.push_back(s);
   }
