@@ -1,7 +1,9 @@
 #include "io/output.hpp"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -78,7 +80,14 @@ FileOutput::FileOutput(const OutputSpec& spec) : spec_(spec) {
     throw create_error("output.file '" + spec.path + "': directory '" + dir + "' does not exist");
   if (::access(dir.c_str(), W_OK | X_OK) != 0)
     throw create_error("output.file '" + spec.path + "': directory '" + dir + "' is not writable");
-  if (exists(spec.path)) {
+  struct stat out_st {};
+  if (::stat(spec.path.c_str(), &out_st) == 0) {
+    if (!S_ISREG(out_st.st_mode))
+      throw create_error("output.file '" + spec.path + "' exists and is not a regular file");
+    struct stat in_st {};
+    if (!spec.input_file.empty() && ::stat(spec.input_file.c_str(), &in_st) == 0 && in_st.st_dev == out_st.st_dev &&
+        in_st.st_ino == out_st.st_ino)
+      throw create_error("output.file '" + spec.path + "' is the input file; inputs are never overwritten");
     if (!spec.overwrite) {
       if (stored_fingerprint(spec.path) == spec.fingerprint && !spec.restart) {
         state_ = State::already_complete;
@@ -138,6 +147,21 @@ void FileOutput::create() {
   ::unlink(tmp.c_str());  // a leftover from a kill during creation holds nothing
   const auto dims = file_dims(spec_);
   const std::int64_t units = spec_.chunk_axis == Axis::date ? spec_.dates : spec_.ids;
+  // A file-size limit below the output's size is reported before anything is
+  // written (HDF5 cannot close such a file cleanly).
+  const std::uint64_t data_bytes = static_cast<std::uint64_t>(dims[0] * dims[1] * dims[2]) * sizeof(double);
+  const std::uint64_t needed = data_bytes + static_cast<std::uint64_t>(units) + (std::uint64_t{1} << 20);
+  struct rlimit limit {};
+  if (::getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < needed)
+    throw io_error("file size limit exceeded (ulimit -f): output '" + spec_.path + "' needs " +
+                   format_bytes(needed) + ", the limit is " + format_bytes(limit.rlim_cur));
+  struct statvfs fs {};
+  if (::statvfs(dir_of(spec_.path).c_str(), &fs) == 0) {
+    const std::uint64_t free_bytes = static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize;
+    if (free_bytes < needed)
+      throw io_error("no space left on device: output '" + spec_.path + "' needs " + format_bytes(needed) +
+                     ", " + format_bytes(free_bytes) + " free");
+  }
   {
     h5::QuietErrors quiet;
     h5::Id file = h5::file(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
@@ -200,7 +224,7 @@ void FileOutput::create() {
   int fd = ::open(tmp.c_str(), O_RDWR | O_CLOEXEC);
   if (fd < 0) throw create_error("cannot reopen '" + tmp + "': " + std::strerror(errno));
   // Reserve the blocks now so a full disk is reported before hours of work.
-  const std::uint64_t bytes = static_cast<std::uint64_t>(dims[0] * dims[1] * dims[2]) * sizeof(double);
+  const std::uint64_t bytes = data_bytes;
   const int rc = ::posix_fallocate(fd, static_cast<off_t>(data_offset_), static_cast<off_t>(bytes));
   if (rc == ENOSPC || rc == EFBIG || rc == EDQUOT) {
     ::close(fd);

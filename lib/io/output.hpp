@@ -18,6 +18,7 @@ namespace discount {
 
 struct OutputSpec {
   std::string path;
+  std::string input_file;  // refused as the output
   std::string dataset = "cv";
   bool overwrite = false;
   bool restart = false;

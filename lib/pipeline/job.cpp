@@ -144,6 +144,7 @@ int run_command(const Config& config, const RunOptions& options) {
   if (config.output.mode == OutputMode::file) {
     OutputSpec spec;
     spec.path = config.output.file;
+    spec.input_file = config.input.file;
     spec.dataset = config.output.dataset;
     spec.overwrite = config.output.overwrite;
     spec.restart = options.restart;
@@ -159,7 +160,7 @@ int run_command(const Config& config, const RunOptions& options) {
     sink = std::move(output);
     if (file_output->state() == FileOutput::State::already_complete) {
       if (!options.quiet)
-        std::cerr << "[discount_app] " << config.output.file << " is already complete for this job; nothing to do\n";
+        std::cout << "[discount_app] " << config.output.file << " is already complete for this job; nothing to do\n";
       return 0;
     }
   } else {
@@ -179,12 +180,12 @@ int run_command(const Config& config, const RunOptions& options) {
   report.plan = p.plan.describe();
   report.config_yaml = config.to_yaml();
   if (!options.quiet) {
-    std::cerr << "[discount_app] input  " << report.input << "\n[discount_app] output " << report.output
+    std::cout << "[discount_app] input  " << report.input << "\n[discount_app] output " << report.output
               << "\n[discount_app] kernel " << report.space << ", " << report.slicing << "\n[discount_app] plan   "
               << p.plan.slabs.size() << " slab(s) of up to " << format_bytes(p.plan.slab_bytes) << ", host "
               << format_bytes(p.plan.host_bytes);
-    if (p.plan.request.device_copies) std::cerr << ", device " << format_bytes(p.plan.device_bytes);
-    std::cerr << "\n";
+    if (p.plan.request.device_copies) std::cout << ", device " << format_bytes(p.plan.device_bytes);
+    std::cout << std::endl;
   }
 
   bool fresh_output = file_output && file_output->state() == FileOutput::State::fresh;
@@ -233,7 +234,7 @@ int run_command(const Config& config, const RunOptions& options) {
     report.date_bits = checksum->date_bits();
     report.global_bits = checksum->global_bits();
   }
-  if (!options.quiet) std::cerr << report.to_text();
+  if (!options.quiet) std::cout << report.to_text() << std::flush;
   const std::string report_path = options.report_path.empty() ? config.report : options.report_path;
   if (!report_path.empty()) write_report(report, report_path);
   if (config.verify != VerifyMode::none) {

@@ -55,21 +55,19 @@ struct Ticket {
   int device = -1;
 };
 
-[[noreturn]] void report_nonfinite(const std::string& dataset, const double* buffer, std::int64_t index,
-                                   const std::array<Axis, 3>& axes, const std::array<std::int64_t, 3>& extent,
-                                   const std::array<std::int64_t, 3>& origin) {
-  std::int64_t rest = index;
-  std::int64_t coord[3];
-  coord[2] = rest % extent[2];
-  rest /= extent[2];
-  coord[1] = rest % extent[1];
-  coord[0] = rest / extent[1];
+[[noreturn]] void nonfinite_error(const std::string& dataset, double value, const std::string& where) {
+  throw data_error("input." + dataset + ": " + (value != value ? "NaN" : value > 0 ? "+Inf" : "-Inf") + " at [" +
+                   where + "] (input.nonfinite: error; set it to propagate to let NaN/Inf through)");
+}
+
+// Names the element at `index` of a packed slab buffer by its axes.
+std::string slab_coordinates(std::int64_t index, const std::array<Axis, 3>& axes,
+                             const std::array<std::int64_t, 3>& extent, const std::array<std::int64_t, 3>& origin) {
+  const std::int64_t coord[3] = {index / (extent[1] * extent[2]), index / extent[2] % extent[1], index % extent[2]};
   std::string where;
   for (int j = 0; j < 3; ++j)
     where += std::string(j ? ", " : "") + axis_name(axes[j]) + " " + std::to_string(origin[j] + coord[j]);
-  const double v = buffer[index];
-  throw data_error("input." + dataset + ": " + (v != v ? "NaN" : v > 0 ? "+Inf" : "-Inf") + " at [" + where +
-                   "] (input.nonfinite: error; set it to propagate to let NaN/Inf through)");
+  return where;
 }
 
 template <class ExecSpace>
@@ -179,8 +177,9 @@ class Pipeline {
     const std::int64_t n = ids.size() * plan_.request.nums;
     const std::int64_t bad = find_nonfinite(buffer, n);
     if (bad >= 0)
-      report_nonfinite(job_.config->input.multiplier, buffer, bad, {Axis::date, Axis::id, Axis::num},
-                       {1, ids.size(), plan_.request.nums}, {0, ids.begin, 0});
+      nonfinite_error(job_.config->input.multiplier, buffer[bad],
+                      "id " + std::to_string(ids.begin + bad / plan_.request.nums) + ", num " +
+                          std::to_string(bad % plan_.request.nums));
   }
 
   Range absolute(Range r, Range selection) const { return {selection.begin + r.begin, selection.begin + r.end}; }
@@ -211,7 +210,7 @@ class Pipeline {
           std::array<std::int64_t, 3> origin{};
           for (int j = 0; j < 3; ++j)
             origin[j] = axes_[j] == Axis::date ? dates.begin : axes_[j] == Axis::id ? ids.begin : 0;
-          report_nonfinite(job_.config->input.discount, buffer, bad, axes_, g.extent, origin);
+          nonfinite_error(job_.config->input.discount, buffer[bad], slab_coordinates(bad, axes_, g.extent, origin));
         }
       }
       read_.bytes += g.elements() * sizeof(double);
@@ -301,9 +300,10 @@ class Pipeline {
       if (job_.progress && (seconds_since(last_print) >= 5.0 || write_.slabs == total_pending_)) {
         last_print = Clock::now();
         const double elapsed = seconds_since(start);
-        std::fprintf(stderr, "[discount_app] %d/%d slabs written (%.0f%%), %.2f GB out, %.2f GB/s\n", write_.slabs,
+        std::fprintf(stdout, "[discount_app] %d/%d slabs written (%.0f%%), %.2f GB out, %.2f GB/s\n", write_.slabs,
                      total_pending_, 100.0 * write_.slabs / std::max(1, total_pending_), write_.bytes / 1e9,
                      elapsed > 0 ? write_.bytes / elapsed / 1e9 : 0.0);
+        std::fflush(stdout);
       }
     }
   }

@@ -244,7 +244,10 @@ def config_round_trip(ctx):
     shape = (5, 503, 3)
     src = E.generate(ctx, os.path.join(ctx.work, "in.h5"), *shape, seed=52)
     job = E.write_job(os.path.join(ctx.work, "job.yaml"), "in.h5", "out.h5", input={"dates": [1, 4]},
-                      compute={"parallel_dims": ["id"]}, memory={"max_slab": max_slab_for(shape, "date", 1)})
+                      compute={"parallel_dims": ["id"]},
+                      # Fixed budgets: a percentage of free memory moves between two plans on a shared GPU.
+                      memory={"max_slab": max_slab_for(shape, "date", 1), "host_budget": "64MiB",
+                              "device_budget": "64MiB"})
     r = E.expect_rc(E.app(ctx, "config", job), 0, "config")
     sub = ctx.dir("printed")
     printed = E.write_text(os.path.join(sub, "job.yaml"), r.stdout.replace(os.path.join(ctx.work, "out.h5"),

@@ -244,7 +244,7 @@ def interrupt(signo, twice=False):
                                               f"seen before the signal and not all")
         r = job.finish()
         if state and state[0] > 0:
-            E.check("resum" in r.stderr, f"the rerun did not say it resumes:\n{r.stderr}")
+            E.check("resum" in r.stdout, f"the rerun did not say it resumes:\n{r.stdout}")
     return case
 
 

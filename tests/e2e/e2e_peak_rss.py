@@ -34,10 +34,10 @@ SHAPE = (100, 50021, 5)  # 200 MB of float64 discount
 
 
 def peak_rss(ctx, d, src, memory, name):
-    job = E.write_job(os.path.join(d, f"{name}.yaml"), src, f"{name}.h5", output={"overwrite": True},
+    job = E.write_job(os.path.join(d, f"{name}.yaml"), src, f"{name}_cv.h5", output={"overwrite": True},
                       memory=dict({"host_budget": f"{BUDGET_MIB}MiB"}, **memory))
     r = E.expect_rc(E.run(ctx, [ctx.app, "run", "-q", job], cwd=d, rss=True), 0, name)
-    return r, job, os.path.join(d, f"{name}.h5")
+    return r, job, os.path.join(d, f"{name}_cv.h5")
 
 
 def check_blocked(out, src, block=10):
