@@ -146,6 +146,8 @@ class Pipeline {
     report_.input_bytes = read_.bytes;
     report_.output_bytes = write_.bytes;
     report_.interrupted = write_.slabs < total_pending_;
+    if (copies && d2h_.slabs > 0)
+      report_.device_path_seconds = std::chrono::duration<double>(last_download_ - first_upload_).count();
   }
 
  private:
@@ -225,6 +227,7 @@ class Pipeline {
     while (loaded_.pop(t) && !aborted_) {
       if (!free_device_.pop(t.device)) break;
       const auto t0 = Clock::now();
+      if (h2d_.slabs == 0) first_upload_ = t0;
       const Slab& slab = plan_.slabs[t.slab];
       const auto n = static_cast<std::size_t>(slab.elements());
       Kokkos::deep_copy(exec, Kokkos::subview(device_slab_[t.device], std::make_pair(std::size_t{0}, n)),
@@ -280,6 +283,7 @@ class Pipeline {
       d2h_.bytes += n * sizeof(double);
       d2h_.seconds += seconds_since(t0);
       ++d2h_.slabs;
+      last_download_ = Clock::now();
       free_device_.push(t.device);
       computed_.push(t);
     }
@@ -325,6 +329,7 @@ class Pipeline {
   BlockingQueue<int> free_host_, free_device_;
   BlockingQueue<Ticket> loaded_, uploaded_, kernel_done_, computed_;
   const std::thread::id main_thread_ = std::this_thread::get_id();
+  Clock::time_point first_upload_{}, last_download_{};  // each written by one thread, read after join
   std::atomic<bool> aborted_{false};
   std::mutex error_mutex_;
   std::exception_ptr first_error_;

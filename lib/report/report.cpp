@@ -46,6 +46,7 @@ std::string RunReport::to_json() const {
   j["plan"] = plan;
   j["config"] = config_yaml;
   j["wall_seconds"] = wall_seconds;
+  j["device_path_seconds"] = device_path_seconds;
   j["input_bytes"] = input_bytes;
   j["output_bytes"] = output_bytes;
   j["effective_gb_per_s"] = effective_gb_per_s();

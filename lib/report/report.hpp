@@ -23,6 +23,9 @@ struct RunReport {
   std::string config_yaml;
   std::vector<StageStats> stages;
   double wall_seconds = 0.0;
+  // From the first upload's start to the last download's end (device path
+  // only): the streaming rate without start-up and shut-down.
+  double device_path_seconds = 0.0;
   std::uint64_t input_bytes = 0, output_bytes = 0;  // moved in this run
   int slabs_total = 0, slabs_run = 0, slabs_skipped = 0;
   bool interrupted = false;

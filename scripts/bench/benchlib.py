@@ -83,6 +83,13 @@ def machine_info(app: str | None = None) -> dict:
         "python": sys.version.split()[0],
         "loadavg_start": loadavg(),
     }
+    # How busy the machine was just before we started (others' work), and a
+    # snapshot for what other processes use while we run (see print_machine).
+    a = _cpu_sample()
+    time.sleep(1.0)
+    b = _cpu_sample()
+    info["busy_before"] = _others(a, b)["busy_share"]
+    info["_cpu_start"] = b
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
@@ -105,6 +112,29 @@ def machine_info(app: str | None = None) -> dict:
         except (OSError, subprocess.SubprocessError):
             pass
     return info
+
+
+def _cpu_sample() -> dict:
+    """Machine-wide busy and steal jiffies (/proc/stat) and this process's CPU,
+    children included, in seconds."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:9]]
+    user, nice, system, idle, iowait, irq, softirq, steal = v
+    t = os.times()
+    return {"busy": (user + nice + system + irq + softirq) / _TCK, "steal": steal / _TCK,
+            "own": t.user + t.system + t.children_user + t.children_system, "wall": time.monotonic()}
+
+
+_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _others(a: dict, b: dict) -> dict:
+    wall = max(b["wall"] - a["wall"], 1e-9)
+    cores = os.cpu_count() or 1
+    others = max(0.0, (b["busy"] - a["busy"]) - (b["own"] - a["own"]))
+    return {"wall_s": wall, "others_core_s": others, "others_share": others / (wall * cores),
+            "busy_share": (b["busy"] - a["busy"]) / (wall * cores),
+            "steal_share": (b["steal"] - a["steal"]) / (wall * cores)}
 
 
 def loadavg() -> str:
@@ -275,16 +305,15 @@ def print_machine(info: dict) -> None:
     print(f"\nmachine: {info.get('hostname')}, nproc {info.get('nproc')}, {info.get('cpu', '?')}, "
           f"{fmt_bytes(info.get('mem_total', 0))} RAM, kernel {info.get('kernel')}")
     print(f"date:    {info.get('date')}")
-    now = loadavg()
-    info["loadavg_end"] = now
-    print(f"load:    {info.get('loadavg_start')} at start, {now} at end (1, 5, 15 min)")
-    try:
-        busy = max(float(info.get("loadavg_start", "0").split()[0]), float(now.split()[0]))
-        if busy > 0.5 * (info.get("nproc") or 1):
-            print(f"WARNING: load average {busy:.1f} on {info.get('nproc')} cores: other work shared the machine; "
-                  "figures are noisy")
-    except ValueError:
-        pass
+    start = info.pop("_cpu_start", None)
+    if start:
+        o = _others(start, _cpu_sample())
+        info.update(others_share=o["others_share"], steal_share=o["steal_share"])
+        print(f"load:    before start {100 * info['busy_before']:.0f}% of all cores busy (load average "
+              f"{info.get('loadavg_start')}); during the run other processes and kernel threads used "
+              f"{100 * o['others_share']:.0f}% of the cores, hypervisor steal {100 * o['steal_share']:.0f}%")
+        if max(info["busy_before"], o["others_share"]) > 0.15:
+            print("WARNING: other work shared the machine (kernel I/O threads count too); figures are noisy")
     if info.get("app_version"):
         print(f"app:     {info['app_version']}")
     extra = {k: v for k, v in info.items() if k.startswith(("OMP_", "NUMBA_"))}

@@ -4,7 +4,9 @@
 # kernel vs copy for every slicing, PCIe, the device path, host kernel, peers.
 # Part 2: full scale through the whole pipeline (synthetic source, checksum
 # sink), and the largest file-to-file case the disk allows, verified.
-#   scripts/bench/gpu_suite.sh [--part 1|2|all] [--logs DIR] [--no-build]
+#   scripts/bench/gpu_suite.sh [--part 1|2|all|STEP,STEP,...] [--logs DIR] [--no-build]
+# Steps: build kernel_large kernel_seed pcie stream kernel_host peers_gpu
+#        peers_host ctest full_scale file16
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 part=all
@@ -42,28 +44,27 @@ step() {  # step <name> <seconds> <command...>: run with a limit, log, report
 { echo "machine: $(hostname), $(nproc) cores, $(date -u +%F' '%T) UTC, commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
   nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.mem --format=csv,noheader; } | tee "$logs/machine.log"
 
-if [[ $part == 1 || $part == all ]]; then
-  if [[ $build == 1 ]]; then
-    step build 300 bash scripts/gpu_check.sh sm_90 --build-only || { tail -40 "$logs/build.log"; exit 1; }
-  fi
-  step kernel_large 150 $bench --mode kernel --dates 200 --ids 1000000 --nums 5 --reps 10 --slow
-  step kernel_seed 60 $bench --mode kernel --dates 100 --ids 4000 --nums 5 --reps 50 --slow
-  step pcie 60 $bench --mode pcie --pcie-gib 2 --reps 5
-  step stream 90 $bench --mode stream --dates 200 --ids 1000000 --nums 5 --slab-mib 256 --depth 3 --reps 3
-  step kernel_host 120 $bench --mode kernel --space host --dates 200 --ids 1000000 --nums 5 --reps 5 --kokkos-threads=$threads
-  step peers_gpu 120 $py scripts/bench/gpu_peers.py --sizes 100x4000x5,200x1000000x5 --json "$logs/peers_gpu.json"
-  step peers_host 240 $py scripts/bench/host_kernel.py --app $app --repeat 5 --app-repeat 2 --max-slabs 256MiB,1GiB --json "$logs/peers_host.json"
-  export OMP_NUM_THREADS=4 OMP_PROC_BIND=false
-  step ctest 400 ctest --preset cuda -j 4 --timeout 240
+s_build() { step build 300 bash scripts/gpu_check.sh sm_90 --build-only || { tail -40 "$logs/build.log"; exit 1; }; }
+s_kernel_large() { step kernel_large 150 $bench --mode kernel --dates 200 --ids 1000000 --nums 5 --reps 10 $slow; }
+s_kernel_seed() { step kernel_seed 60 $bench --mode kernel --dates 100 --ids 4000 --nums 5 --reps 50 --slow; }
+s_pcie() { step pcie 60 $bench --mode pcie --pcie-gib 2 --reps 5; }
+s_stream() { step stream 120 $bench --mode stream --dates 200 --ids 1000000 --nums 5 --slab-mib 256 --depth 3 --reps 3; }
+s_kernel_host() { step kernel_host 120 $bench --mode kernel --space host --dates 200 --ids 1000000 --nums 5 --reps 5 --kokkos-threads=$threads; }
+s_peers_gpu() { step peers_gpu 120 $py scripts/bench/gpu_peers.py --sizes 100x4000x5,200x1000000x5 --json "$logs/peers_gpu.json"; }
+s_peers_host() { step peers_host 240 $py scripts/bench/host_kernel.py --app $app --repeat 5 --app-repeat 2 --max-slabs 256MiB,1GiB --json "$logs/peers_host.json"; }
+s_ctest() {
+  OMP_NUM_THREADS=4 OMP_PROC_BIND=false step ctest 400 ctest --preset cuda -j 4 --timeout 240
   grep -E "tests passed|tests failed|Total Test time|Failed|Timeout" "$logs/ctest.log" | head -30
-fi
-
-if [[ $part == 2 || $part == all ]]; then
-  work=${WORK:-/tmp/discount_gpu_suite}
+}
+work=${WORK:-/tmp/discount_gpu_suite}
+s_full_scale() {
   mkdir -p "$work"
   cp inputs/full.yaml "$work/full.yaml"
   step full_scale 300 $app run "$work/full.yaml" --report "$work/full_run.json"
   cp "$work/full_run.json" "$logs/" 2>/dev/null
+}
+s_file16() {
+  mkdir -p "$work"
   cat > "$work/file16.yaml" <<YAML
 input: {file: in16.h5}
 output: {file: out16.h5, overwrite: true}
@@ -78,20 +79,30 @@ YAML
 import sys, h5py, numpy as np
 w = sys.argv[1]
 with h5py.File(f"{w}/in16.h5") as f, h5py.File(f"{w}/out16.h5") as o:
-    m = f["multBy"]; d = f["discount"]; cv = o["cv"]
+    m = f["multBy"][...]; d = f["discount"]; cv = o["cv"]
     rng = np.random.default_rng(3); bad = 0; n = 0
     for date in sorted(set(rng.integers(0, d.shape[0], 12).tolist()) | {0, d.shape[0] - 1}):
-        exp = m[...] * d[date]; got = cv[date]
+        exp = m * d[date]; got = cv[date]
         bad += int((exp.view(np.uint64) != got.view(np.uint64)).sum()); n += exp.size
     print(f"h5py check of {n} elements over whole dates: {bad} differ")
     sys.exit(1 if bad else 0)
 PY
   cp "$work/file16_run.json" "$logs/" 2>/dev/null
   rm -f "$work"/in16.h5 "$work"/out16.h5
-fi
+}
+
+slow=--slow
+case $part in
+  1) steps="build kernel_large kernel_seed pcie stream kernel_host peers_gpu peers_host ctest" ;;
+  2) steps="full_scale file16" ;;
+  all) steps="build kernel_large kernel_seed pcie stream kernel_host peers_gpu peers_host ctest full_scale file16" ;;
+  *) steps=${part//,/ }; slow= ;;  # an explicit list of steps, e.g. build,kernel_large,ctest
+esac
+[[ $build == 0 ]] && steps=${steps/build/}
+for s in $steps; do "s_$s"; done
 
 echo; echo "===== summary tables ====="
-for f in kernel_large kernel_seed pcie stream kernel_host peers_gpu peers_host ctest full_scale file16 verify16 h5py16; do
+for f in kernel_large kernel_seed pcie stream kernel_host peers_gpu peers_host ctest full_scale generate16 file16 verify16 h5py16; do
   [[ -f $logs/$f.log ]] || continue
   echo "--- $f"; grep -vE "^\[deps\]|OMP_PROC_BIND|OpenMP 4.0|OpenMP 3.1|unit testing" "$logs/$f.log" | tail -25
 done
