@@ -77,7 +77,7 @@ struct ApplyFunctor {
       const Index mstep = ms[s];
       const double hoisted = mstep == 0 ? mult[mbase] : 0.0;
       for (Index j = 0; j < n; j += kBatch) {
-        double product[kBatch];
+        double product[kBatch] = {};
         for (int u = 0; u < kBatch; ++u)
           if (j + u < n) {
             const double m = mstep == 0 ? hoisted : mult[mbase + (j + u) * mstep];
