@@ -2,32 +2,65 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
 
 namespace discount {
 
 namespace {
 
-struct InitialMask {
+// "0-15,32-47" -> set; false if the text is not such a list.
+bool parse_cpu_list(const std::string& text, cpu_set_t& set) {
+  CPU_ZERO(&set);
+  std::stringstream items(text);
+  std::string item;
+  bool any = false;
+  while (std::getline(items, item, ',')) {
+    if (item.empty() || item == "\n") continue;
+    const auto dash = item.find('-');
+    try {
+      const int first = std::stoi(item.substr(0, dash));
+      const int last = dash == std::string::npos ? first : std::stoi(item.substr(dash + 1));
+      for (int cpu = first; cpu <= last && cpu < CPU_SETSIZE; ++cpu) CPU_SET(cpu, &set);
+      any = true;
+    } catch (...) {
+      return false;
+    }
+  }
+  return any;
+}
+
+// The CPUs the job may use. Not the main thread's mask: libgomp's load-time
+// constructor has already pinned it when OMP_PROC_BIND is set. The cgroup's
+// cpuset (what Slurm grants) when readable, else every online CPU.
+struct JobCpus {
   cpu_set_t set;
   bool valid = false;
-  InitialMask() {
+  JobCpus() {
+    for (const char* path : {"/sys/fs/cgroup/cpuset.cpus.effective", "/sys/fs/cgroup/cpuset/cpuset.effective_cpus",
+                             "/sys/fs/cgroup/cpuset/cpuset.cpus"}) {
+      std::ifstream in(path);
+      std::string text;
+      if (in >> text && parse_cpu_list(text, set)) {
+        valid = true;
+        return;
+      }
+    }
+    const long online = ::sysconf(_SC_NPROCESSORS_ONLN);
     CPU_ZERO(&set);
-    valid = sched_getaffinity(0, sizeof set, &set) == 0;
+    for (long cpu = 0; cpu < online && cpu < CPU_SETSIZE; ++cpu) CPU_SET(static_cast<int>(cpu), &set);
+    valid = online > 0;
   }
 };
-
-// Read during static initialisation, before main and before any OpenMP runtime binds threads.
-const InitialMask& initial_mask() {
-  static const InitialMask mask;
-  return mask;
-}
-const InitialMask& g_captured_at_startup = initial_mask();
 
 }  // namespace
 
 void use_process_affinity() {
-  const InitialMask& mask = initial_mask();
-  if (mask.valid) pthread_setaffinity_np(pthread_self(), sizeof mask.set, &mask.set);
+  static const JobCpus cpus;
+  if (cpus.valid) pthread_setaffinity_np(pthread_self(), sizeof cpus.set, &cpus.set);
 }
 
 }  // namespace discount

@@ -46,11 +46,15 @@ class SyntheticInput final : public InputSource {
     const std::int64_t nums = shape_.nums, all_ids = shape_.ids;
     const std::int64_t id_count = ids.size();
     host_parallel(rows, io_threads(), [&](std::int64_t b, std::int64_t e, unsigned) {
+      std::int64_t d = dates.begin + b / id_count, i = ids.begin + b % id_count;
       for (std::int64_t row = b; row < e; ++row) {
-        const std::int64_t d = dates.begin + row / id_count, i = ids.begin + row % id_count;
         const std::uint64_t n0 = static_cast<std::uint64_t>((d * all_ids + i) * nums);
         double* out = buffer + row * nums;
         for (std::int64_t k = 0; k < nums; ++k) out[k] = synthetic::value(key, n0 + k);
+        if (++i == ids.end) {
+          i = ids.begin;
+          ++d;
+        }
       }
     });
   }

@@ -14,6 +14,10 @@ namespace discount {
 struct Slicing {
   std::array<bool, 3> parallel{true, true, true};  // by memory position
   std::array<std::int64_t, 3> tile{0, 0, 0};       // by memory position; 0: auto
+  // [id, num] over a [date][id][num] slab may run as 16-byte pairs of the
+  // (id, num) row on GPUs (kernels/apply.hpp); benchmarks turn it off to show
+  // the plain MDRange.
+  bool allow_row_pairs = true;
   int rank() const { return int(parallel[0]) + int(parallel[1]) + int(parallel[2]); }
   int mask() const { return int(parallel[0]) | int(parallel[1]) << 1 | int(parallel[2]) << 2; }
   std::string describe(const std::array<Axis, 3>& axes) const;

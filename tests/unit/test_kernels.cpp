@@ -94,8 +94,10 @@ void sweep() {
   std::mt19937_64 rng(20261129);
   // {1, 295, 3} in [id][date][num] order: the auto tile along ids exceeded
   // CUDA's 64-thread block z once, and nothing was computed.
-  const std::array<std::array<std::int64_t, 3>, 7> shapes{{{1, 1, 1}, {1, 7, 5}, {7, 13, 3}, {2, 1009, 5},
-                                                           {13, 1, 2}, {3, 37, 1}, {1, 295, 3}}};
+  // Even (id x num) rows ({9, 502, 5}, {4, 1000, 2}) take the GPU's 16-byte row-pairs path for [id, num].
+  const std::array<std::array<std::int64_t, 3>, 9> shapes{{{1, 1, 1}, {1, 7, 5}, {7, 13, 3}, {2, 1009, 5},
+                                                           {13, 1, 2}, {3, 37, 1}, {1, 295, 3}, {9, 502, 5},
+                                                           {4, 1000, 2}}};
   for (const auto& shape : shapes)
     for (int p = 0; p < 6; ++p)
       for (int mask = 1; mask < 8; ++mask) {

@@ -129,13 +129,15 @@ int kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, int rep
     std::vector<Axis> dims;
     std::vector<std::int64_t> tile;
     bool slow;
+    bool row_pairs = true;
   };
   const std::vector<Variant> variants{
       {"mdrange [date,id,num] tile auto", {Axis::date, Axis::id, Axis::num}, {}, false},
       {"mdrange [date,id,num] tile 1x64x5", {Axis::date, Axis::id, Axis::num}, {1, 64, 5}, false},
       {"mdrange [date,id,num] tile 2x32x5", {Axis::date, Axis::id, Axis::num}, {2, 32, 5}, false},
       {"mdrange [date,id,num] tile 1x128x5", {Axis::date, Axis::id, Axis::num}, {1, 128, 5}, false},
-      {"mdrange [id,num] (date serial) auto", {Axis::id, Axis::num}, {}, false},
+      {"[id,num] (date serial), 16-byte row pairs", {Axis::id, Axis::num}, {}, false},
+      {"mdrange [id,num] (date serial), generic", {Axis::id, Axis::num}, {}, false, false},
       {"mdrange [date,id] (num serial) auto", {Axis::date, Axis::id}, {}, false},
       {"mdrange [date,num] (id serial) auto", {Axis::date, Axis::num}, {}, true},
       {"per element: mdrange [date,id,num]", {Axis::date, Axis::id, Axis::num}, {}, false},
@@ -144,7 +146,8 @@ int kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, int rep
   };
   for (const auto& v : variants) {
     if (v.slow && !include_slow) continue;
-    const Slicing slicing = make_slicing(axes, v.dims, v.tile);
+    Slicing slicing = make_slicing(axes, v.dims, v.tile);
+    slicing.allow_row_pairs = v.row_pairs;
     const double s = median_seconds(v.slow ? 1 : reps, [&] { apply_mdrange(exec, slicing, mult_v, in_v, out_v, ms); },
                                     poison);
     rows.push_back({v.name, s, elem_bytes, check()});
