@@ -56,6 +56,9 @@ def parse_args(argv=None):
                    help="compute.space of the app runs (host: OpenMP; device: the build's default space)")
     p.add_argument("--cache", choices=["cold", "warm", "both"], default="both",
                    help="cold: drop the page cache before each run; warm: read the input into it first")
+    p.add_argument("--settle", type=float, default=0.0,
+                   help="seconds to wait after deleting the previous output and syncing, before each run "
+                   "(lets the disk finish discards and write-back)")
     p.add_argument("--with-dask", action="store_true", help="also time dask.array + to_hdf5 (slow)")
     p.add_argument("--skip", default="", help="comma-separated variants to leave out, of: " + ",".join(VARIANTS))
     p.add_argument("--delete-input", action="store_true", help="delete the input at the end (default: keep for reuse)")
@@ -259,6 +262,9 @@ def main(argv=None):
         for rep in range(args.repeat):
             for v in variants:
                 bl.remove(*outs.values())
+                if args.settle > 0:
+                    bl.sync()
+                    time.sleep(args.settle)
                 if mode == "cold":
                     bl.drop_caches()
                 else:
@@ -352,12 +358,13 @@ def main(argv=None):
         row = [name]
         for mode in modes:
             sa, sb = summary.get((mode, a)), summary.get((mode, b))
-            val = bl.ratio(sa["median_s"], sb["median_s"]) if sa and sb else float("nan")
-            ratios[f"{mode}: {name}"] = val
-            row.append(val)
+            for stat in ("median_s", "min_s"):
+                val = bl.ratio(sa[stat], sb[stat]) if sa and sb else float("nan")
+                ratios[f"{mode} {stat[:-2]}: {name}"] = val
+                row.append(val)
         rows.append(row + [target])
-    bl.print_table(["ratio of median wall times"] + [f"{m} cache" for m in modes] + ["target"], rows,
-                   title="ratios (measured in this run)")
+    bl.print_table(["ratio of wall times"] + [f"{m} {s}" for m in modes for s in ("median", "min")] + ["target"],
+                   rows, title="ratios (measured in this run; min = the least disturbed run of each variant)")
 
     result = {
         "machine": info, "args": {k: v for k, v in vars(args).items()}, "input": {**gen, "shape": shape,
