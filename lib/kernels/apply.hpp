@@ -61,7 +61,7 @@ struct ApplyFunctor {
   // `out` may alias `in`; when multBy does not vary along it (date), multBy is
   // loaded once for the whole line.
   static constexpr int inner_serial = !par2 ? 2 : !par1 ? 1 : !par0 ? 0 : -1;
-  static constexpr int kBatch = 8;
+  static constexpr int kBatch = 4;
 
   KOKKOS_INLINE_FUNCTION Index offset(Index x, Index y, Index z) const { return (x * e1 + y) * e2 + z; }
 
@@ -175,14 +175,13 @@ struct alignas(16) Pair {
   double first, second;
 };
 
-template <class Index>
+template <class Index, int kBatch>
 struct RowPairsFunctor {
   const double* mult;
   const double* in;
   double* out;  // may alias `in`
   Index row;    // elements per date (ids * nums), even
   Index dates;
-  static constexpr int kBatch = 4;
 
   KOKKOS_INLINE_FUNCTION void operator()(Index p) const {
     const Pair m = reinterpret_cast<const Pair*>(mult)[p];
@@ -209,10 +208,10 @@ bool row_pairs_apply(const Slicing& slicing, const MultView& mult, const InView&
          ms[2] == 1 && row % 2 == 0 && aligned(mult.data()) && aligned(in.data()) && aligned(out.data());
 }
 
-template <class ExecSpace, class Index, class MultView, class InView, class OutView>
+template <class ExecSpace, class Index, int kBatch, class MultView, class InView, class OutView>
 void launch_row_pairs(const ExecSpace& exec, const MultView& mult, const InView& in, const OutView& out) {
   const Index row = Index(in.extent(1) * in.extent(2));
-  const RowPairsFunctor<Index> functor{mult.data(), in.data(), out.data(), row, Index(in.extent(0))};
+  const RowPairsFunctor<Index, kBatch> functor{mult.data(), in.data(), out.data(), row, Index(in.extent(0))};
   Kokkos::parallel_for("discount::apply_row_pairs",
                        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(exec, 0, row / 2), functor);
 }
@@ -221,7 +220,10 @@ template <class ExecSpace, class Index, class MultView, class InView, class OutV
 void dispatch(const ExecSpace& exec, const Slicing& slicing, const MultView& mult, const InView& in,
               const OutView& out, const std::array<std::int64_t, 3>& ms) {
   if constexpr (iterate_reversed<ExecSpace>()) {
-    if (row_pairs_apply(slicing, mult, in, out, ms)) return launch_row_pairs<ExecSpace, Index>(exec, mult, in, out);
+    if (row_pairs_apply(slicing, mult, in, out, ms)) {
+      if (slicing.row_pairs_batch == 8) return launch_row_pairs<ExecSpace, Index, 8>(exec, mult, in, out);
+      return launch_row_pairs<ExecSpace, Index, 4>(exec, mult, in, out);
+    }
   }
   switch (slicing.mask()) {
     case 1: launch<ExecSpace, 1, Index>(exec, slicing, mult, in, out, ms); break;

@@ -18,6 +18,7 @@ struct Slicing {
   // (id, num) row on GPUs (kernels/apply.hpp); benchmarks turn it off to show
   // the plain MDRange.
   bool allow_row_pairs = true;
+  int row_pairs_batch = 4;  // dates in flight per thread on that path: 4 or 8
   int rank() const { return int(parallel[0]) + int(parallel[1]) + int(parallel[2]); }
   int mask() const { return int(parallel[0]) | int(parallel[1]) << 1 | int(parallel[2]) << 2; }
   std::string describe(const std::array<Axis, 3>& axes) const;

@@ -45,8 +45,9 @@ Plan make_plan(const PlanRequest& req) {
   const std::uint64_t resident = by_date ? plan.mult_bytes : 0;
 
   plan.host_buffers = req.pipeline_depth;
-  // Upload, kernel and download each hold one device buffer, so three give full overlap.
-  plan.device_buffers = req.device_copies ? std::min(req.pipeline_depth, 3) : 0;
+  // Upload, kernel and download each hold one device buffer; a fourth (depth
+  // 4 and up) lets the upload run one slab ahead of a late download.
+  plan.device_buffers = req.device_copies ? std::min(req.pipeline_depth, 4) : 0;
 
   auto fit = [&](const char* which, std::uint64_t budget, int buffers) {
     const std::uint64_t needed = resident + static_cast<std::uint64_t>(buffers) * unit;
