@@ -312,7 +312,7 @@ class Parser {
 
   void parse_output(const YAML::Node& node, OutputConfig& out) const {
     require_map(node, "output");
-    check_keys(node, {"file", "dataset", "overwrite", "mode"}, "output");
+    check_keys(node, {"file", "dataset", "overwrite", "mode", "checkpoint_seconds"}, "output");
     if (node["mode"])
       out.mode = choice<OutputMode>(node["mode"], "output.mode",
                                     {{"file", OutputMode::file}, {"checksum", OutputMode::checksum}});
@@ -320,6 +320,19 @@ class Parser {
     else if (out.mode == OutputMode::file) fail(node, "missing required key 'output.file'");
     if (node["dataset"]) out.dataset = string_value(node["dataset"], "output.dataset");
     if (node["overwrite"]) out.overwrite = bool_value(node["overwrite"], "output.overwrite");
+    if (node["checkpoint_seconds"]) {
+      const auto& value = node["checkpoint_seconds"];
+      scalar(value, "output.checkpoint_seconds");
+      double seconds = -1;
+      try {
+        seconds = value.as<double>();
+      } catch (const YAML::Exception&) {
+        fail(value, "'output.checkpoint_seconds' must be a number of seconds, not '" + value.Scalar() + "'");
+      }
+      if (!(seconds >= 0) || seconds > 86400)
+        fail(value, "'output.checkpoint_seconds' must be between 0 (every slab) and 86400");
+      out.checkpoint_seconds = seconds;
+    }
   }
 
   void parse_compute(const YAML::Node& node, ComputeConfig& c) const {
@@ -407,6 +420,7 @@ std::string Config::to_yaml() const {
   out << YAML::Key << "dataset" << YAML::Value << output.dataset;
   out << YAML::Key << "overwrite" << YAML::Value << output.overwrite;
   out << YAML::Key << "mode" << YAML::Value << (output.mode == OutputMode::file ? "file" : "checksum");
+  out << YAML::Key << "checkpoint_seconds" << YAML::Value << output.checkpoint_seconds;
   out << YAML::EndMap;
 
   out << YAML::Key << "compute" << YAML::Value << YAML::BeginMap;

@@ -60,6 +60,8 @@ struct OutputConfig {
   std::string dataset = "cv";
   bool overwrite = false;
   OutputMode mode = OutputMode::file;
+  // Seconds between checkpoints (fdatasync, then progress recorded); 0: every slab.
+  double checkpoint_seconds = 10.0;
 };
 
 struct ComputeConfig {

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 
@@ -276,16 +277,28 @@ void FileOutput::write_slab(const Slab& slab, const double* buffer) {
   }
   pwrite_runs(fd_, data_offset_, box_runs(dims, start, count), buffer, sizeof(double),
               "writing '" + partial_path() + "'");
+  unrecorded_.push_back(units_of(slab));
+  const auto now = std::chrono::steady_clock::now();
+  if (std::chrono::duration<double>(now - last_checkpoint_).count() >= spec_.checkpoint_seconds) checkpoint();
+}
+
+void FileOutput::checkpoint() {
+  last_checkpoint_ = std::chrono::steady_clock::now();
+  if (unrecorded_.empty() || state_ == State::already_complete) return;
   // Data first, durable; only then the progress bytes that vouch for it.
   if (::fdatasync(fd_) != 0) throw io_error("flushing '" + partial_path() + "': " + std::strerror(errno));
-  auto [b, e] = units_of(slab);
-  std::vector<std::uint8_t> ones(static_cast<std::size_t>(e - b), 1);
-  pwrite_runs(fd_, progress_offset_, {{b, e - b}}, ones.data(), 1, "recording progress in '" + partial_path() + "'");
-  for (auto u = b; u < e; ++u) done_[static_cast<std::size_t>(u)] = 1;
+  for (auto [b, e] : unrecorded_) {
+    std::vector<std::uint8_t> ones(static_cast<std::size_t>(e - b), 1);
+    pwrite_runs(fd_, progress_offset_, {{b, e - b}}, ones.data(), 1,
+                "recording progress in '" + partial_path() + "'");
+    for (auto u = b; u < e; ++u) done_[static_cast<std::size_t>(u)] = 1;
+  }
+  unrecorded_.clear();
 }
 
 void FileOutput::finish() {
   if (state_ == State::already_complete) return;
+  checkpoint();
   if (::fsync(fd_) != 0) throw io_error("flushing '" + partial_path() + "': " + std::strerror(errno));
   ::close(fd_);
   fd_ = -1;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -27,6 +28,9 @@ struct OutputSpec {
   Axis chunk_axis = Axis::date;
   std::string fingerprint;  // job identity: inputs, selection, layout
   std::string provenance;   // effective config and versions, stored as attributes
+  // How often written slabs are made durable (fdatasync) and recorded as done;
+  // 0: after every slab. Between checkpoints the page cache absorbs writes.
+  double checkpoint_seconds = 10.0;
 };
 
 class OutputSink {
@@ -36,6 +40,8 @@ class OutputSink {
   virtual bool slab_done(const Slab& slab) const = 0;
   // Buffer holds the slab packed in the output's axis order.
   virtual void write_slab(const Slab& slab, const double* buffer) = 0;
+  // Makes every written slab durable and records it (before a stop).
+  virtual void checkpoint() {}
   virtual void finish() = 0;
   virtual std::string describe() const = 0;
 };
@@ -50,6 +56,7 @@ class FileOutput final : public OutputSink {
   std::int64_t units_done() const;
   bool slab_done(const Slab& slab) const override;
   void write_slab(const Slab& slab, const double* buffer) override;
+  void checkpoint() override;
   void finish() override;
   std::string describe() const override;
   std::string partial_path() const { return spec_.path + ".partial"; }
@@ -65,6 +72,8 @@ class FileOutput final : public OutputSink {
   int fd_ = -1;
   std::uint64_t data_offset_ = 0, progress_offset_ = 0;
   std::vector<std::uint8_t> done_;
+  std::vector<std::pair<std::int64_t, std::int64_t>> unrecorded_;  // written, not yet durable
+  std::chrono::steady_clock::time_point last_checkpoint_ = std::chrono::steady_clock::now();
 };
 
 // output.mode: checksum. Per selected date: the float64 sum of cv (for

@@ -154,6 +154,7 @@ int run_command(const Config& config, const RunOptions& options) {
     spec.nums = p.input->shape().nums;
     spec.chunk_axis = config.memory.chunk_axis;
     spec.fingerprint = p.fingerprint;
+    spec.checkpoint_seconds = config.output.checkpoint_seconds;
     spec.provenance = version_text() + "input: " + p.input->describe() + "\n" + config.to_yaml();
     auto output = std::make_unique<FileOutput>(spec);
     file_output = output.get();
@@ -212,10 +213,18 @@ int run_command(const Config& config, const RunOptions& options) {
   } catch (const Error& e) {
     // Bad input data found mid-run: a fresh partial holds nothing worth keeping.
     if (e.code() == ExitCode::data_invalid && fresh_output) ::unlink(file_output->partial_path().c_str());
+    // Otherwise keep what was written for the resume, if the disk still lets us.
+    if (e.code() != ExitCode::data_invalid) {
+      try {
+        sink->checkpoint();
+      } catch (const Error&) {
+      }
+    }
     throw;
   }
 
   if (report.interrupted) {
+    sink->checkpoint();  // the slabs finished before the stop count as done
     report.outcome = "interrupted";
     report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const std::string where = file_output ? "; progress saved in " + file_output->partial_path() : "";

@@ -57,7 +57,10 @@ class Job:
         print(f"clean run: {self.clean_seconds:.2f} s for {slabs} slabs")
 
     def write_yaml(self, name, memory):
-        return E.write_job(os.path.join(self.d, name), "in.h5", "out.h5", memory=memory)
+        # Checkpoint after every slab, so kills land between recorded slabs
+        # (the default, every 10 s, would record a short run only at its end).
+        return E.write_job(os.path.join(self.d, name), "in.h5", "out.h5", memory=memory,
+                           output={"checkpoint_seconds": 0})
 
     def start(self, *extra, yaml=None):
         self.ctx_counter = getattr(self, "ctx_counter", 0) + 1
@@ -288,7 +291,8 @@ def input_changed_after_kill(ctx):
 def overwrite_kill_keeps_old_output(ctx):
     """overwrite: true replaces <out> only at the end: a kill leaves the old file whole."""
     job = Job(ctx)
-    job.yaml = E.write_job(job.yaml, "in.h5", "out.h5", output={"overwrite": True}, memory=job.memory)
+    job.yaml = E.write_job(job.yaml, "in.h5", "out.h5", output={"overwrite": True, "checkpoint_seconds": 0},
+                           memory=job.memory)
     E.poison(job.out)
     digest = job.old_digest = E.file_digest(job.out)
     kill_mid_run(job)

@@ -168,6 +168,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"chunk_num", "input: {file: a}\noutput: {file: b}\nmemory: {chunk_axis: num}\n", "job.yaml:3:22",
                   "date or id"},
         BadConfig{"not_a_map", "- just\n- a list\n", "job.yaml:1:1", "mapping"},
+        BadConfig{"checkpoint_negative", "input: {file: a}\noutput: {file: b, checkpoint_seconds: -1}\n",
+                  "job.yaml:2:39", "between 0"},
         BadConfig{"synthetic_and_file", "input: {file: a, synthetic: {dates: 1, ids: 1, nums: 1}}\noutput: {file: b}\n",
                   "job.yaml:1:15", "exclude each other"}),
     [](const auto& info) { return std::string(info.param.name); });
