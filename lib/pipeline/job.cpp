@@ -121,8 +121,9 @@ void quiet_openmp_warning() { ::setenv("OMP_PROC_BIND", "false", 0); }
 
 }  // namespace
 
-int plan_command(const Config& config) {
-  Prepared p = prepare(config);
+namespace {
+
+int print_plan(const Config& config, const Prepared& p) {
   std::cout << "input          " << p.input->describe() << "\n";
   std::cout << "selection      dates [" << p.dates.begin << ", " << p.dates.end << "), ids [" << p.ids.begin << ", "
             << p.ids.end << ")\n";
@@ -132,11 +133,15 @@ int plan_command(const Config& config) {
   return 0;
 }
 
+}  // namespace
+
+int plan_command(const Config& config) { return print_plan(config, prepare(config)); }
+
 int run_command(const Config& config, const RunOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   install_signal_handlers();
   Prepared p = prepare(config);
-  if (options.dry_run) return plan_command(config);
+  if (options.dry_run) return print_plan(config, p);
 
   std::unique_ptr<OutputSink> sink;
   FileOutput* file_output = nullptr;
