@@ -6,6 +6,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -15,6 +16,7 @@
 #include "common/host_parallel.hpp"
 #include "io/box.hpp"
 #include "io/hdf5_handle.hpp"
+#include "io/input.hpp"
 #include "io/posix_io.hpp"
 
 namespace discount {
@@ -44,11 +46,14 @@ void fsync_dir(const std::string& dir) {
   }
 }
 
+// The output's box for a slab, in its axes order (the same mapping the
+// reader uses for the input).
+FileBox output_box(const OutputSpec& spec, Range dates, Range ids) {
+  return discount_box({spec.dates, spec.ids, spec.nums}, spec.axes, dates, ids);
+}
+
 std::array<std::int64_t, 3> file_dims(const OutputSpec& spec) {
-  std::array<std::int64_t, 3> dims{};
-  for (int j = 0; j < 3; ++j)
-    dims[j] = spec.axes[j] == Axis::date ? spec.dates : spec.axes[j] == Axis::id ? spec.ids : spec.nums;
-  return dims;
+  return output_box(spec, {0, spec.dates}, {0, spec.ids}).dims;
 }
 
 // Fingerprint stored in an existing output or partial; empty if unreadable.
@@ -267,15 +272,8 @@ bool FileOutput::slab_done(const Slab& slab) const {
 }
 
 void FileOutput::write_slab(const Slab& slab, const double* buffer) {
-  const auto dims = file_dims(spec_);
-  std::array<std::int64_t, 3> start{}, count{};
-  for (int j = 0; j < 3; ++j) {
-    const Axis a = spec_.axes[j];
-    const Range r = a == Axis::date ? slab.dates : a == Axis::id ? slab.ids : Range{0, spec_.nums};
-    start[j] = r.begin;
-    count[j] = r.size();
-  }
-  pwrite_runs(fd_, data_offset_, box_runs(dims, start, count), buffer, sizeof(double),
+  const FileBox box = output_box(spec_, slab.dates, slab.ids);
+  pwrite_runs(fd_, data_offset_, box_runs(box.dims, box.start, box.count), buffer, sizeof(double),
               "writing '" + partial_path() + "'");
   unrecorded_.push_back(units_of(slab));
   const auto now = std::chrono::steady_clock::now();
@@ -319,13 +317,8 @@ ChecksumOutput::ChecksumOutput(std::array<Axis, 3> axes, std::int64_t dates, std
     : axes_(axes), dates_(dates), ids_(ids), nums_(nums), sums_(dates, 0.0), bits_(dates, 0) {}
 
 void ChecksumOutput::write_slab(const Slab& slab, const double* buffer) {
-  std::array<std::int64_t, 3> count{};
-  int date_pos = 0;
-  for (int j = 0; j < 3; ++j) {
-    const Axis a = axes_[j];
-    count[j] = a == Axis::date ? slab.dates.size() : a == Axis::id ? slab.ids.size() : nums_;
-    if (a == Axis::date) date_pos = j;
-  }
+  const auto count = discount_box({dates_, ids_, nums_}, axes_, slab.dates, slab.ids).count;
+  const int date_pos = static_cast<int>(std::find(axes_.begin(), axes_.end(), Axis::date) - axes_.begin());
   // Rows (a, b) split over threads, each with its own per-date partials,
   // merged in thread order: the same slab gives the same float sums.
   const std::int64_t rows = count[0] * count[1];

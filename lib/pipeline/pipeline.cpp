@@ -39,13 +39,8 @@ struct Geometry {
 
 Geometry geometry(const std::array<Axis, 3>& axes, const Slab& slab) {
   Geometry g{};
-  for (int j = 0; j < 3; ++j) {
-    switch (axes[j]) {
-      case Axis::date: g.extent[j] = slab.dates.size(); g.mult_stride[j] = 0; break;
-      case Axis::id: g.extent[j] = slab.ids.size(); g.mult_stride[j] = slab.nums; break;
-      case Axis::num: g.extent[j] = slab.nums; g.mult_stride[j] = 1; break;
-    }
-  }
+  g.extent = discount_box({slab.dates.end, slab.ids.end, slab.nums}, axes, slab.dates, slab.ids).count;
+  for (int j = 0; j < 3; ++j) g.mult_stride[j] = axes[j] == Axis::date ? 0 : axes[j] == Axis::id ? slab.nums : 1;
   return g;
 }
 
