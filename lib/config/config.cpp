@@ -89,6 +89,24 @@ MemorySize parse_memory_size(const std::string& raw) {
   return size;
 }
 
+const std::vector<std::pair<std::string, std::vector<std::string>>>& config_schema() {
+  static const std::vector<std::pair<std::string, std::vector<std::string>>> schema{
+      {"", {"input", "output", "compute", "memory", "verify", "report"}},
+      {"input", {"file", "multiplier", "discount", "axes", "dates", "ids", "nonfinite", "synthetic"}},
+      {"input.synthetic", {"dates", "ids", "nums", "seed"}},
+      {"output", {"file", "dataset", "overwrite", "mode", "checkpoint_seconds"}},
+      {"compute", {"space", "kernel", "parallel_dims", "tile"}},
+      {"memory", {"device_budget", "host_budget", "chunk_axis", "pipeline_depth", "max_slab"}},
+  };
+  return schema;
+}
+
+const std::vector<std::string>& config_keys(const std::string& section) {
+  for (const auto& entry : config_schema())
+    if (entry.first == section) return entry.second;
+  throw std::out_of_range("no config section '" + section + "'");
+}
+
 namespace {
 
 class Parser {
@@ -251,7 +269,7 @@ class Parser {
     }
     if (!root.IsDefined() || root.IsNull()) fail(YAML::Mark::null_mark(), "the file is empty");
     require_map(root, "top level");
-    check_keys(root, {"input", "output", "compute", "memory", "verify", "report"}, "");
+    check_keys(root, config_keys(""), "");
     Config config;
     config.source_path = source_;
 
@@ -277,8 +295,7 @@ class Parser {
 
   void parse_input(const YAML::Node& node, InputConfig& in) const {
     require_map(node, "input");
-    check_keys(node, {"file", "multiplier", "discount", "axes", "dates", "ids", "nonfinite", "synthetic"},
-               "input");
+    check_keys(node, config_keys("input"), "input");
     if (node["file"]) in.file = resolve_path(string_value(node["file"], "input.file"));
     if (node["multiplier"]) in.multiplier = string_value(node["multiplier"], "input.multiplier");
     if (node["discount"]) in.discount = string_value(node["discount"], "input.discount");
@@ -295,7 +312,7 @@ class Parser {
     if (node["synthetic"]) {
       const auto& syn = node["synthetic"];
       require_map(syn, "input.synthetic");
-      check_keys(syn, {"dates", "ids", "nums", "seed"}, "input.synthetic");
+      check_keys(syn, config_keys("input.synthetic"), "input.synthetic");
       SyntheticSource s;
       for (const char* key : {"dates", "ids", "nums"})
         if (!syn[key]) fail(syn, std::string("'input.synthetic' needs '") + key + "'");
@@ -312,7 +329,7 @@ class Parser {
 
   void parse_output(const YAML::Node& node, OutputConfig& out) const {
     require_map(node, "output");
-    check_keys(node, {"file", "dataset", "overwrite", "mode", "checkpoint_seconds"}, "output");
+    check_keys(node, config_keys("output"), "output");
     if (node["mode"])
       out.mode = choice<OutputMode>(node["mode"], "output.mode",
                                     {{"file", OutputMode::file}, {"checksum", OutputMode::checksum}});
@@ -337,7 +354,7 @@ class Parser {
 
   void parse_compute(const YAML::Node& node, ComputeConfig& c) const {
     require_map(node, "compute");
-    check_keys(node, {"space", "kernel", "parallel_dims", "tile"}, "compute");
+    check_keys(node, config_keys("compute"), "compute");
     if (node["space"])
       c.space = choice<Space>(node["space"], "compute.space", {{"device", Space::device}, {"host", Space::host}});
     if (node["kernel"])
@@ -366,7 +383,7 @@ class Parser {
 
   void parse_memory(const YAML::Node& node, MemoryConfig& m) const {
     require_map(node, "memory");
-    check_keys(node, {"device_budget", "host_budget", "chunk_axis", "pipeline_depth", "max_slab"}, "memory");
+    check_keys(node, config_keys("memory"), "memory");
     if (node["device_budget"]) m.device_budget = memory_value(node["device_budget"], "memory.device_budget");
     if (node["host_budget"]) m.host_budget = memory_value(node["host_budget"], "memory.host_budget");
     if (node["max_slab"]) m.max_slab = memory_value(node["max_slab"], "memory.max_slab");

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace discount {
@@ -93,6 +94,12 @@ struct Config {
   // Effective configuration, defaults included, as YAML.
   std::string to_yaml() const;
 };
+
+// Every key the parser accepts, by section ("" is the top level,
+// "input.synthetic" the synthetic source's map). docs/config.md documents the
+// same set; a unit test holds the two together.
+const std::vector<std::pair<std::string, std::vector<std::string>>>& config_schema();
+const std::vector<std::string>& config_keys(const std::string& section);
 
 // Parses and validates. Errors are discount::Error with ExitCode::config and a
 // message "file:line:col: what is wrong".

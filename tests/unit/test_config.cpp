@@ -1,5 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+
 #include "common/error.hpp"
 #include "config/config.hpp"
 
@@ -203,4 +208,26 @@ TEST(MemorySize, Forms) {
   EXPECT_THROW(parse_memory_size("GiB"), std::invalid_argument);
   EXPECT_THROW(parse_memory_size("0"), std::invalid_argument);
   EXPECT_THROW(parse_memory_size("0%"), std::invalid_argument);
+}
+
+// docs/config.md is the reference users read: every key it documents must be
+// one the parser accepts, and every accepted key must be documented.
+TEST(ConfigReference, DocsAndParserAgreeOnEveryKey) {
+  std::ifstream doc(DISCOUNT_SOURCE_DIR "/docs/config.md");
+  ASSERT_TRUE(doc) << "docs/config.md not found";
+  std::map<std::string, std::set<std::string>> documented;
+  const std::regex heading("^## (.+)$"), row("^\\| `([a-z_]+)` \\|");
+  std::string section, line;
+  while (std::getline(doc, line)) {
+    std::smatch m;
+    if (std::regex_search(line, m, heading)) section = m[1] == "top level" ? "" : std::string(m[1]);
+    else if (std::regex_search(line, m, row)) documented[section].insert(m[1]);
+    if (line.find("`synthetic`") != std::string::npos && line.find("`{dates, ids, nums, seed}`") != std::string::npos)
+      documented["input.synthetic"] = {"dates", "ids", "nums", "seed"};
+  }
+  // Top-level sections are documented by their own headings.
+  for (const char* name : {"input", "output", "compute", "memory"}) documented[""].insert(name);
+  std::map<std::string, std::set<std::string>> accepted;
+  for (const auto& [name, keys] : config_schema()) accepted[name] = {keys.begin(), keys.end()};
+  EXPECT_EQ(documented, accepted);
 }
