@@ -14,6 +14,13 @@ double RunReport::effective_gb_per_s() const {
   return wall_seconds > 0 ? static_cast<double>(input_bytes + output_bytes) / wall_seconds / 1e9 : 0.0;
 }
 
+const StageStats* RunReport::bottleneck() const {
+  const StageStats* slowest = nullptr;
+  for (const auto& s : stages)
+    if (s.seconds > 0 && (!slowest || s.seconds > slowest->seconds)) slowest = &s;
+  return slowest;
+}
+
 std::string RunReport::to_text() const {
   std::ostringstream out;
   char line[256];
@@ -26,6 +33,11 @@ std::string RunReport::to_text() const {
   std::snprintf(line, sizeof line, "wall     %12.3f GB %9.3f %8.2f   (input + output bytes over wall time)\n",
                 (input_bytes + output_bytes) / 1e9, wall_seconds, effective_gb_per_s());
   out << line;
+  if (const StageStats* slowest = bottleneck(); slowest && wall_seconds > 0) {
+    std::snprintf(line, sizeof line, "bottleneck: %s (busy %.0f%% of the wall time)\n", slowest->name.c_str(),
+                  100.0 * slowest->seconds / wall_seconds);
+    out << line;
+  }
   if (has_checksum) {
     std::snprintf(line, sizeof line, "checksum %016llx (wrapping uint64 sum of cv's bit patterns, %zu dates)\n",
                   static_cast<unsigned long long>(global_bits), date_bits.size());
@@ -46,6 +58,7 @@ std::string RunReport::to_json() const {
   j["plan"] = plan;
   j["config"] = config_yaml;
   j["wall_seconds"] = wall_seconds;
+  if (const StageStats* slowest = bottleneck()) j["bottleneck"] = slowest->name;
   j["device_path_seconds"] = device_path_seconds;
   j["input_bytes"] = input_bytes;
   j["output_bytes"] = output_bytes;

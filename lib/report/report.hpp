@@ -37,6 +37,9 @@ struct RunReport {
   bool has_checksum = false;
 
   double effective_gb_per_s() const;  // (input + output bytes) / wall
+  // The stage whose thread was busy longest: with overlap, the one that sets
+  // the pace. Empty before any stage ran.
+  const StageStats* bottleneck() const;
   std::string to_text() const;
   std::string to_json() const;
 };
