@@ -296,12 +296,17 @@ class Pipeline {
       write_.seconds += seconds_since(t0);
       ++write_.slabs;
       free_host_.push(t.host);
-      if (job_.progress && (seconds_since(last_print) >= 5.0 || write_.slabs == total_pending_)) {
+      // A terminal gets one line redrawn every half second; a log file (Slurm)
+      // gets a plain line every 5 s.
+      const bool last = write_.slabs == total_pending_;
+      if (job_.progress && (seconds_since(last_print) >= (tty_ ? 0.5 : 5.0) || last)) {
         last_print = Clock::now();
         const double elapsed = seconds_since(start);
-        std::fprintf(stdout, "[discount_app] %d/%d slabs written (%.0f%%), %.2f GB out, %.2f GB/s\n", write_.slabs,
-                     total_pending_, 100.0 * write_.slabs / std::max(1, total_pending_), write_.bytes / 1e9,
-                     elapsed > 0 ? write_.bytes / elapsed / 1e9 : 0.0);
+        const double eta = elapsed / write_.slabs * (total_pending_ - write_.slabs);
+        std::fprintf(stdout, "%s[discount_app] %d/%d slabs written (%.0f%%), %.2f GB out, %.2f GB/s, ETA %.0f s%s",
+                     tty_ ? "\r" : "", write_.slabs, total_pending_, 100.0 * write_.slabs / std::max(1, total_pending_),
+                     write_.bytes / 1e9, elapsed > 0 ? write_.bytes / elapsed / 1e9 : 0.0, eta,
+                     tty_ && !last ? "  " : "\n");
         std::fflush(stdout);
       }
     }
@@ -324,6 +329,7 @@ class Pipeline {
   BlockingQueue<int> free_host_, free_device_;
   BlockingQueue<Ticket> loaded_, uploaded_, kernel_done_, computed_;
   const std::thread::id main_thread_ = std::this_thread::get_id();
+  const bool tty_ = ::isatty(STDOUT_FILENO) != 0;
   Clock::time_point first_upload_{}, last_download_{};  // each written by one thread, read after join
   std::atomic<bool> aborted_{false};
   std::mutex error_mutex_;
