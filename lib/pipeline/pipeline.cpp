@@ -44,6 +44,20 @@ Geometry geometry(const std::array<Axis, 3>& axes, const Slab& slab) {
   return g;
 }
 
+// One slab's work on a stage, timed from t0.
+void record(StageStats& stage, std::uint64_t bytes, Clock::time_point t0) {
+  stage.bytes += bytes;
+  stage.seconds += seconds_since(t0);
+  ++stage.slabs;
+}
+
+// The first n elements of src into dst, asynchronously on exec.
+template <class ExecSpace, class Dst, class Src>
+void copy_prefix(const ExecSpace& exec, const Dst& dst, const Src& src, std::size_t n) {
+  Kokkos::deep_copy(exec, Kokkos::subview(dst, std::make_pair(std::size_t{0}, n)),
+                    Kokkos::subview(src, std::make_pair(std::size_t{0}, n)));
+}
+
 struct Ticket {
   int slab = -1;
   int host = -1;
@@ -204,15 +218,11 @@ class Pipeline {
       if (scan_) {
         const std::int64_t bad = find_nonfinite(buffer, g.elements());
         if (bad >= 0) {
-          std::array<std::int64_t, 3> origin{};
-          for (int j = 0; j < 3; ++j)
-            origin[j] = axes_[j] == Axis::date ? dates.begin : axes_[j] == Axis::id ? ids.begin : 0;
+          const auto origin = discount_box(job_.input->shape(), axes_, dates, ids).start;
           nonfinite_error(job_.config->input.discount, buffer[bad], slab_coordinates(bad, axes_, g.extent, origin));
         }
       }
-      read_.bytes += g.elements() * sizeof(double);
-      read_.seconds += seconds_since(t0);
-      ++read_.slabs;
+      record(read_, g.elements() * sizeof(double), t0);
       loaded_.push(t);
     }
   }
@@ -225,19 +235,15 @@ class Pipeline {
       if (h2d_.slabs == 0) first_upload_ = t0;
       const Slab& slab = plan_.slabs[t.slab];
       const auto n = static_cast<std::size_t>(slab.elements());
-      Kokkos::deep_copy(exec, Kokkos::subview(device_slab_[t.device], std::make_pair(std::size_t{0}, n)),
-                        Kokkos::subview(host_slab_[t.host], std::make_pair(std::size_t{0}, n)));
+      copy_prefix(exec, device_slab_[t.device], host_slab_[t.host], n);
       std::uint64_t bytes = n * sizeof(double);
       if (plan_.mult_per_slab) {
         const auto m = static_cast<std::size_t>(slab.ids.size() * slab.nums);
-        Kokkos::deep_copy(exec, Kokkos::subview(device_mult_[t.device], std::make_pair(std::size_t{0}, m)),
-                          Kokkos::subview(host_mult_[t.host], std::make_pair(std::size_t{0}, m)));
+        copy_prefix(exec, device_mult_[t.device], host_mult_[t.host], m);
         bytes += m * sizeof(double);
       }
       exec.fence();
-      h2d_.bytes += bytes;
-      h2d_.seconds += seconds_since(t0);
-      ++h2d_.slabs;
+      record(h2d_, bytes, t0);
       uploaded_.push(t);
     }
   }
@@ -260,9 +266,7 @@ class Pipeline {
                          g.mult_stride);
       exec.fence();
       check_device_errors("discount::apply");
-      kernel_.bytes += (2 * g.elements() + slab.ids.size() * slab.nums) * sizeof(double);
-      kernel_.seconds += seconds_since(t0);
-      ++kernel_.slabs;
+      record(kernel_, (2 * g.elements() + slab.ids.size() * slab.nums) * sizeof(double), t0);
       output.push(t);
     }
   }
@@ -272,12 +276,9 @@ class Pipeline {
     while (kernel_done_.pop(t) && !aborted_) {
       const auto t0 = Clock::now();
       const auto n = static_cast<std::size_t>(plan_.slabs[t.slab].elements());
-      Kokkos::deep_copy(exec, Kokkos::subview(host_slab_[t.host], std::make_pair(std::size_t{0}, n)),
-                        Kokkos::subview(device_slab_[t.device], std::make_pair(std::size_t{0}, n)));
+      copy_prefix(exec, host_slab_[t.host], device_slab_[t.device], n);
       exec.fence();
-      d2h_.bytes += n * sizeof(double);
-      d2h_.seconds += seconds_since(t0);
-      ++d2h_.slabs;
+      record(d2h_, n * sizeof(double), t0);
       last_download_ = Clock::now();
       free_device_.push(t.device);
       computed_.push(t);
@@ -292,9 +293,7 @@ class Pipeline {
       const auto t0 = Clock::now();
       const Slab& slab = plan_.slabs[t.slab];
       if (!job_.skip_host_io) job_.sink->write_slab(slab, host_slab_[t.host].data());
-      write_.bytes += slab.elements() * sizeof(double);
-      write_.seconds += seconds_since(t0);
-      ++write_.slabs;
+      record(write_, slab.elements() * sizeof(double), t0);
       free_host_.push(t.host);
       // A terminal gets one line redrawn every half second; a log file (Slurm)
       // gets a plain line every 5 s.
