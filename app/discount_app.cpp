@@ -11,6 +11,7 @@
 #include "common/error.hpp"
 #include "config/config.hpp"
 #include "pipeline/job.hpp"
+#include "ranks/ranks.hpp"
 
 namespace {
 
@@ -109,8 +110,12 @@ int run(int argc, char** argv) {
     std::cout << discount::version_text();
     return 0;
   }
-  if (*run_cmd) return discount::run_command(discount::load_config(config_path), run_options);
-  if (*plan_cmd) return discount::plan_command(discount::load_config(config_path));
+  // Under MPI every rank reads the config; a bad one fails them all alike.
+  auto load_on_every_rank = [&] {
+    return discount::ranks::collectively([&] { return discount::load_config(config_path); });
+  };
+  if (*run_cmd) return discount::run_command(load_on_every_rank(), run_options);
+  if (*plan_cmd) return discount::plan_command(load_on_every_rank());
   if (*config_cmd) {
     std::cout << discount::load_config(config_path).to_yaml();
     return 0;
@@ -130,17 +135,29 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
+// One stderr line per failure. Under MPI the rank that failed explains (with
+// its rank number); an error that escaped without the ranks agreeing ends the
+// whole job, since the other ranks may be waiting for this one.
+int fail(int code, const std::string& line, const std::exception* error = nullptr) {
+  namespace ranks = discount::ranks;
+  if (!error || !ranks::reported_elsewhere(*error))
+    std::cerr << "discount_app: " << (ranks::multi() ? "rank " + std::to_string(ranks::rank()) + ": " : "") << line
+              << "\n";
+  if (ranks::multi() && !ranks::error_agreed()) ranks::abort_job(code);
+  return code;
+}
+
 int main(int argc, char** argv) {
+  discount::ranks::Session mpi(argc, argv);
   try {
     return run(argc, argv);
   } catch (const discount::Error& e) {
-    std::cerr << "discount_app: error: " << e.what() << "\n";
-    return static_cast<int>(e.code());
+    return fail(static_cast<int>(e.code()), std::string("error: ") + e.what(), &e);
   } catch (const std::bad_alloc&) {
-    std::cerr << "discount_app: error: out of host memory; lower memory.host_budget\n";
-    return static_cast<int>(discount::ExitCode::internal);
+    return fail(static_cast<int>(discount::ExitCode::internal),
+                "error: out of host memory; lower memory.host_budget");
   } catch (const std::exception& e) {
-    std::cerr << "discount_app: internal error: " << e.what() << " (please report)\n";
-    return static_cast<int>(discount::ExitCode::internal);
+    return fail(static_cast<int>(discount::ExitCode::internal),
+                std::string("internal error: ") + e.what() + " (please report)", &e);
   }
 }

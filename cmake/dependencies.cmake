@@ -7,6 +7,12 @@ set(DISCOUNT_VENDOR_DIR "${PROJECT_SOURCE_DIR}/deps/vendor" CACHE PATH "Vendored
 
 find_package(Kokkos 3.4 REQUIRED)
 find_package(KokkosKernels REQUIRED)
+if(DISCOUNT_ENABLE_MPI)
+  find_package(MPI REQUIRED COMPONENTS C)
+  # Debian installs serial and MPI flavours of HDF5 side by side: prefer the
+  # parallel one for an MPI build; a serial HDF5 also works (positional writes).
+  set(HDF5_PREFER_PARALLEL TRUE)
+endif()
 find_package(HDF5 REQUIRED COMPONENTS C)
 find_package(yaml-cpp REQUIRED)
 find_package(Threads REQUIRED)
@@ -28,6 +34,23 @@ if(NOT TARGET discount_hdf5)
     target_link_libraries(discount_hdf5 INTERFACE ${HDF5_C_LIBRARIES} ${HDF5_LIBRARIES})
     target_compile_definitions(discount_hdf5 INTERFACE ${HDF5_DEFINITIONS})
   endif()
+endif()
+
+# discount_mpi: MPI and, when the HDF5 found is parallel, its MPI-IO driver.
+add_library(discount_mpi INTERFACE)
+if(DISCOUNT_ENABLE_MPI)
+  target_link_libraries(discount_mpi INTERFACE MPI::MPI_C)
+  # The C API only: no deprecated C++ bindings pulled in by mpi.h.
+  target_compile_definitions(discount_mpi INTERFACE DISCOUNT_HAVE_MPI OMPI_SKIP_MPICXX MPICH_SKIP_MPICXX)
+  if(HDF5_IS_PARALLEL)
+    target_compile_definitions(discount_mpi INTERFACE DISCOUNT_HDF5_PARALLEL)
+  endif()
+  message(STATUS "discount_app: MPI build (MPI ${MPI_C_VERSION}); HDF5 parallel: ${HDF5_IS_PARALLEL}")
+elseif(HDF5_IS_PARALLEL)
+  # A parallel HDF5 drags mpi.h into hdf5.h: the serial build needs its include path.
+  find_package(MPI REQUIRED COMPONENTS C)
+  target_link_libraries(discount_mpi INTERFACE MPI::MPI_C)
+  target_compile_definitions(discount_mpi INTERFACE OMPI_SKIP_MPICXX MPICH_SKIP_MPICXX)
 endif()
 
 # Header-only: a package config when installed, else the vendored copy.

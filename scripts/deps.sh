@@ -24,8 +24,9 @@ TRILINOS_ORIG_SHA256=0ddb47784ba7b8a6b9a07a4822b33be508feb4ccd54301b2a5d10c9e545
 KOKKOS_VERSION=3.4.01
 
 APT_PACKAGES=(g++ cmake ninja-build make libhdf5-dev hdf5-tools libyaml-cpp-dev
-  libcli11-dev nlohmann-json3-dev libgtest-dev python3-h5py python3-numpy
-  python3-numba python3-dask dpkg-dev time xz-utils)
+  libcli11-dev nlohmann-json3-dev libgtest-dev python3-h5py python3-numpy python3-matplotlib
+  python3-numba python3-dask dpkg-dev time xz-utils
+  libopenmpi-dev openmpi-bin libhdf5-openmpi-dev)
 
 usage() {
   cat <<EOF

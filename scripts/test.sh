@@ -3,6 +3,7 @@
 # dependencies (scripts/deps.sh), configures a CMake preset, builds, runs ctest.
 #   scripts/test.sh              the OpenMP preset (what CI runs first)
 #   scripts/test.sh --asan       the debug-asan preset (AddressSanitizer + UBSan)
+#   scripts/test.sh --mpi        the mpi preset (OpenMP + MPI; adds the mpirun -n 1/2/3 tests)
 #   scripts/test.sh --cuda       the CUDA preset (on a GPU node; see scripts/gpu_check.sh)
 #   scripts/test.sh --no-deps    skip the bootstrap (dependencies already there)
 # Extra arguments after -- go to ctest (e.g. -- -L unit).
@@ -16,10 +17,11 @@ ctest_args=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --asan) preset=debug-asan ;;
+    --mpi) preset=mpi ;;
     --cuda) preset=cuda; deps_args+=(--cuda sm_90) ;;
     --no-deps) run_deps=0 ;;
     --no-apt) deps_args+=(--no-apt) ;;
-    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
     --) shift; ctest_args=("$@"); break ;;
     *) echo "scripts/test.sh: unknown option '$1' (see --help)" >&2; exit 64 ;;
   esac

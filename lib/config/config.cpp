@@ -3,11 +3,13 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 
 #include "common/error.hpp"
 
@@ -89,14 +91,61 @@ MemorySize parse_memory_size(const std::string& raw) {
   return size;
 }
 
+double parse_gb_per_s(const std::string& raw) {
+  std::string text;
+  for (char c : raw)
+    if (c != ' ' && c != '_') text += c;
+  if (text.empty()) throw std::invalid_argument("empty speed");
+  // [+-]digits[.digits][e[+-]digits], then a unit.
+  std::size_t end = 0;
+  if (end < text.size() && (text[end] == '+' || text[end] == '-')) ++end;
+  const std::size_t first_digit = end;
+  while (end < text.size() && (std::isdigit(static_cast<unsigned char>(text[end])) || text[end] == '.')) ++end;
+  if (end == first_digit) throw std::invalid_argument("expected a speed in GB/s such as 2.5 or 2.5GB/s");
+  if (end + 1 < text.size() && (text[end] == 'e' || text[end] == 'E')) {
+    std::size_t exp = end + 1;
+    if (exp < text.size() && (text[exp] == '+' || text[exp] == '-')) ++exp;
+    if (exp < text.size() && std::isdigit(static_cast<unsigned char>(text[exp]))) {
+      while (exp < text.size() && std::isdigit(static_cast<unsigned char>(text[exp]))) ++exp;
+      end = exp;
+    }
+  }
+  std::size_t used = 0;
+  double number = 0;
+  try {
+    number = std::stod(text.substr(0, end), &used);
+  } catch (const std::exception&) {
+    throw std::invalid_argument("expected a speed in GB/s such as 2.5 or 2.5GB/s");
+  }
+  if (used != end) throw std::invalid_argument("expected a speed in GB/s such as 2.5 or 2.5GB/s");
+  std::string suffix = text.substr(end);
+  std::transform(suffix.begin(), suffix.end(), suffix.begin(), [](unsigned char c) { return std::tolower(c); });
+  double scale = 0;  // to GB/s
+  if (suffix.empty() || suffix == "gb/s") scale = 1;
+  else if (suffix == "b/s") scale = 1e-9;
+  else if (suffix == "kb/s") scale = 1e-6;
+  else if (suffix == "mb/s") scale = 1e-3;
+  else if (suffix == "tb/s") scale = 1e3;
+  else if (suffix == "kib/s") scale = 1024.0 / 1e9;
+  else if (suffix == "mib/s") scale = 1024.0 * 1024 / 1e9;
+  else if (suffix == "gib/s") scale = 1024.0 * 1024 * 1024 / 1e9;
+  else if (suffix == "tib/s") scale = 1024.0 * 1024 * 1024 * 1024 / 1e9;
+  else throw std::invalid_argument("unknown unit '" + suffix + "' (use GB/s, MB/s, TB/s, GiB/s, MiB/s or a plain number of GB/s)");
+  const double value = number * scale;
+  if (!(value > 0.0)) throw std::invalid_argument("must be a positive speed such as 2.5 or 2.5GB/s");
+  if (!std::isfinite(value) || value > 1e6) throw std::invalid_argument("speed out of range (at most 1e6 GB/s)");
+  return value;
+}
+
 const std::vector<std::pair<std::string, std::vector<std::string>>>& config_schema() {
   static const std::vector<std::pair<std::string, std::vector<std::string>>> schema{
-      {"", {"input", "output", "compute", "memory", "verify", "report"}},
+      {"", {"input", "output", "compute", "memory", "limits", "verify", "report"}},
       {"input", {"file", "multiplier", "discount", "axes", "dates", "ids", "nonfinite", "synthetic"}},
       {"input.synthetic", {"dates", "ids", "nums", "seed"}},
       {"output", {"file", "dataset", "overwrite", "mode", "checkpoint_seconds"}},
       {"compute", {"space", "kernel", "parallel_dims", "tile"}},
       {"memory", {"device_budget", "host_budget", "chunk_axis", "pipeline_depth", "max_slab"}},
+      {"limits", {"read", "write", "h2d", "d2h", "kernel", "measure"}},
   };
   return schema;
 }
@@ -279,6 +328,7 @@ class Parser {
     parse_output(root["output"], config.output);
     if (root["compute"]) parse_compute(root["compute"], config.compute);
     if (root["memory"]) parse_memory(root["memory"], config.memory);
+    if (root["limits"]) parse_limits(root["limits"], config.limits);
     if (root["verify"])
       config.verify = choice<VerifyMode>(root["verify"], "verify",
                                          {{"none", VerifyMode::none},
@@ -381,6 +431,36 @@ class Parser {
     }
   }
 
+  double speed_value(const YAML::Node& node, const std::string& key) const {
+    std::string text = scalar(node, key);
+    try {
+      return parse_gb_per_s(text);
+    } catch (const std::exception& e) {
+      fail(node, "'" + key + "' = '" + text + "': " + e.what());
+    }
+  }
+
+  void parse_limits(const YAML::Node& node, LimitsConfig& l) const {
+    require_map(node, "limits");
+    check_keys(node, config_keys("limits"), "limits");
+    for (auto [key, value] : {std::make_pair("read", &l.read), std::make_pair("write", &l.write)}) {
+      const YAML::Node item = node[key];
+      if (!item) continue;
+      const std::string name = std::string("limits.") + key;
+      if (item.IsScalar() && item.Scalar() == "auto")
+        fail(item, "'" + name + "': disk speeds are not measured; give one such as 2.5GB/s or leave the key out (unknown)");
+      *value = speed_value(item, name);
+    }
+    for (auto [key, value] :
+         {std::make_pair("h2d", &l.h2d), std::make_pair("d2h", &l.d2h), std::make_pair("kernel", &l.kernel)}) {
+      const YAML::Node item = node[key];
+      if (!item) continue;
+      if (item.IsScalar() && item.Scalar() == "auto") value->reset();
+      else *value = speed_value(item, std::string("limits.") + key);
+    }
+    if (node["measure"]) l.measure = bool_value(node["measure"], "limits.measure");
+  }
+
   void parse_memory(const YAML::Node& node, MemoryConfig& m) const {
     require_map(node, "memory");
     check_keys(node, config_keys("memory"), "memory");
@@ -460,6 +540,20 @@ std::string Config::to_yaml() const {
   out << YAML::Key << "chunk_axis" << YAML::Value << axis_name(memory.chunk_axis);
   out << YAML::Key << "pipeline_depth" << YAML::Value << memory.pipeline_depth;
   out << YAML::Key << "max_slab" << YAML::Value << memory.max_slab.describe();
+  out << YAML::EndMap;
+
+  out << YAML::Key << "limits" << YAML::Value << YAML::BeginMap;
+  auto speed = [](double gb_per_s) {
+    char text[48];
+    std::snprintf(text, sizeof text, "%.9gGB/s", gb_per_s);
+    return std::string(text);
+  };
+  if (limits.read) out << YAML::Key << "read" << YAML::Value << speed(*limits.read);
+  if (limits.write) out << YAML::Key << "write" << YAML::Value << speed(*limits.write);
+  out << YAML::Key << "h2d" << YAML::Value << (limits.h2d ? speed(*limits.h2d) : "auto");
+  out << YAML::Key << "d2h" << YAML::Value << (limits.d2h ? speed(*limits.d2h) : "auto");
+  out << YAML::Key << "kernel" << YAML::Value << (limits.kernel ? speed(*limits.kernel) : "auto");
+  out << YAML::Key << "measure" << YAML::Value << limits.measure;
   out << YAML::EndMap;
 
   static const char* verify_names[] = {"none", "sample", "full"};

@@ -82,12 +82,27 @@ struct MemoryConfig {
   MemorySize max_slab{false, 0.0, std::uint64_t{256} << 20};
 };
 
+// Link speeds in GB/s (1e9 bytes per second) for the plan's predictions and
+// the report's "% of limit". Disk links are never measured: unset means
+// unknown. Copy and kernel links left unset are measured at start-up unless
+// `measure` is false; a configured value always wins over a measurement.
+struct LimitsConfig {
+  std::optional<double> read, write;        // disk; unset: unknown
+  std::optional<double> h2d, d2h, kernel;   // unset: auto (measured)
+  bool measure = true;
+};
+
+// "2.5", "2.5GB/s", "800MB/s", "1.2TB/s", "3GiB/s" as GB/s (1e9 B/s).
+// Throws std::invalid_argument with a short reason (not positive, bad unit).
+double parse_gb_per_s(const std::string& text);
+
 struct Config {
   std::string source_path;  // the YAML file, for messages
   InputConfig input;
   OutputConfig output;
   ComputeConfig compute;
   MemoryConfig memory;
+  LimitsConfig limits;
   VerifyMode verify = VerifyMode::none;
   std::string report;
 

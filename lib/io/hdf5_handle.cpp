@@ -41,4 +41,9 @@ std::string read_string_attribute(hid_t object, const std::string& name) {
   return value;
 }
 
+std::mutex& library_mutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
 }  // namespace discount::h5

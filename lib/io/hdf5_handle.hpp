@@ -5,6 +5,7 @@
 #include <hdf5.h>
 
 #include <array>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -54,6 +55,11 @@ inline Id datatype(hid_t id) { return {id, H5Tclose}; }
 inline Id plist(hid_t id) { return {id, H5Pclose}; }
 inline Id attribute(hid_t id) { return {id, H5Aclose}; }
 inline Id group(hid_t id) { return {id, H5Gclose}; }
+
+// HDF5 builds with MPI are never thread-safe: the reader thread (H5Dread on
+// chunked or converted inputs) and the writer thread (parallel-HDF5 writes)
+// take this lock around every HDF5 call they make during a run.
+std::mutex& library_mutex();
 
 class QuietErrors {
  public:

@@ -189,6 +189,7 @@ class Hdf5Input final : public InputSource {
                  "reading '" + name + "' from " + config_.file);
       return;
     }
+    std::lock_guard<std::mutex> lock(h5::library_mutex());
     h5::QuietErrors quiet;
     std::array<hsize_t, 3> h_start{}, h_count{};
     for (int j = 0; j < rank; ++j) {

@@ -11,6 +11,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
+#include <mutex>
 
 #include "common/error.hpp"
 #include "common/host_parallel.hpp"
@@ -18,6 +20,7 @@
 #include "io/hdf5_handle.hpp"
 #include "io/input.hpp"
 #include "io/posix_io.hpp"
+#include "ranks/ranks.hpp"
 
 namespace discount {
 
@@ -31,6 +34,16 @@ std::string dir_of(const std::string& path) {
   if (slash == std::string::npos) return ".";
   if (slash == 0) return "/";
   return path.substr(0, slash);
+}
+
+// "2026-11-29T17:38:09Z"
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  ::gmtime_r(&now, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
 }
 
 bool exists(const std::string& path) {
@@ -80,6 +93,12 @@ std::string fingerprint_of(const std::string& text) {
 }
 
 FileOutput::FileOutput(const OutputSpec& spec) : spec_(spec) {
+  if (spec.attach) {
+    if (!try_resume())
+      throw io_error("cannot open '" + partial_path() + "' prepared by rank 0 (is the directory shared by every rank?)");
+    open_fd();
+    return;
+  }
   const std::string dir = dir_of(spec.path);
   struct stat st {};
   if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
@@ -120,6 +139,10 @@ FileOutput::FileOutput(const OutputSpec& spec) : spec_(spec) {
 
 FileOutput::~FileOutput() {
   if (fd_ >= 0) ::close(fd_);
+#ifdef DISCOUNT_HDF5_PARALLEL
+  // Not collective here: only reached when a run ends without close_collective.
+  if (mpio_data_ >= 0) H5Dclose(mpio_data_);
+#endif
 }
 
 bool FileOutput::try_resume() {
@@ -206,6 +229,7 @@ void FileOutput::create() {
       h5::write_string_attribute(group.get(), "fingerprint", spec_.fingerprint);
       h5::write_string_attribute(group.get(), "chunk_axis", axis_name(spec_.chunk_axis));
       h5::write_string_attribute(group.get(), "provenance", spec_.provenance);
+      h5::write_string_attribute(group.get(), "start_time", utc_now());
       std::string axes = std::string(axis_name(spec_.axes[0])) + "," + axis_name(spec_.axes[1]) + "," +
                          axis_name(spec_.axes[2]);
       h5::write_string_attribute(data.get(), "axes", axes);
@@ -271,10 +295,53 @@ bool FileOutput::slab_done(const Slab& slab) const {
   return true;
 }
 
+void FileOutput::open_collective() {
+#ifdef DISCOUNT_HDF5_PARALLEL
+  if (!ranks::multi() || state_ == State::already_complete) return;
+  std::lock_guard<std::mutex> lock(h5::library_mutex());
+  h5::QuietErrors quiet;
+  h5::Id fapl = h5::plist(H5Pcreate(H5P_FILE_ACCESS));
+  H5Pset_fapl_mpio(fapl.get(), MPI_COMM_WORLD, MPI_INFO_NULL);
+  mpio_file_ = H5Fopen(partial_path().c_str(), H5F_ACC_RDWR, fapl.get());
+  if (mpio_file_ < 0) throw io_error("cannot open '" + partial_path() + "' through MPI-IO");
+  mpio_data_ = H5Dopen2(mpio_file_, spec_.dataset.c_str(), H5P_DEFAULT);
+  if (mpio_data_ < 0) throw io_error("cannot open dataset '" + spec_.dataset + "' of '" + partial_path() + "'");
+#endif
+}
+
+void FileOutput::close_collective() {
+#ifdef DISCOUNT_HDF5_PARALLEL
+  if (mpio_file_ < 0) return;
+  std::lock_guard<std::mutex> lock(h5::library_mutex());
+  if (mpio_data_ >= 0) H5Dclose(mpio_data_);
+  const herr_t status = H5Fclose(mpio_file_);
+  mpio_data_ = mpio_file_ = -1;
+  if (status < 0) throw io_error("closing '" + partial_path() + "' (MPI-IO) failed");
+#endif
+}
+
 void FileOutput::write_slab(const Slab& slab, const double* buffer) {
   const FileBox box = output_box(spec_, slab.dates, slab.ids);
-  pwrite_runs(fd_, data_offset_, box_runs(box.dims, box.start, box.count), buffer, sizeof(double),
-              "writing '" + partial_path() + "'");
+#ifdef DISCOUNT_HDF5_PARALLEL
+  if (mpio_data_ >= 0) {
+    std::lock_guard<std::mutex> lock(h5::library_mutex());
+    h5::QuietErrors quiet;
+    hsize_t start[3], count[3];
+    for (int j = 0; j < 3; ++j) {
+      start[j] = static_cast<hsize_t>(box.start[j]);
+      count[j] = static_cast<hsize_t>(box.count[j]);
+    }
+    h5::Id file_space = h5::dataspace(H5Dget_space(mpio_data_));
+    h5::Id mem_space = h5::dataspace(H5Screate_simple(3, count, nullptr));
+    h5::Id dxpl = h5::plist(H5Pcreate(H5P_DATASET_XFER));
+    H5Pset_dxpl_mpio(dxpl.get(), H5FD_MPIO_INDEPENDENT);
+    if (H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr) < 0 ||
+        H5Dwrite(mpio_data_, H5T_NATIVE_DOUBLE, mem_space.get(), file_space.get(), dxpl.get(), buffer) < 0)
+      throw io_error("writing '" + partial_path() + "' through MPI-IO failed");
+  } else
+#endif
+    pwrite_runs(fd_, data_offset_, box_runs(box.dims, box.start, box.count), buffer, sizeof(double),
+                "writing '" + partial_path() + "'");
   unrecorded_.push_back(units_of(slab));
   const auto now = std::chrono::steady_clock::now();
   if (std::chrono::duration<double>(now - last_checkpoint_).count() >= spec_.checkpoint_seconds) checkpoint();
@@ -294,19 +361,52 @@ void FileOutput::checkpoint() {
   unrecorded_.clear();
 }
 
-void FileOutput::finish() {
-  if (state_ == State::already_complete) return;
+void FileOutput::flush() {
+  if (state_ == State::already_complete || fd_ < 0) return;
   checkpoint();
   if (::fsync(fd_) != 0) throw io_error("flushing '" + partial_path() + "': " + std::strerror(errno));
   ::close(fd_);
   fd_ = -1;
-  if (::rename(partial_path().c_str(), spec_.path.c_str()) != 0)
-    throw io_error("renaming '" + partial_path() + "' to '" + spec_.path + "': " + std::strerror(errno));
+}
+
+void FileOutput::publish() {
+  if (state_ == State::already_complete) return;
+  flush();
+  const std::string partial = partial_path();
+  {
+    // Every rank's progress bytes, as the file holds them: a unit missing
+    // here is a bug in the slab distribution, and the result stays partial.
+    h5::QuietErrors quiet;
+    h5::Id file = h5::file(H5Fopen(partial.c_str(), H5F_ACC_RDWR, H5P_DEFAULT));
+    h5::Id progress = file ? h5::dataset(H5Dopen2(file.get(), kProgress, H5P_DEFAULT)) : h5::Id{};
+    std::vector<std::uint8_t> done(done_.size(), 0);
+    if (!progress || H5Dread(progress.get(), H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, done.data()) < 0)
+      throw io_error("cannot read the progress record of '" + partial + "'");
+    const auto missing = std::count(done.begin(), done.end(), std::uint8_t{0});
+    if (missing > 0)
+      throw internal_error("'" + partial + "': " + std::to_string(missing) + " " + axis_name(spec_.chunk_axis) +
+                           "(s) not recorded as done at the end of the run; the partial is kept, rerun to finish it");
+    progress.reset();
+    // The provenance's end time: the only metadata change after creation,
+    // made once all data and progress are durable.
+    h5::Id group = h5::group(H5Gopen2(file.get(), kGroup, H5P_DEFAULT));
+    if (group) h5::write_string_attribute(group.get(), "end_time", utc_now());
+    group.reset();
+    if (!file.close()) throw io_error("finishing '" + partial + "': HDF5 could not close the file");
+  }
+  int fd = ::open(partial.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    ::fsync(fd);
+    ::close(fd);
+  }
+  if (::rename(partial.c_str(), spec_.path.c_str()) != 0)
+    throw io_error("renaming '" + partial + "' to '" + spec_.path + "': " + std::strerror(errno));
   fsync_dir(dir_of(spec_.path));
 }
 
 std::string FileOutput::describe() const {
   std::string text = spec_.path + " (dataset '" + spec_.dataset + "'";
+  if (mpio_data_ >= 0) text += ", written through MPI-IO (parallel HDF5) by " + std::to_string(ranks::size()) + " ranks";
   if (state_ == State::resumed)
     text += ", resuming: " + std::to_string(units_done()) + " of " + std::to_string(done_.size()) + " " +
             axis_name(spec_.chunk_axis) + "s already done";
@@ -358,6 +458,11 @@ void ChecksumOutput::write_slab(const Slab& slab, const double* buffer) {
       sums_[d] += part_sums[p][d];
       bits_[d] += part_bits[p][d];
     }
+}
+
+void ChecksumOutput::combine_ranks() {
+  ranks::sum(sums_);
+  ranks::sum(bits_);
 }
 
 std::uint64_t ChecksumOutput::global_bits() const {

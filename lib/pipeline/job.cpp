@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <Kokkos_Core.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +20,8 @@
 #include "pipeline/signals.hpp"
 #include "pipeline/system_memory.hpp"
 #include "plan/plan.hpp"
+#include "report/limits.hpp"
+#include "ranks/ranks.hpp"
 
 #ifndef DISCOUNT_VERSION
 #define DISCOUNT_VERSION "0.0.0"
@@ -51,10 +54,15 @@ std::string version_text() {
 #elif defined(KOKKOS_ARCH_AMPERE80)
   arch = " (GPU arch sm_80)";
 #endif
+  std::string hdf5_flavour;
+#ifdef H5_HAVE_PARALLEL
+  hdf5_flavour = " (parallel)";
+#endif
+  const std::string mpi = ranks::built_with_mpi() ? "MPI build, " + std::to_string(ranks::size()) + " rank(s)\n" : "";
   return std::string("discount_app ") + DISCOUNT_VERSION + " (git " + DISCOUNT_GIT_HASH + ")\n" + "Kokkos " +
          std::to_string(KOKKOS_VERSION / 10000) + "." + std::to_string(KOKKOS_VERSION / 100 % 100) + "." +
          std::to_string(KOKKOS_VERSION % 100) + ", backends:" + backends + arch + "\n" + "HDF5 " +
-         std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(release) + "\n";
+         std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(release) + hdf5_flavour + "\n" + mpi;
 }
 
 namespace {
@@ -74,31 +82,48 @@ Range select(const std::optional<Range>& wanted, std::int64_t extent, const char
   return *wanted;
 }
 
+// The device this rank will use: node-local rank modulo the visible GPUs.
+int rank_device() {
+  const int devices = visible_devices();
+  return devices > 0 ? ranks::local_rank() % devices : 0;
+}
+
+// Opens the input and makes the plan. Collective under MPI: budgets given as
+// a percentage resolve against what each rank sees (the node's free memory
+// shared by the node's ranks; a GPU's free memory shared by the ranks using
+// it), and every rank takes the smallest, so all ranks make the same plan.
 Prepared prepare(const Config& config) {
-  if (config.compute.kernel == KernelKind::blas && !config.input.synthetic &&
-      !(config.input.axes[0] == Axis::date && config.input.axes[1] == Axis::id))
-    throw config_error(config.source_path +
-                       ": compute.kernel: blas needs input.axes [date, id, num]; use kernel: mdrange for other orders");
   Prepared p;
-  p.input = open_input(config.input);
-  const InputShape& shape = p.input->shape();
-  p.dates = select(config.input.dates, shape.dates, "input.dates", "dates");
-  p.ids = select(config.input.ids, shape.ids, "input.ids", "ids");
-
   PlanRequest request;
-  request.dates = p.dates.size();
-  request.ids = p.ids.size();
-  request.nums = shape.nums;
-  request.chunk_axis = config.memory.chunk_axis;
-  request.pipeline_depth = config.memory.pipeline_depth;
-  request.device_copies = needs_device_copies(config.compute.space);
-  request.host_budget = config.memory.host_budget.resolve(host_available_bytes());
-  request.device_budget = request.device_copies ? config.memory.device_budget.resolve(device_free_bytes()) : 0;
+  ranks::collectively([&] {
+    if (config.compute.kernel == KernelKind::blas && !config.input.synthetic &&
+        !(config.input.axes[0] == Axis::date && config.input.axes[1] == Axis::id))
+      throw config_error(config.source_path +
+                         ": compute.kernel: blas needs input.axes [date, id, num]; use kernel: mdrange for other orders");
+    p.input = open_input(config.input);
+    const InputShape& shape = p.input->shape();
+    p.dates = select(config.input.dates, shape.dates, "input.dates", "dates");
+    p.ids = select(config.input.ids, shape.ids, "input.ids", "ids");
+    request.dates = p.dates.size();
+    request.ids = p.ids.size();
+    request.nums = shape.nums;
+    request.chunk_axis = config.memory.chunk_axis;
+    request.pipeline_depth = config.memory.pipeline_depth;
+    request.device_copies = needs_device_copies(config.compute.space);
+    request.host_budget = config.memory.host_budget.resolve(host_available_bytes() / ranks::local_size());
+    if (request.device_copies) {
+      const int devices = std::max(1, visible_devices());
+      const int sharing = (ranks::local_size() + devices - 1) / devices;
+      request.device_budget = config.memory.device_budget.resolve(device_free_bytes(rank_device()) / sharing);
+    }
+  });
+  request.host_budget = ranks::min(request.host_budget);
+  request.device_budget = ranks::min(request.device_budget);
   request.max_slab = config.memory.max_slab.resolve(request.host_budget);
-  p.plan = make_plan(request);
+  p.plan = ranks::collectively([&] { return make_plan(request); });
 
-  // What identifies the job's result: not budgets or slicing, so a resumed
-  // job may use other memory settings.
+  // What identifies the job's result: not budgets, slicing or rank count, so
+  // a resumed job may use other memory settings or another number of ranks.
   const auto& in = config.input;
   std::string identity = "discount_app/1|" + p.input->identity() + "|" + in.multiplier + "|" + in.discount + "|" +
                          axis_name(in.axes[0]) + axis_name(in.axes[1]) + axis_name(in.axes[2]) + "|" +
@@ -123,57 +148,159 @@ void quiet_openmp_warning() { ::setenv("OMP_PROC_BIND", "false", 0); }
 
 namespace {
 
-int print_plan(const Config& config, const Prepared& p) {
+// Measuring buffers within a quarter of the budgets; below 32 MiB a
+// measurement would time caches, not links, so links stay unknown.
+Limits job_limits(const Config& config, const Plan& plan) {
+  std::uint64_t cap = plan.request.host_budget / 4;
+  if (plan.request.device_copies) cap = std::min(cap, plan.request.device_budget / 4);
+  if (cap < (std::uint64_t{32} << 20)) return configured_limits(config.limits);
+  return measure_limits(config.limits, plan.request.device_copies, cap);
+}
+
+std::vector<char*> argv_of(std::vector<std::string>& args) {
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  return argv;
+}
+
+int print_plan(const Config& config, const Prepared& p, const Limits& limits) {
   std::cout << "input          " << p.input->describe() << "\n";
   std::cout << "selection      dates [" << p.dates.begin << ", " << p.dates.end << "), ids [" << p.ids.begin << ", "
             << p.ids.end << ")\n";
   std::cout << "kernel         " << execution_space_name(config.compute.space) << ", "
             << slicing_text(config, *p.input) << "\n";
   std::cout << p.plan.describe();
+  if (config.output.mode == OutputMode::file) {
+    const std::uint64_t free_bytes = free_disk_bytes(config.output.file);
+    std::cout << "output         " << format_bytes(p.plan.output_bytes()) << " to " << config.output.file << "; "
+              << (free_bytes ? format_bytes(free_bytes) + " free there" : std::string("free space unknown"))
+              << (free_bytes && free_bytes < p.plan.output_bytes() ? "  ** NOT ENOUGH: the run will stop (exit 74) **"
+                                                                  : "")
+              << "\n";
+  }
+  if (ranks::multi())
+    std::cout << "ranks          " << ranks::size() << " (each takes a contiguous share of the slabs still to do, about "
+              << (p.plan.slabs.size() + ranks::size() - 1) / ranks::size() << ")\n";
+  std::cout << "limits         " << limits.describe() << "\n";
+  std::cout << describe_prediction(p.plan, predict(p.plan, limits));
   return 0;
+}
+
+// plan and run --dry-run: measure the links the run would use (Kokkos starts
+// for that, and nothing else), then print.
+int plan_with_limits(const Config& config, const Prepared& p, const std::vector<std::string>& kokkos_args) {
+  Limits limits = configured_limits(config.limits);
+  if (config.limits.measure) {
+    quiet_openmp_warning();
+    std::vector<std::string> args{"discount_app"};
+    args.insert(args.end(), kokkos_args.begin(), kokkos_args.end());
+    std::vector<char*> argv = argv_of(args);
+    int argc = static_cast<int>(argv.size());
+    std::optional<Kokkos::ScopeGuard> kokkos;
+    if (!Kokkos::is_initialized()) kokkos.emplace(argc, argv.data());
+    limits = job_limits(config, p.plan);
+  }
+  return ranks::is_root() ? print_plan(config, p, limits) : 0;
 }
 
 }  // namespace
 
-int plan_command(const Config& config) { return print_plan(config, prepare(config)); }
+int plan_command(const Config& config) { return plan_with_limits(config, prepare(config), {}); }
+
+namespace {
+
+// Creates or resumes the output. Under MPI rank 0 does it alone (checks,
+// creation, resume), then the other ranks open what it made.
+std::unique_ptr<OutputSink> open_sink(const Config& config, const RunOptions& options, const Prepared& p) {
+  if (config.output.mode == OutputMode::checksum)
+    return std::make_unique<ChecksumOutput>(p.input->axes(), p.dates.size(), p.ids.size(), p.input->shape().nums);
+  OutputSpec spec;
+  spec.path = config.output.file;
+  spec.input_file = config.input.file;
+  spec.dataset = config.output.dataset;
+  spec.overwrite = config.output.overwrite;
+  spec.restart = options.restart;
+  spec.axes = p.input->axes();
+  spec.dates = p.dates.size();
+  spec.ids = p.ids.size();
+  spec.nums = p.input->shape().nums;
+  spec.chunk_axis = config.memory.chunk_axis;
+  spec.fingerprint = p.fingerprint;
+  spec.checkpoint_seconds = config.output.checkpoint_seconds;
+  spec.provenance = version_text() + "input: " + p.input->describe() + "\n" + config.to_yaml();
+  std::unique_ptr<FileOutput> output;
+  ranks::collectively([&] {
+    if (ranks::is_root()) output = std::make_unique<FileOutput>(spec);
+  });
+  std::string state = output && output->state() == FileOutput::State::already_complete ? "complete" : "open";
+  ranks::broadcast(state);
+  if (state == "complete") {
+    spec.attach = false;
+    if (!output) output = std::make_unique<FileOutput>(spec);  // sees the finished file too
+    return output;
+  }
+  ranks::collectively([&] {
+    if (!ranks::is_root()) {
+      spec.attach = true;
+      output = std::make_unique<FileOutput>(spec);
+    }
+  });
+  ranks::collectively([&] { output->open_collective(); });
+  return output;
+}
+
+// Each rank's stage figures added up (bytes, slabs) or maximised (seconds:
+// ranks work side by side), so rank 0 reports the whole job.
+void combine_rank_reports(RunReport& report, bool device_copies) {
+  if (!ranks::multi()) return;
+  // The same collectives on every rank, even one whose pipeline failed early.
+  const std::vector<const char*> names =
+      device_copies ? std::vector<const char*>{"read", "h2d", "kernel", "d2h", "write"}
+                    : std::vector<const char*>{"read", "kernel", "write"};
+  if (report.stages.size() != names.size()) {
+    report.stages.assign(names.size(), StageStats{});
+    for (std::size_t j = 0; j < names.size(); ++j) report.stages[j].name = names[j];
+  }
+  for (auto& stage : report.stages) {
+    ranks::sum(stage.bytes);
+    stage.seconds = ranks::max(stage.seconds);
+    std::uint64_t slabs = static_cast<std::uint64_t>(stage.slabs);
+    ranks::sum(slabs);
+    stage.slabs = static_cast<int>(slabs);
+  }
+  ranks::sum(report.input_bytes);
+  ranks::sum(report.output_bytes);
+  std::uint64_t run = static_cast<std::uint64_t>(report.slabs_run);
+  ranks::sum(run);
+  report.slabs_run = static_cast<int>(run);
+  report.device_path_seconds = ranks::max(report.device_path_seconds);
+}
+
+std::vector<std::string> kokkos_arguments(const RunOptions& options) {
+  std::vector<std::string> args{"discount_app"};
+  args.insert(args.end(), options.kokkos_args.begin(), options.kokkos_args.end());
+  const int online = static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN));
+  for (auto& a : ranks::kokkos_rank_args(options.kokkos_args, visible_devices(),
+                                         ranks::threads_per_rank(process_cpus(), online)))
+    args.push_back(a);
+  return args;
+}
+
+}  // namespace
 
 int run_command(const Config& config, const RunOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   install_signal_handlers();
   Prepared p = prepare(config);
-  if (options.dry_run) return print_plan(config, p);
+  if (options.dry_run) return plan_with_limits(config, p, options.kokkos_args);
+  const bool talk = !options.quiet && ranks::is_root();
 
-  std::unique_ptr<OutputSink> sink;
-  FileOutput* file_output = nullptr;
-  ChecksumOutput* checksum = nullptr;
-  if (config.output.mode == OutputMode::file) {
-    OutputSpec spec;
-    spec.path = config.output.file;
-    spec.input_file = config.input.file;
-    spec.dataset = config.output.dataset;
-    spec.overwrite = config.output.overwrite;
-    spec.restart = options.restart;
-    spec.axes = p.input->axes();
-    spec.dates = p.dates.size();
-    spec.ids = p.ids.size();
-    spec.nums = p.input->shape().nums;
-    spec.chunk_axis = config.memory.chunk_axis;
-    spec.fingerprint = p.fingerprint;
-    spec.checkpoint_seconds = config.output.checkpoint_seconds;
-    spec.provenance = version_text() + "input: " + p.input->describe() + "\n" + config.to_yaml();
-    auto output = std::make_unique<FileOutput>(spec);
-    file_output = output.get();
-    sink = std::move(output);
-    if (file_output->state() == FileOutput::State::already_complete) {
-      if (!options.quiet)
-        std::cout << "[discount_app] " << config.output.file << " is already complete for this job; nothing to do\n";
-      return 0;
-    }
-  } else {
-    auto output = std::make_unique<ChecksumOutput>(p.input->axes(), p.dates.size(), p.ids.size(),
-                                                   p.input->shape().nums);
-    checksum = output.get();
-    sink = std::move(output);
+  std::unique_ptr<OutputSink> sink = open_sink(config, options, p);
+  auto* file_output = dynamic_cast<FileOutput*>(sink.get());
+  auto* checksum = dynamic_cast<ChecksumOutput*>(sink.get());
+  if (file_output && file_output->state() == FileOutput::State::already_complete) {
+    if (talk) std::cout << "[discount_app] " << config.output.file << " is already complete for this job; nothing to do\n";
+    return 0;
   }
 
   RunReport report;
@@ -185,26 +312,31 @@ int run_command(const Config& config, const RunOptions& options) {
   report.slicing = slicing_text(config, *p.input);
   report.plan = p.plan.describe();
   report.config_yaml = config.to_yaml();
-  if (!options.quiet) {
+  if (talk) {
     std::cout << "[discount_app] input  " << report.input << "\n[discount_app] output " << report.output
               << "\n[discount_app] kernel " << report.space << ", " << report.slicing << "\n[discount_app] plan   "
               << p.plan.slabs.size() << " slab(s) of up to " << format_bytes(p.plan.slab_bytes) << ", host "
               << format_bytes(p.plan.host_bytes);
     if (p.plan.request.device_copies) std::cout << ", device " << format_bytes(p.plan.device_bytes);
+    if (ranks::multi()) std::cout << ", per rank; " << ranks::size() << " ranks";
     std::cout << std::endl;
   }
 
-  bool fresh_output = file_output && file_output->state() == FileOutput::State::fresh;
+  const bool fresh_output = file_output && file_output->state() == FileOutput::State::fresh;
+  // Every rank ends up here with its own outcome; the ranks then agree, and
+  // only a job every rank finished is published.
+  std::exception_ptr failure;
+  Limits limits;
   try {
     quiet_openmp_warning();
-    std::vector<std::string> args{"discount_app"};
-    args.insert(args.end(), options.kokkos_args.begin(), options.kokkos_args.end());
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
+    std::vector<std::string> args = kokkos_arguments(options);
+    std::vector<char*> argv = argv_of(args);
     int argc = static_cast<int>(argv.size());
     // A caller that already runs Kokkos (tests, an embedding code) keeps it.
     std::optional<Kokkos::ScopeGuard> kokkos;
     if (!Kokkos::is_initialized()) kokkos.emplace(argc, argv.data());
+    limits = job_limits(config, p.plan);
+    if (talk) std::cout << "[discount_app] limits " << limits.describe() << std::endl;
     PipelineJob job;
     job.config = &config;
     job.plan = &p.plan;
@@ -213,48 +345,89 @@ int run_command(const Config& config, const RunOptions& options) {
     job.dates = p.dates;
     job.ids = p.ids;
     job.stop = &stop_signal();
-    job.progress = !options.quiet;
+    job.progress = talk;
+    job.rank = ranks::rank();
+    job.ranks = ranks::size();
+    job.ranks_on_node = ranks::local_size();
     run_pipeline(job, report);
-  } catch (const Error& e) {
-    // Bad input data found mid-run: a fresh partial holds nothing worth keeping.
-    if (e.code() == ExitCode::data_invalid && fresh_output) ::unlink(file_output->partial_path().c_str());
-    // Otherwise keep what was written for the resume, if the disk still lets us.
-    if (e.code() != ExitCode::data_invalid) {
+    if (report.interrupted) {
+      sink->checkpoint();  // the slabs finished before the stop count as done
+      const std::string where = file_output ? "; progress saved in " + file_output->partial_path() : "";
+      const std::string done = ranks::multi() ? " after this rank's " + std::to_string(report.slabs_run) +
+                                                    " slab(s) of this run"
+                                              : " after " + std::to_string(report.slabs_skipped + report.slabs_run) +
+                                                    " of " + std::to_string(report.slabs_total) + " slabs";
+      throw Error(ExitCode::interrupted, std::string("interrupted by ") + signal_name(stop_signal().load()) + done +
+                                             where + "; run the same command again to resume");
+    }
+    sink->flush();
+  } catch (...) {
+    failure = std::current_exception();
+    // Keep what was written for the resume, if the disk still lets us; bad
+    // input data found mid-run leaves nothing worth keeping.
+    bool bad_data = false;
+    try {
+      std::rethrow_exception(failure);
+    } catch (const Error& e) {
+      bad_data = e.code() == ExitCode::data_invalid;
+    } catch (...) {
+    }
+    if (!bad_data) {
       try {
         sink->checkpoint();
       } catch (const Error&) {
       }
     }
-    throw;
   }
 
-  if (report.interrupted) {
-    sink->checkpoint();  // the slabs finished before the stop count as done
-    report.outcome = "interrupted";
-    report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const std::string where = file_output ? "; progress saved in " + file_output->partial_path() : "";
-    if (!config.report.empty() || !options.report_path.empty())
-      write_report(report, options.report_path.empty() ? config.report : options.report_path);
-    throw Error(ExitCode::interrupted, std::string("interrupted by ") + signal_name(stop_signal().load()) + " after " +
-                                           std::to_string(report.slabs_skipped + report.slabs_run) + " of " +
-                                           std::to_string(report.slabs_total) + " slabs" + where +
-                                           "; run the same command again to resume");
+  report.ranks = ranks::size();
+  combine_rank_reports(report, p.plan.request.device_copies);
+  apply_limits(report, limits);
+  report.wall_seconds = ranks::max(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  const std::string report_path = options.report_path.empty() ? config.report : options.report_path;
+  // Every rank, whatever its outcome, before rank 0 reopens the file alone.
+  if (file_output) {
+    try {
+      file_output->close_collective();
+    } catch (...) {
+      if (!failure) failure = std::current_exception();
+    }
   }
-  sink->finish();
-  report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  try {
+    ranks::agree(failure);
+  } catch (const Error& e) {
+    if (e.code() == ExitCode::data_invalid && fresh_output && ranks::is_root())
+      ::unlink(file_output->partial_path().c_str());
+    if (e.code() == ExitCode::interrupted && ranks::is_root() && !report_path.empty()) {
+      report.outcome = "interrupted";
+      write_report(report, report_path);
+    }
+    throw;
+  }
+  ranks::collectively([&] {
+    if (ranks::is_root()) sink->publish();
+  });
   if (checksum) {
+    checksum->combine_ranks();
     report.has_checksum = true;
     report.date_sums = checksum->date_sums();
     report.date_bits = checksum->date_bits();
     report.global_bits = checksum->global_bits();
   }
-  if (!options.quiet) std::cout << report.to_text() << std::flush;
-  const std::string report_path = options.report_path.empty() ? config.report : options.report_path;
-  if (!report_path.empty()) write_report(report, report_path);
+  report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (ranks::is_root()) {
+    if (talk) std::cout << report.to_text() << std::flush;
+    if (!report_path.empty()) write_report(report, report_path);
+  }
   if (config.verify != VerifyMode::none) {
-    VerifyOptions verify;
-    verify.full = config.verify == VerifyMode::full;
-    return verify_command(config, verify);
+    int status = 0;
+    ranks::collectively([&] {
+      if (!ranks::is_root()) return;
+      VerifyOptions verify;
+      verify.full = config.verify == VerifyMode::full;
+      status = verify_command(config, verify);
+    });
+    return status;
   }
   return 0;
 }

@@ -133,6 +133,7 @@ class Pipeline {
       if (!job_.sink->slab_done(slab)) pending.push_back(slab.index);
     report_.slabs_total = static_cast<int>(plan_.slabs.size());
     report_.slabs_skipped = report_.slabs_total - static_cast<int>(pending.size());
+    pending = rank_share(pending, job_.rank, job_.ranks);
     for (int s = 0; s < plan_.host_buffers; ++s) free_host_.push(s);
     for (int s = 0; s < plan_.device_buffers; ++s) free_device_.push(s);
     total_pending_ = static_cast<int>(pending.size());
@@ -164,7 +165,8 @@ class Pipeline {
   // so the other stages stop; on success closes the stage's output queues.
   template <class Body>
   void guarded(Body&& body, std::initializer_list<BlockingQueue<Ticket>*> outputs) {
-    if (std::this_thread::get_id() != main_thread_) use_process_affinity();
+    // Several ranks on a node: the launcher's binding decides where threads run.
+    if (std::this_thread::get_id() != main_thread_ && job_.ranks_on_node <= 1) use_process_affinity();
     try {
       body();
     } catch (...) {
@@ -302,8 +304,8 @@ class Pipeline {
         last_print = Clock::now();
         const double elapsed = seconds_since(start);
         const double eta = elapsed / write_.slabs * (total_pending_ - write_.slabs);
-        std::fprintf(stdout, "%s[discount_app] %d/%d slabs written (%.0f%%), %.2f GB out, %.2f GB/s, ETA %.0f s%s",
-                     tty_ ? "\r" : "", write_.slabs, total_pending_, 100.0 * write_.slabs / std::max(1, total_pending_),
+        std::fprintf(stdout, "%s[discount_app] %s%d/%d slabs written (%.0f%%), %.2f GB out, %.2f GB/s, ETA %.0f s%s",
+                     tty_ ? "\r" : "", rank_label_.c_str(), write_.slabs, total_pending_, 100.0 * write_.slabs / std::max(1, total_pending_),
                      write_.bytes / 1e9, elapsed > 0 ? write_.bytes / elapsed / 1e9 : 0.0, eta,
                      tty_ && !last ? "  " : "\n");
         std::fflush(stdout);
@@ -312,6 +314,9 @@ class Pipeline {
   }
 
   const PipelineJob& job_;
+  // "rank 0 of 4: " under MPI (rank 0 prints its own share's progress).
+  const std::string rank_label_ =
+      job_.ranks > 1 ? "rank " + std::to_string(job_.rank) + " of " + std::to_string(job_.ranks) + ": " : "";
   const Plan& plan_;
   RunReport& report_;
   std::array<Axis, 3> axes_{};
@@ -334,10 +339,22 @@ class Pipeline {
   std::mutex error_mutex_;
   std::exception_ptr first_error_;
 
-  StageStats read_{"read"}, h2d_{"h2d"}, kernel_{"kernel"}, d2h_{"d2h"}, write_{"write"};
+  static StageStats named(const char* name) {
+    StageStats stage;
+    stage.name = name;
+    return stage;
+  }
+  StageStats read_ = named("read"), h2d_ = named("h2d"), kernel_ = named("kernel"), d2h_ = named("d2h"),
+             write_ = named("write");
 };
 
 }  // namespace
+
+std::vector<int> rank_share(const std::vector<int>& pending, int rank, int ranks) {
+  const auto n = static_cast<std::int64_t>(pending.size());
+  const auto begin = n * rank / ranks, end = n * (rank + 1) / ranks;
+  return {pending.begin() + begin, pending.begin() + end};
+}
 
 bool needs_device_copies(Space space) {
   return space == Space::device && !host_accessible<Kokkos::DefaultExecutionSpace>();

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <vector>
 
 #include "config/config.hpp"
 #include "io/input.hpp"
@@ -25,7 +26,14 @@ struct PipelineJob {
   // Benchmarks of the device path alone: each staging buffer is filled once,
   // then slabs cycle host -> device -> host with no reads or writes.
   bool skip_host_io = false;
+  // Under MPI: the slabs still to do are split into `ranks` contiguous runs;
+  // this process takes run number `rank`.
+  int rank = 0, ranks = 1;
+  int ranks_on_node = 1;  // >1: keep the launcher's CPU binding for the threads
 };
+
+// The pending slabs' share of one rank: contiguous, sizes differing by at most one.
+std::vector<int> rank_share(const std::vector<int>& pending, int rank, int ranks);
 
 // True when compute.space maps to a memory space the host cannot read, so
 // the plan needs device buffers and copies.

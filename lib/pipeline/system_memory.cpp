@@ -1,5 +1,7 @@
 #include "pipeline/system_memory.hpp"
 
+#include <sched.h>
+
 #include <Kokkos_Core.hpp>
 
 #include <fstream>
@@ -51,12 +53,29 @@ std::uint64_t host_available_bytes() {
   return available;
 }
 
-std::uint64_t device_free_bytes() {
+std::uint64_t device_free_bytes(int device) {
 #ifdef KOKKOS_ENABLE_CUDA
   std::size_t free_bytes = 0, total = 0;
-  if (cudaMemGetInfo(&free_bytes, &total) == cudaSuccess) return free_bytes;
+  if (cudaSetDevice(device) == cudaSuccess && cudaMemGetInfo(&free_bytes, &total) == cudaSuccess) return free_bytes;
+#else
+  (void)device;
 #endif
   return 0;
+}
+
+int visible_devices() {
+#ifdef KOKKOS_ENABLE_CUDA
+  int count = 0;
+  if (cudaGetDeviceCount(&count) == cudaSuccess) return count;
+#endif
+  return 0;
+}
+
+int process_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) != 0) return 0;
+  return CPU_COUNT(&set);
 }
 
 }  // namespace discount

@@ -7,7 +7,12 @@ namespace discount {
 
 // MemAvailable, further capped by a cgroup v2/v1 memory limit (Slurm jobs).
 std::uint64_t host_available_bytes();
-// Free device memory of the current Kokkos device; 0 when there is none.
-std::uint64_t device_free_bytes();
+// Free memory of GPU `device` (before Kokkos starts; it becomes the current
+// device); 0 when there is none.
+std::uint64_t device_free_bytes(int device = 0);
+// GPUs this process can see (CUDA_VISIBLE_DEVICES applied); 0 without CUDA.
+int visible_devices();
+// CPUs this process may run on (its affinity mask: what a launcher bound it to).
+int process_cpus();
 
 }  // namespace discount

@@ -1,6 +1,7 @@
 #include "plan/plan.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <sstream>
 
 #include "common/error.hpp"
@@ -105,11 +106,109 @@ std::string Plan::describe() const {
         << ", device total " << format_bytes(device_bytes) << " of budget " << format_bytes(r.device_budget) << "\n";
   else
     out << "device buffers none (kernel runs in host space, no copies)\n";
-  out << "bytes per stage read " << format_bytes(input_bytes());
-  if (r.device_copies)
-    out << ", H2D " << format_bytes(input_bytes()) << ", D2H " << format_bytes(output_bytes());
-  out << ", kernel " << format_bytes(input_bytes() + output_bytes()) << ", write " << format_bytes(output_bytes())
-      << "\n";
+  // The same counts as the run report's stages.
+  out << "bytes per stage";
+  const char* sep = " ";
+  for (const auto& stage : predict(*this, Limits{})) {
+    const std::string label = stage.stage == "h2d" ? "H2D" : stage.stage == "d2h" ? "D2H" : stage.stage;
+    out << sep << label << " " << format_bytes(stage.bytes);
+    sep = ", ";
+  }
+  out << "\n";
+  return out.str();
+}
+
+std::vector<StagePrediction> predict(const Plan& plan, const Limits& limits) {
+  std::vector<int> all(plan.slabs.size());
+  for (std::size_t s = 0; s < all.size(); ++s) all[s] = static_cast<int>(s);
+  return predict(plan, limits, all);
+}
+
+std::vector<StagePrediction> predict(const Plan& plan, const Limits& limits, const std::vector<int>& slabs) {
+  const auto& r = plan.request;
+  const std::uint64_t elem = r.element_bytes;
+  std::uint64_t data = 0, slab_mult = 0, kernel = 0;
+  for (int index : slabs) {
+    const Slab& slab = plan.slabs.at(static_cast<std::size_t>(index));
+    const auto elements = static_cast<std::uint64_t>(slab.elements());
+    const auto rows = static_cast<std::uint64_t>(slab.ids.size()) * static_cast<std::uint64_t>(slab.nums);
+    data += elements * elem;
+    if (plan.mult_per_slab) slab_mult += rows * elem;
+    kernel += (2 * elements + rows) * elem;
+  }
+  const std::uint64_t mult_read = plan.mult_per_slab ? slab_mult : plan.mult_bytes;
+
+  std::vector<StagePrediction> stages;
+  auto add = [&](const char* name, std::uint64_t bytes) {
+    StagePrediction p;
+    p.stage = name;
+    p.bytes = bytes;
+    const LinkLimit* link = limits.of(name);
+    if (link && link->known()) {
+      p.gb_per_s = link->gb_per_s;
+      p.source = link->source;
+      p.seconds = static_cast<double>(bytes) / (link->gb_per_s * 1e9);
+    }
+    stages.push_back(p);
+  };
+  add("read", data + mult_read);
+  if (r.device_copies) add("h2d", data + slab_mult);
+  add("kernel", kernel);
+  if (r.device_copies) add("d2h", data);
+  add("write", data);
+  return stages;
+}
+
+double predicted_wall_seconds(const std::vector<StagePrediction>& stages) {
+  double wall = -1;
+  for (const auto& s : stages)
+    if (s.seconds >= 0) wall = std::max(wall, s.seconds);
+  return wall;
+}
+
+double predicted_serial_seconds(const std::vector<StagePrediction>& stages) {
+  double sum = 0;
+  bool any = false;
+  for (const auto& s : stages)
+    if (s.seconds >= 0) {
+      sum += s.seconds;
+      any = true;
+    }
+  return any ? sum : -1;
+}
+
+std::string describe_prediction(const Plan& plan, const std::vector<StagePrediction>& stages) {
+  std::ostringstream out;
+  char line[160];
+  out << "predicted      stage" << std::string(12, ' ') << "bytes  limit GB/s  source       seconds\n";
+  std::string unknown, pace;
+  double slowest = -1;
+  for (const auto& s : stages) {
+    char limit[32] = "-", seconds[32] = "-";
+    if (s.gb_per_s > 0) std::snprintf(limit, sizeof limit, "%.2f", s.gb_per_s);
+    if (s.seconds >= 0) std::snprintf(seconds, sizeof seconds, "%.3f", s.seconds);
+    std::snprintf(line, sizeof line, "               %-8s %10.3f GB %11s  %-10s %9s\n", s.stage.c_str(), s.bytes / 1e9,
+                  limit, s.source.empty() ? "unknown" : s.source.c_str(), seconds);
+    out << line;
+    if (s.seconds < 0) unknown += (unknown.empty() ? "" : ", ") + s.stage;
+    else if (s.seconds > slowest) {
+      slowest = s.seconds;
+      pace = s.stage;
+    }
+  }
+  const double wall = predicted_wall_seconds(stages), serial = predicted_serial_seconds(stages);
+  if (wall < 0) {
+    out << "predicted wall unknown: no link speed is known (set them under limits:)\n";
+    return out.str();
+  }
+  if (plan.request.pipeline_depth > 1)
+    std::snprintf(line, sizeof line, "predicted wall %.3f s with the stages overlapped (%s sets the pace), %.3f s one after another\n",
+                  wall, pace.c_str(), serial);
+  else
+    std::snprintf(line, sizeof line, "predicted wall %.3f s one after another (pipeline_depth 1: no overlap)\n", serial);
+  out << line;
+  if (!unknown.empty())
+    out << "               a lower bound: no limit known for " << unknown << " (set them under limits:)\n";
   return out.str();
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "report/limits.hpp"
 
 namespace discount {
 
@@ -53,5 +54,41 @@ struct Plan {
 // Throws discount::Error (ExitCode::config) when one minimal slab does not fit
 // a budget, and (ExitCode::data_invalid) for an empty dimension.
 Plan make_plan(const PlanRequest& request);
+
+// One stage's share of the whole job: its bytes exactly as the pipeline will
+// count them (lib/pipeline/pipeline.cpp), and the time its link's limit allows.
+struct StagePrediction {
+  std::string stage;         // read, h2d, kernel, d2h, write (no h2d/d2h in host space)
+  std::uint64_t bytes = 0;
+  double seconds = -1;       // bytes / limit; < 0: the limit is unknown
+  double gb_per_s = 0;       // the limit used; 0: unknown
+  std::string source;        // "measured" | "configured" | ""
+};
+
+// The stages in pipeline order. Bytes for a fresh run of every slab:
+//   read   discount + multBy (resident or per slab, read once either way)
+//   h2d    discount + multBy when it travels with id slabs (the resident
+//          multBy's one upload is not counted)
+//   kernel per slab: discount read + cv written + that slab's multBy rows
+//          (date slabs: all of multBy once per slab)
+//   d2h    cv
+//   write  cv
+std::vector<StagePrediction> predict(const Plan& plan, const Limits& limits);
+// The same for the slabs one process will run (a resume's pending slabs, an
+// MPI rank's share), by index into plan.slabs. The resident multBy (date
+// slabs) is read by every process, whatever its share.
+std::vector<StagePrediction> predict(const Plan& plan, const Limits& limits, const std::vector<int>& slabs);
+// The stages overlap (pipeline_depth >= 2): the slowest known stage sets the
+// wall time. < 0 when no stage's limit is known.
+double predicted_wall_seconds(const std::vector<StagePrediction>& stages);
+// One stage after another (pipeline_depth 1, or an upper bound): the sum of
+// the known stages. < 0 when no stage's limit is known.
+double predicted_serial_seconds(const std::vector<StagePrediction>& stages);
+// A text block for `discount_app plan` and the run's start: one row per
+// stage (bytes, limit, source, seconds) and the predicted wall time.
+std::string describe_prediction(const Plan& plan, const std::vector<StagePrediction>& stages);
+inline std::string describe_prediction(const Plan& plan, const Limits& limits) {
+  return describe_prediction(plan, predict(plan, limits));
+}
 
 }  // namespace discount

@@ -24,10 +24,13 @@ const StageStats* RunReport::bottleneck() const {
 std::string RunReport::to_text() const {
   std::ostringstream out;
   char line[256];
-  out << "stage      bytes          busy s     GB/s   slabs\n";
+  out << "stage      bytes          busy s     GB/s   slabs  limit GB/s  % of limit\n";
   for (const auto& s : stages) {
-    std::snprintf(line, sizeof line, "%-8s %12.3f GB %9.3f %8.2f %7d\n", s.name.c_str(), s.bytes / 1e9, s.seconds,
-                  s.gb_per_s(), s.slabs);
+    char limit[32] = "-", fraction[32] = "-";
+    if (s.limit_gb_per_s > 0) std::snprintf(limit, sizeof limit, "%.2f", s.limit_gb_per_s);
+    if (s.fraction_of_limit() >= 0) std::snprintf(fraction, sizeof fraction, "%.1f%%", 100.0 * s.fraction_of_limit());
+    std::snprintf(line, sizeof line, "%-8s %12.3f GB %9.3f %8.2f %7d %11s %11s\n", s.name.c_str(), s.bytes / 1e9,
+                  s.seconds, s.gb_per_s(), s.slabs, limit, fraction);
     out << line;
   }
   std::snprintf(line, sizeof line, "wall     %12.3f GB %9.3f %8.2f   (input + output bytes over wall time)\n",
@@ -38,6 +41,7 @@ std::string RunReport::to_text() const {
                   100.0 * slowest->seconds / wall_seconds);
     out << line;
   }
+  if (ranks > 1) out << "ranks: " << ranks << "\n";
   if (has_checksum) {
     std::snprintf(line, sizeof line, "checksum %016llx (wrapping uint64 sum of cv's bit patterns, %zu dates)\n",
                   static_cast<unsigned long long>(global_bits), date_bits.size());
@@ -65,9 +69,20 @@ std::string RunReport::to_json() const {
   j["effective_gb_per_s"] = effective_gb_per_s();
   j["slabs"] = {{"total", slabs_total}, {"run", slabs_run}, {"skipped_resumed", slabs_skipped}};
   j["stages"] = nlohmann::json::array();
-  for (const auto& s : stages)
-    j["stages"].push_back(
-        {{"name", s.name}, {"bytes", s.bytes}, {"seconds", s.seconds}, {"gb_per_s", s.gb_per_s()}, {"slabs", s.slabs}});
+  for (const auto& s : stages) {
+    nlohmann::json stage = {
+        {"name", s.name}, {"bytes", s.bytes}, {"seconds", s.seconds}, {"gb_per_s", s.gb_per_s()}, {"slabs", s.slabs}};
+    stage["limit_gb_per_s"] = s.limit_gb_per_s > 0 ? nlohmann::json(s.limit_gb_per_s) : nlohmann::json(nullptr);
+    stage["fraction_of_limit"] =
+        s.fraction_of_limit() >= 0 ? nlohmann::json(s.fraction_of_limit()) : nlohmann::json(nullptr);
+    j["stages"].push_back(stage);
+  }
+  j["limits"] = nlohmann::json::object();
+  for (const char* name : {"read", "h2d", "kernel", "d2h", "write"}) {
+    const LinkLimit* link = limits.of(name);
+    if (link && link->known()) j["limits"][name] = {{"gb_per_s", link->gb_per_s}, {"source", link->source}};
+  }
+  j["ranks"] = ranks;
   if (has_checksum) {
     char hex[17];
     std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(global_bits));
@@ -75,6 +90,15 @@ std::string RunReport::to_json() const {
                      {"date_bits", date_bits}};
   }
   return j.dump(2) + "\n";
+}
+
+void apply_limits(RunReport& report, const Limits& limits) {
+  report.limits = limits;
+  for (auto& stage : report.stages) {
+    const LinkLimit* link = limits.of(stage.name);
+    stage.limit_gb_per_s = link && link->known() ? link->gb_per_s : 0.0;
+    stage.limit_source = link && link->known() ? link->source : std::string();
+  }
 }
 
 void write_report(const RunReport& report, const std::string& path) {

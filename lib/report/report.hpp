@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "report/limits.hpp"
+
 namespace discount {
 
 struct StageStats {
@@ -14,7 +16,15 @@ struct StageStats {
   std::uint64_t bytes = 0;
   double seconds = 0.0;  // busy time of the stage's thread
   int slabs = 0;
+  // The link's limit (apply_limits fills it by name); 0: unknown.
+  double limit_gb_per_s = 0.0;
+  std::string limit_source = {};  // "measured" | "configured" | ""
   double gb_per_s() const { return seconds > 0 ? static_cast<double>(bytes) / seconds / 1e9 : 0.0; }
+  // gb_per_s() / limit_gb_per_s: 1.0 runs at the limit. < 0 when the limit is
+  // unknown or the stage did no timed work.
+  double fraction_of_limit() const {
+    return limit_gb_per_s > 0 && seconds > 0 ? gb_per_s() / limit_gb_per_s : -1.0;
+  }
 };
 
 struct RunReport {
@@ -35,6 +45,9 @@ struct RunReport {
   std::vector<std::uint64_t> date_bits;
   std::uint64_t global_bits = 0;
   bool has_checksum = false;
+  // The link limits the stages were held against (apply_limits).
+  Limits limits;
+  int ranks = 1;  // processes that shared the job
 
   double effective_gb_per_s() const;  // (input + output bytes) / wall
   // The stage whose thread was busy longest: with overlap, the one that sets
@@ -43,6 +56,10 @@ struct RunReport {
   std::string to_text() const;
   std::string to_json() const;
 };
+
+// Records `limits` in the report and gives each stage its link's limit by
+// stage name. Call after run_pipeline (which sets report.stages).
+void apply_limits(RunReport& report, const Limits& limits);
 
 // Writes the JSON report atomically (temp file + rename).
 void write_report(const RunReport& report, const std::string& path);

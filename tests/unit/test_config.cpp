@@ -175,9 +175,79 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"not_a_map", "- just\n- a list\n", "job.yaml:1:1", "mapping"},
         BadConfig{"checkpoint_negative", "input: {file: a}\noutput: {file: b, checkpoint_seconds: -1}\n",
                   "job.yaml:2:39", "between 0"},
+        BadConfig{"limits_unknown_key", "input: {file: a}\noutput: {file: b}\nlimits: {reed: 2}\n", "job.yaml:3:10",
+                  "did you mean 'read'"},
+        BadConfig{"limits_negative", "input: {file: a}\noutput: {file: b}\nlimits: {read: -1}\n", "job.yaml:3:16",
+                  "positive"},
+        BadConfig{"limits_negative_string", "input: {file: a}\noutput: {file: b}\nlimits: {h2d: -2.5GB/s}\n",
+                  "job.yaml:3:15", "positive"},
+        BadConfig{"limits_zero", "input: {file: a}\noutput: {file: b}\nlimits: {kernel: 0}\n", "job.yaml:3:18",
+                  "positive"},
+        BadConfig{"limits_unit", "input: {file: a}\noutput: {file: b}\nlimits: {write: 2.5GB}\n", "job.yaml:3:17",
+                  "unknown unit"},
+        BadConfig{"limits_text", "input: {file: a}\noutput: {file: b}\nlimits: {d2h: fast}\n", "job.yaml:3:15",
+                  "GB/s"},
+        BadConfig{"limits_disk_auto", "input: {file: a}\noutput: {file: b}\nlimits: {read: auto}\n", "job.yaml:3:16",
+                  "not measured"},
+        BadConfig{"limits_measure_bool", "input: {file: a}\noutput: {file: b}\nlimits: {measure: often}\n",
+                  "job.yaml:3:19", "true or false"},
+        BadConfig{"limits_not_map", "input: {file: a}\noutput: {file: b}\nlimits: 5\n", "job.yaml:3:9", "mapping"},
         BadConfig{"synthetic_and_file", "input: {file: a, synthetic: {dates: 1, ids: 1, nums: 1}}\noutput: {file: b}\n",
                   "job.yaml:1:15", "exclude each other"}),
     [](const auto& info) { return std::string(info.param.name); });
+
+TEST(Config, LimitsDefaultToUnknownDisksAndMeasuredLinks) {
+  Config c = parse(kMinimal);
+  EXPECT_FALSE(c.limits.read.has_value());
+  EXPECT_FALSE(c.limits.write.has_value());
+  EXPECT_FALSE(c.limits.h2d.has_value());
+  EXPECT_FALSE(c.limits.d2h.has_value());
+  EXPECT_FALSE(c.limits.kernel.has_value());
+  EXPECT_TRUE(c.limits.measure);
+}
+
+TEST(Config, LimitsAcceptNumbersAndSpeedStrings) {
+  Config c = parse(std::string(kMinimal) +
+                   "limits:\n  read: 2.5\n  write: \"1.1GB/s\"\n  h2d: 55 GB/s\n  d2h: auto\n  kernel: 3.9TB/s\n"
+                   "  measure: false\n");
+  ASSERT_TRUE(c.limits.read && c.limits.write && c.limits.h2d && c.limits.kernel);
+  EXPECT_DOUBLE_EQ(*c.limits.read, 2.5);
+  EXPECT_DOUBLE_EQ(*c.limits.write, 1.1);
+  EXPECT_DOUBLE_EQ(*c.limits.h2d, 55.0);
+  EXPECT_FALSE(c.limits.d2h.has_value());
+  EXPECT_DOUBLE_EQ(*c.limits.kernel, 3900.0);
+  EXPECT_FALSE(c.limits.measure);
+  // The effective config prints them and reads back the same.
+  Config again = parse_config(c.to_yaml(), "again.yaml");
+  EXPECT_EQ(again.to_yaml(), c.to_yaml());
+  EXPECT_DOUBLE_EQ(*again.limits.read, 2.5);
+  EXPECT_DOUBLE_EQ(*again.limits.kernel, 3900.0);
+  EXPECT_FALSE(again.limits.d2h.has_value());
+  EXPECT_FALSE(again.limits.measure);
+  EXPECT_NE(c.to_yaml().find("d2h: auto"), std::string::npos) << c.to_yaml();
+  // Defaults print too, and unknown disks stay unknown.
+  Config plain = parse_config(parse(kMinimal).to_yaml(), "plain.yaml");
+  EXPECT_FALSE(plain.limits.read.has_value());
+  EXPECT_FALSE(plain.limits.kernel.has_value());
+  EXPECT_TRUE(plain.limits.measure);
+}
+
+TEST(Config, SpeedForms) {
+  EXPECT_DOUBLE_EQ(parse_gb_per_s("2.5"), 2.5);
+  EXPECT_DOUBLE_EQ(parse_gb_per_s("2.5GB/s"), 2.5);
+  EXPECT_DOUBLE_EQ(parse_gb_per_s("2.5 gb/s"), 2.5);
+  EXPECT_DOUBLE_EQ(parse_gb_per_s("800MB/s"), 0.8);
+  EXPECT_DOUBLE_EQ(parse_gb_per_s("1.2TB/s"), 1200.0);
+  EXPECT_DOUBLE_EQ(parse_gb_per_s("1GiB/s"), 1.073741824);
+  EXPECT_DOUBLE_EQ(parse_gb_per_s("1e3MB/s"), 1.0);
+  EXPECT_THROW(parse_gb_per_s(""), std::invalid_argument);
+  EXPECT_THROW(parse_gb_per_s("-1"), std::invalid_argument);
+  EXPECT_THROW(parse_gb_per_s("0GB/s"), std::invalid_argument);
+  EXPECT_THROW(parse_gb_per_s("GB/s"), std::invalid_argument);
+  EXPECT_THROW(parse_gb_per_s("2.5GB"), std::invalid_argument);
+  EXPECT_THROW(parse_gb_per_s("1.2.3"), std::invalid_argument);
+  EXPECT_THROW(parse_gb_per_s("1e9TB/s"), std::invalid_argument);
+}
 
 TEST(Config, EmptyFileIsAnError) {
   auto [code, message] = error_of("");
@@ -216,7 +286,7 @@ TEST(ConfigReference, DocsAndParserAgreeOnEveryKey) {
   std::ifstream doc(DISCOUNT_SOURCE_DIR "/docs/config.md");
   ASSERT_TRUE(doc) << "docs/config.md not found";
   std::map<std::string, std::set<std::string>> documented;
-  const std::regex heading("^## (.+)$"), row("^\\| `([a-z_]+)` \\|");
+  const std::regex heading("^## (.+)$"), row("^\\| `([a-z0-9_]+)` \\|");
   std::string section, line;
   while (std::getline(doc, line)) {
     std::smatch m;
@@ -226,7 +296,7 @@ TEST(ConfigReference, DocsAndParserAgreeOnEveryKey) {
       documented["input.synthetic"] = {"dates", "ids", "nums", "seed"};
   }
   // Top-level sections are documented by their own headings.
-  for (const char* name : {"input", "output", "compute", "memory"}) documented[""].insert(name);
+  for (const char* name : {"input", "output", "compute", "memory", "limits"}) documented[""].insert(name);
   std::map<std::string, std::set<std::string>> accepted;
   for (const auto& [name, keys] : config_schema()) accepted[name] = {keys.begin(), keys.end()};
   EXPECT_EQ(documented, accepted);

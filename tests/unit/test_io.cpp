@@ -177,7 +177,7 @@ TEST(Output, WritesSlabsAndRenamesOnlyAtTheEnd) {
     sink.write_slab(slab_of(0, 3, ids, nums, 0), values.data());
     EXPECT_FALSE(fs::exists(out));
     sink.write_slab(slab_of(3, 4, ids, nums, 1), values.data() + 3 * row);
-    sink.finish();
+    sink.publish();
   }
   EXPECT_TRUE(fs::exists(out));
   EXPECT_FALSE(fs::exists(out + ".partial"));
@@ -213,7 +213,7 @@ TEST(Output, ResumesAfterACrashAndRefusesAnotherJob) {
     EXPECT_TRUE(resumed.slab_done(slab_of(0, 2, ids, nums, 0)));
     EXPECT_FALSE(resumed.slab_done(slab_of(1, 3, ids, nums, 1)));
     resumed.write_slab(slab_of(2, 5, ids, nums, 1), values.data() + 2 * row);
-    resumed.finish();
+    resumed.publish();
   }
   EXPECT_EQ(read_all(out, "cv"), values);
   // Same job again: already complete, nothing to do.

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "common/error.hpp"
 #include "plan/plan.hpp"
 
@@ -160,4 +162,135 @@ TEST(Plan, DescribeNamesTheNumbers) {
   EXPECT_NE(text.find("dates=100 ids=4000 nums=5"), std::string::npos) << text;
   EXPECT_NE(text.find("slab(s)"), std::string::npos) << text;
   EXPECT_NE(text.find("H2D"), std::string::npos) << text;
+}
+
+namespace {
+
+// Bytes per stage by name.
+std::map<std::string, std::uint64_t> bytes_of(const std::vector<StagePrediction>& stages) {
+  std::map<std::string, std::uint64_t> bytes;
+  for (const auto& s : stages) bytes[s.stage] = s.bytes;
+  return bytes;
+}
+
+std::vector<std::string> names_of(const std::vector<StagePrediction>& stages) {
+  std::vector<std::string> names;
+  for (const auto& s : stages) names.push_back(s.stage);
+  return names;
+}
+
+// 100 x 4000 x 5 in 15 date slabs (14 x 7 + 2).
+Plan date_plan(bool device_copies) {
+  PlanRequest r = request(100, 4000, 5, 160000 + 3 * 7 * 160000 + 100);
+  r.device_copies = device_copies;
+  r.device_budget = std::uint64_t{1} << 30;
+  return make_plan(r);
+}
+
+// 200 x 1009 x 5 in 101 id slabs (100 x 10 + 9).
+Plan id_plan(bool device_copies) {
+  PlanRequest r = request(200, 1009, 5, 3 * 10 * 8040 + 7);
+  r.chunk_axis = Axis::id;
+  r.device_copies = device_copies;
+  r.device_budget = std::uint64_t{1} << 30;
+  return make_plan(r);
+}
+
+}  // namespace
+
+TEST(Predict, DateSlabsCountBytesAsThePipelineDoes) {
+  const std::uint64_t data = 100u * 4000 * 5 * 8, mult = 4000u * 5 * 8;
+  for (bool copies : {true, false}) {
+    const Plan p = date_plan(copies);
+    ASSERT_EQ(p.slabs.size(), 15u);
+    const auto stages = predict(p, Limits{});
+    auto bytes = bytes_of(stages);
+    EXPECT_EQ(bytes["read"], data + mult);             // multBy read once, resident
+    EXPECT_EQ(bytes["kernel"], 2 * data + 15 * mult);  // each slab's kernel reads all of multBy
+    EXPECT_EQ(bytes["write"], data);
+    if (copies) {
+      EXPECT_EQ(names_of(stages), (std::vector<std::string>{"read", "h2d", "kernel", "d2h", "write"}));
+      EXPECT_EQ(bytes["h2d"], data);  // the resident multBy's one upload is not a slab's
+      EXPECT_EQ(bytes["d2h"], data);
+    } else {
+      EXPECT_EQ(names_of(stages), (std::vector<std::string>{"read", "kernel", "write"}));
+    }
+  }
+}
+
+TEST(Predict, IdSlabsCarryTheirMultByThroughEveryStage) {
+  const std::uint64_t data = 200u * 1009 * 5 * 8, mult = 1009u * 5 * 8;
+  for (bool copies : {true, false}) {
+    const Plan p = id_plan(copies);
+    ASSERT_EQ(p.slabs.size(), 101u);
+    const auto stages = predict(p, Limits{});
+    auto bytes = bytes_of(stages);
+    EXPECT_EQ(bytes["read"], data + mult);
+    EXPECT_EQ(bytes["kernel"], 2 * data + mult);
+    EXPECT_EQ(bytes["write"], data);
+    if (copies) {
+      EXPECT_EQ(bytes["h2d"], data + mult);
+      EXPECT_EQ(bytes["d2h"], data);
+    } else {
+      EXPECT_EQ(stages.size(), 3u);
+    }
+  }
+}
+
+TEST(Predict, ASubsetOfSlabsCountsOnlyThoseButTheResidentMultBy) {
+  for (const Plan& p : {date_plan(true), id_plan(true)}) {
+    std::vector<int> first, rest;
+    for (const auto& slab : p.slabs) (slab.index < 4 ? first : rest).push_back(slab.index);
+    auto whole = bytes_of(predict(p, Limits{})), a = bytes_of(predict(p, Limits{}, first)),
+         b = bytes_of(predict(p, Limits{}, rest));
+    for (const char* stage : {"h2d", "kernel", "d2h", "write"}) EXPECT_EQ(a[stage] + b[stage], whole[stage]) << stage;
+    // Every process reads the resident multBy (date slabs); id slabs bring their own.
+    EXPECT_EQ(a["read"] + b["read"], whole["read"] + (p.mult_per_slab ? 0 : p.mult_bytes));
+  }
+}
+
+TEST(Predict, SecondsFromKnownLimitsAndUnknownStaysNegative) {
+  const Plan p = date_plan(true);
+  Limits limits;
+  limits.read = {2.0, "configured"};
+  limits.h2d = {50.0, "measured"};
+  limits.kernel = {1000.0, "measured"};
+  limits.d2h = {40.0, "measured"};
+  // write unknown
+  const auto stages = predict(p, limits);
+  ASSERT_EQ(stages.size(), 5u);
+  EXPECT_DOUBLE_EQ(stages[0].seconds, stages[0].bytes / 2e9);
+  EXPECT_EQ(stages[0].source, "configured");
+  EXPECT_DOUBLE_EQ(stages[1].seconds, stages[1].bytes / 50e9);
+  EXPECT_DOUBLE_EQ(stages[2].seconds, stages[2].bytes / 1000e9);
+  EXPECT_EQ(stages[2].source, "measured");
+  EXPECT_DOUBLE_EQ(stages[2].gb_per_s, 1000.0);
+  EXPECT_LT(stages[4].seconds, 0);
+  EXPECT_EQ(stages[4].source, "");
+  EXPECT_DOUBLE_EQ(predicted_wall_seconds(stages), stages[0].seconds);  // read sets the pace
+  EXPECT_DOUBLE_EQ(predicted_serial_seconds(stages),
+                   stages[0].seconds + stages[1].seconds + stages[2].seconds + stages[3].seconds);
+  const std::string text = describe_prediction(p, stages);
+  EXPECT_NE(text.find("predicted wall"), std::string::npos) << text;
+  EXPECT_NE(text.find("read sets the pace"), std::string::npos) << text;
+  EXPECT_NE(text.find("no limit known for write"), std::string::npos) << text;
+  EXPECT_NE(text.find("configured"), std::string::npos) << text;
+}
+
+TEST(Predict, NothingKnownPredictsNothing) {
+  const Plan p = id_plan(false);
+  const auto stages = predict(p, Limits{});
+  for (const auto& s : stages) EXPECT_LT(s.seconds, 0) << s.stage;
+  EXPECT_LT(predicted_wall_seconds(stages), 0);
+  EXPECT_LT(predicted_serial_seconds(stages), 0);
+  EXPECT_NE(describe_prediction(p, Limits{}).find("unknown"), std::string::npos);
+}
+
+TEST(Predict, DescribeListsTheSameBytesPerStage) {
+  const Plan p = date_plan(true);
+  const std::string text = p.describe();
+  for (const auto& s : predict(p, Limits{})) {
+    const std::string label = s.stage == "h2d" ? "H2D" : s.stage == "d2h" ? "D2H" : s.stage;
+    EXPECT_NE(text.find(label + " " + format_bytes(s.bytes)), std::string::npos) << label << "\n" << text;
+  }
 }

@@ -1,0 +1,193 @@
+#include "ranks/ranks.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+
+#include "common/error.hpp"
+
+#ifdef DISCOUNT_HAVE_MPI
+#include <mpi.h>
+#endif
+
+namespace discount::ranks {
+
+namespace {
+
+struct State {
+  int rank = 0, size = 1, local_rank = 0, local_size = 1;
+  bool started = false;  // this process called MPI_Init_thread
+  bool agreed = false;
+};
+State& state() {
+  static State s;
+  return s;
+}
+
+class ElsewhereError final : public Error {
+ public:
+  using Error::Error;
+};
+
+bool has_arg(const std::vector<std::string>& args, const char* prefix) {
+  return std::any_of(args.begin(), args.end(),
+                     [&](const std::string& a) { return a.compare(0, std::strlen(prefix), prefix) == 0; });
+}
+
+}  // namespace
+
+Session::Session(int& argc, char**& argv) {
+#ifdef DISCOUNT_HAVE_MPI
+  // Started by a launcher (or MPI already running): join the job. A plain
+  // `discount_app` run also works: MPI then makes a single-rank world.
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) {
+    int provided = 0;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
+    state().started = true;
+    if (provided < MPI_THREAD_SERIALIZED) {
+      std::cerr << "discount_app: error: the MPI library gives thread level " << provided
+                << "; MPI_THREAD_SERIALIZED is needed\n";
+      MPI_Abort(MPI_COMM_WORLD, static_cast<int>(ExitCode::internal));
+    }
+  }
+  auto& s = state();
+  MPI_Comm_rank(MPI_COMM_WORLD, &s.rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &s.size);
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, s.rank, MPI_INFO_NULL, &node);
+  MPI_Comm_rank(node, &s.local_rank);
+  MPI_Comm_size(node, &s.local_size);
+  MPI_Comm_free(&node);
+#else
+  (void)argc;
+  (void)argv;
+#endif
+}
+
+Session::~Session() {
+#ifdef DISCOUNT_HAVE_MPI
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (state().started && !finalized) MPI_Finalize();
+#endif
+}
+
+bool built_with_mpi() {
+#ifdef DISCOUNT_HAVE_MPI
+  return true;
+#else
+  return false;
+#endif
+}
+
+int rank() { return state().rank; }
+int size() { return state().size; }
+int local_rank() { return state().local_rank; }
+int local_size() { return state().local_size; }
+
+int threads_per_rank(int process_cpus, int online_cpus) {
+  if (process_cpus <= 0) return 0;
+  if (process_cpus < online_cpus) return process_cpus;
+  return std::max(1, online_cpus / local_size());
+}
+
+std::vector<std::string> kokkos_rank_args(const std::vector<std::string>& user_args, int visible_devices,
+                                          int threads) {
+  std::vector<std::string> args;
+  if (local_size() <= 1) return args;
+  if (visible_devices > 0 && !has_arg(user_args, "--kokkos-device") && !has_arg(user_args, "--kokkos-num-devices"))
+    args.push_back("--kokkos-device-id=" + std::to_string(local_rank() % visible_devices));
+  // Without a launcher binding or OMP_NUM_THREADS, every rank's OpenMP would
+  // start one thread per core of the node: share them instead.
+  if (!has_arg(user_args, "--kokkos-threads") && !std::getenv("OMP_NUM_THREADS") && threads > 0)
+    args.push_back("--kokkos-threads=" + std::to_string(threads));
+  return args;
+}
+
+#ifdef DISCOUNT_HAVE_MPI
+void barrier() {
+  if (multi()) MPI_Barrier(MPI_COMM_WORLD);
+}
+std::uint64_t min(std::uint64_t value) {
+  if (multi()) MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
+  return value;
+}
+int max(int value) {
+  if (multi()) MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  return value;
+}
+double max(double value) {
+  if (multi()) MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return value;
+}
+void sum(std::vector<double>& values) {
+  if (multi())
+    MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+}
+// Unsigned sums wrap modulo 2^64 in MPI as in C++.
+void sum(std::vector<std::uint64_t>& values) {
+  if (multi())
+    MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_UINT64_T, MPI_SUM,
+                  MPI_COMM_WORLD);
+}
+void sum(std::uint64_t& value) {
+  if (multi()) MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+}
+void broadcast(std::string& text) {
+  if (!multi()) return;
+  unsigned long long n = text.size();
+  MPI_Bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
+  text.resize(n);
+  if (n > 0) MPI_Bcast(text.data(), static_cast<int>(n), MPI_CHAR, 0, MPI_COMM_WORLD);
+}
+void abort_job(int exit_code) {
+  if (multi()) MPI_Abort(MPI_COMM_WORLD, exit_code);
+  std::exit(exit_code);
+}
+#else
+void barrier() {}
+std::uint64_t min(std::uint64_t value) { return value; }
+int max(int value) { return value; }
+double max(double value) { return value; }
+void sum(std::vector<double>&) {}
+void sum(std::vector<std::uint64_t>&) {}
+void sum(std::uint64_t&) {}
+void broadcast(std::string&) {}
+void abort_job(int exit_code) { std::exit(exit_code); }
+#endif
+
+void agree(std::exception_ptr error) {
+  int code = 0;
+  if (error) {
+    try {
+      std::rethrow_exception(error);
+    } catch (const Error& e) {
+      code = static_cast<int>(e.code());
+    } catch (...) {
+      code = static_cast<int>(ExitCode::internal);
+    }
+  }
+  if (!multi()) {
+    if (error) {
+      state().agreed = true;
+      std::rethrow_exception(error);
+    }
+    return;
+  }
+  // The job's exit code is the highest any rank reports; the lowest rank
+  // with that code explains it.
+  const int worst = max(code);
+  if (worst == 0) return;
+  const int reporter = -max(code == worst ? -rank() : -size());
+  state().agreed = true;
+  if (error && rank() == reporter) std::rethrow_exception(error);
+  throw ElsewhereError(static_cast<ExitCode>(worst), "stopped: rank " + std::to_string(reporter) + " failed");
+}
+
+bool reported_elsewhere(const std::exception& error) { return dynamic_cast<const ElsewhereError*>(&error) != nullptr; }
+bool error_agreed() { return state().agreed; }
+
+}  // namespace discount::ranks

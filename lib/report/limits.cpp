@@ -1,0 +1,183 @@
+#include "report/limits.hpp"
+
+#include <sys/statvfs.h>
+
+#include <Kokkos_Core.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <limits>
+#include <optional>
+
+#include "config/config.hpp"
+
+namespace discount {
+
+namespace {
+
+constexpr const char* kMeasured = "measured";
+constexpr const char* kConfigured = "configured";
+
+// Buffers of 256 MiB: large enough that launch and setup costs vanish, small
+// enough that the whole measurement stays near 0.1 s on an H200 node.
+// The caller may cap them (a job's memory budget below 1 GiB): see measure_limits.
+constexpr std::size_t kBufferBytes = std::size_t{256} << 20;
+constexpr int kRepetitions = 3;  // the best counts
+// Past this much time in measure_limits (a slow or busy machine), each link
+// gets one timed run instead of kRepetitions.
+constexpr double kSoftBudgetSeconds = 0.2;
+
+using Clock = std::chrono::steady_clock;
+
+// Seconds of the fastest of up to kRepetitions runs of `body`, after an
+// untimed warm-up unless the caller has already touched the memory.
+template <class Body>
+double best_seconds(Clock::time_point start, bool warm_up, Body&& body) {
+  if (warm_up) body();
+  double best = std::numeric_limits<double>::infinity();
+  for (int r = 0; r < kRepetitions; ++r) {
+    const auto t0 = Clock::now();
+    body();
+    best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
+    if (std::chrono::duration<double>(Clock::now() - start).count() > kSoftBudgetSeconds) break;
+  }
+  return best;
+}
+
+void set_measured(LinkLimit& link, double bytes, double seconds) {
+  if (seconds > 0 && std::isfinite(seconds)) link = {bytes / seconds / 1e9, kMeasured};
+}
+
+// The host kernel's limit: an in-place pass (read, scale, write back) over
+// host memory on every host thread, as the host kernel works on its staging
+// buffer. The factor is read at run time so the pass cannot be elided.
+void measure_host_kernel(LinkLimit& kernel, std::size_t bytes, Clock::time_point start) {
+  const std::size_t elements = bytes / sizeof(double);
+  using Host = Kokkos::DefaultHostExecutionSpace;
+  Kokkos::View<double*, Kokkos::HostSpace> buffer(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "discount::limits_host"), elements);
+  double* data = buffer.data();
+  const Kokkos::RangePolicy<Host> policy(0, static_cast<std::int64_t>(elements));
+  // First touch from the same threads that will run the passes.
+  Kokkos::parallel_for("discount::limits_touch", policy, [=](const std::int64_t i) { data[i] = 1.0; });
+  Host().fence();
+  volatile double runtime_one = 1.0;
+  const double factor = runtime_one;
+  // The first touch was the warm-up.
+  const double seconds = best_seconds(start, false, [&] {
+    Kokkos::parallel_for("discount::limits_host_pass", policy, [=](const std::int64_t i) { data[i] *= factor; });
+    Host().fence();
+  });
+  set_measured(kernel, 2.0 * bytes, seconds);
+}
+
+// Copies between page-locked host memory and the default execution space's
+// memory, and within the latter. Pinned memory is CUDA's; in other builds the
+// staging space is plain host memory (as in the pipeline).
+#ifdef KOKKOS_ENABLE_CUDA
+using PinnedSpace = Kokkos::CudaHostPinnedSpace;
+#else
+using PinnedSpace = Kokkos::HostSpace;
+#endif
+
+void measure_device_links(Limits& limits, bool want_h2d, bool want_d2h, bool want_kernel, std::size_t bytes,
+                          Clock::time_point start) {
+  const std::size_t elements = bytes / sizeof(double);
+  using DeviceMemory = Kokkos::DefaultExecutionSpace::memory_space;
+  using DeviceView = Kokkos::View<double*, DeviceMemory>;
+  const auto no_init = [](const char* label) {
+    return Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label));
+  };
+  DeviceView device(no_init("discount::limits_device"), elements);
+  if (want_h2d || want_d2h) {
+    Kokkos::View<double*, PinnedSpace> pinned(no_init("discount::limits_pinned"), elements);
+    if (want_h2d) {
+      try {
+        set_measured(limits.h2d, bytes, best_seconds(start, true, [&] {
+                       Kokkos::deep_copy(device, pinned);
+                       Kokkos::fence();
+                     }));
+      } catch (const std::exception&) {
+      }
+    }
+    if (want_d2h) {
+      try {
+        set_measured(limits.d2h, bytes, best_seconds(start, true, [&] {
+                       Kokkos::deep_copy(pinned, device);
+                       Kokkos::fence();
+                     }));
+      } catch (const std::exception&) {
+      }
+    }
+  }
+  if (want_kernel) {
+    // The kernel stage counts the slab read and written (plus the small
+    // multBy): a device copy's read + write bytes are the matching limit.
+    DeviceView other(no_init("discount::limits_device_copy"), elements);
+    set_measured(limits.kernel, 2.0 * bytes, best_seconds(start, true, [&] {
+                   Kokkos::deep_copy(other, device);
+                   Kokkos::fence();
+                 }));
+  }
+}
+
+std::string speed_text(const char* name, const LinkLimit& link) {
+  char text[96];
+  if (link.known())
+    std::snprintf(text, sizeof text, "%s %.2f GB/s (%s)", name, link.gb_per_s, link.source.c_str());
+  else
+    std::snprintf(text, sizeof text, "%s unknown", name);
+  return text;
+}
+
+}  // namespace
+
+std::string Limits::describe() const {
+  return speed_text("read", read) + ", " + speed_text("h2d", h2d) + ", " + speed_text("kernel", kernel) + ", " +
+         speed_text("d2h", d2h) + ", " + speed_text("write", write);
+}
+
+Limits configured_limits(const LimitsConfig& config) {
+  Limits limits;
+  auto take = [](LinkLimit& link, const std::optional<double>& value) {
+    if (value && *value > 0) link = {*value, kConfigured};
+  };
+  take(limits.read, config.read);
+  take(limits.h2d, config.h2d);
+  take(limits.kernel, config.kernel);
+  take(limits.d2h, config.d2h);
+  take(limits.write, config.write);
+  return limits;
+}
+
+Limits measure_limits(const LimitsConfig& config, bool device_copies, std::uint64_t max_buffer_bytes) {
+  Limits limits = configured_limits(config);
+  if (!config.measure || !Kokkos::is_initialized()) return limits;
+  const std::size_t bytes =
+      std::max<std::size_t>(std::min<std::uint64_t>(kBufferBytes, max_buffer_bytes) / sizeof(double), 1) *
+      sizeof(double);
+  const auto start = Clock::now();
+  try {
+    if (device_copies)
+      measure_device_links(limits, !config.h2d, !config.d2h, !config.kernel, bytes, start);
+    else if (!config.kernel)
+      measure_host_kernel(limits.kernel, bytes, start);
+  } catch (const std::exception&) {
+    // Not enough memory for the buffers, say: the links stay unknown.
+  }
+  return limits;
+}
+
+std::uint64_t free_disk_bytes(const std::string& path) {
+  std::string directory = ".";
+  const auto slash = path.find_last_of('/');
+  if (slash == 0) directory = "/";
+  else if (slash != std::string::npos) directory = path.substr(0, slash);
+  struct statvfs info {};
+  if (::statvfs(directory.c_str(), &info) != 0) return 0;
+  return static_cast<std::uint64_t>(info.f_bavail) * static_cast<std::uint64_t>(info.f_frsize);
+}
+
+}  // namespace discount

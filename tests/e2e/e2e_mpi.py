@@ -1,0 +1,265 @@
+#!/usr/bin/env python3
+"""MPI: `mpirun -n R discount_app job.yaml` against one rank and NumPy.
+
+Runs only in an MPI build (DISCOUNT_ENABLE_MPI); on a 2-core machine the
+ranks are oversubscribed (one OpenMP thread each). Checked:
+  - R = 1, 2, 3 give output datasets bit-identical to each other and to
+    NumPy, for date and id chunks, the canonical and the transposed layout;
+  - the checksum sink's global and per-date bit sums do not depend on R;
+  - a job stopped under 2 ranks (SIGUSR1 forwarded by mpirun: exit 75), or
+    with one rank killed by SIGKILL, resumes under 3 ranks to the same bits;
+  - bad data met by one rank: every rank stops, exit 65, one stderr line
+    naming the rank, no output and no partial left;
+  - `plan` prints once.
+"""
+
+import json
+import os
+import shutil
+import signal
+import sys
+import time
+
+import numpy as np
+
+sys.dont_write_bytecode = True  # keep the source tree clean
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import e2e_common as E  # noqa: E402
+
+MPIRUN = shutil.which("mpirun") or shutil.which("mpiexec")
+# Root in containers and CI; ranks > cores on small machines.
+MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+           "OMPI_MCA_rmaps_base_oversubscribe": "1", "OMP_NUM_THREADS": "1"}
+QUIET_KOKKOS = "--kokkos-disable-warnings"  # its oversubscription note on stderr
+
+
+def mpi(ctx, ranks, *args, timeout=180):
+    if not MPIRUN:
+        raise E.Skip("no mpirun")
+    argv = [MPIRUN, "-n", str(ranks), ctx.app] + [str(a) for a in args] + [QUIET_KOKKOS]
+    return E.run(ctx, argv, timeout=timeout, env=MPI_ENV)
+
+
+def mpi_start(ctx, ranks, yaml, tag):
+    argv = [MPIRUN, "-n", str(ranks), ctx.app, "run", "-q", yaml, QUIET_KOKKOS]
+    proc, _, err = E.start(argv, os.path.dirname(yaml), os.path.join(ctx.work, tag), env=MPI_ENV)
+    proc.err_path = err
+    return proc
+
+
+def app_errors(text):
+    """stderr lines written by the app itself (not mpirun's banners)."""
+    return [line for line in text.splitlines() if line.startswith("discount_app:")]
+
+
+def parallel_hdf5(ctx):
+    r = E.expect_rc(E.app(ctx, "--version"), 0, "--version")
+    return "parallel" in r.stdout
+
+
+def run_ranks(ctx, d, src, expected, memory, rank_counts=(1, 2, 3), axes=None):
+    inp = {"axes": list(axes)} if axes else None
+    first = None
+    for ranks in rank_counts:
+        out = f"out{ranks}.h5"
+        yaml = E.write_job(os.path.join(d, f"job{ranks}.yaml"), src, out, input=inp, memory=memory)
+        r = E.expect_rc(mpi(ctx, ranks, "run", yaml), 0, f"{ranks} rank(s)")
+        E.check(app_errors(r.stderr) == [], f"{ranks} ranks: unexpected app errors\n{r}")
+        if ranks > 1:
+            E.check(f"{ranks} ranks" in r.stdout, f"run does not say it uses {ranks} ranks\n{r}")
+            if parallel_hdf5(ctx):
+                E.check("MPI-IO" in r.stdout, f"parallel HDF5 build does not write through MPI-IO\n{r}")
+        path = os.path.join(d, out)
+        got = E.check_output(path, expected, what=f"{ranks} rank(s)")
+        E.check(not E.leftovers(path), f"{ranks} ranks left {E.leftovers(path)}")
+        E.check(E.progress_of(path).all(), f"{ranks} ranks: progress record not all done")
+        if first is None:
+            first = got
+        else:
+            E.assert_bits_equal(got, first, f"{ranks} ranks against 1 rank")
+
+
+def case_ranks_date_chunks(ctx):
+    d = ctx.dir("job")
+    src = E.generate(ctx, os.path.join(d, "in.h5"), 23, 3001, 5, seed=11)
+    # 2 dates per slab: 12 slabs, the last one partial, split 12/6+6/4+4+4.
+    run_ranks(ctx, d, src, E.expected_cv(src), {"max_slab": 2 * 3001 * 5 * 8})
+
+
+def case_ranks_id_chunks_transposed(ctx):
+    d = ctx.dir("job")
+    axes = ("id", "date", "num")
+    src = E.generate(ctx, os.path.join(d, "in.h5"), 9, 4099, 3, seed=12, axes=axes)
+    run_ranks(ctx, d, src, E.expected_cv(src, axes=axes),
+              {"chunk_axis": "id", "max_slab": 9 * 3 * 8 * 250}, axes=axes)
+
+
+def case_more_ranks_than_slabs(ctx):
+    d = ctx.dir("job")
+    src = E.generate(ctx, os.path.join(d, "in.h5"), 2, 777, 5, seed=13)
+    # one slab: ranks 1 and 2 of 3 have nothing to do and still agree
+    run_ranks(ctx, d, src, E.expected_cv(src), None, rank_counts=(1, 3))
+
+
+def case_checksum_independent_of_ranks(ctx):
+    d = ctx.dir("job")
+    got = {}
+    for ranks in (1, 3):
+        doc = os.path.join(d, f"job{ranks}.yaml")
+        E.write_text(doc, E.to_yaml({
+            "input": {"synthetic": {"dates": 17, "ids": 5003, "nums": 5, "seed": 4}},
+            "output": {"mode": "checksum"},
+            "memory": {"max_slab": 3 * 5003 * 5 * 8},
+            "report": f"report{ranks}.json"}))
+        E.expect_rc(mpi(ctx, ranks, "run", "-q", doc), 0, f"checksum, {ranks} rank(s)")
+        with open(os.path.join(d, f"report{ranks}.json")) as f:
+            got[ranks] = json.load(f)
+    one, three = got[1]["checksum"], got[3]["checksum"]
+    E.check(one["global_bits"] == three["global_bits"], f"global checksum differs: {one['global_bits_hex']} vs "
+            f"{three['global_bits_hex']}")
+    E.check(one["date_bits"] == three["date_bits"], "per-date bit sums differ between 1 and 3 ranks")
+    E.check(got[3].get("ranks") == 3, f"report of 3 ranks says ranks={got[3].get('ranks')}")
+    E.check(got[3]["slabs"]["run"] == got[1]["slabs"]["run"], "slab counts differ between 1 and 3 ranks")
+
+
+# ---- stops and resumes across rank counts ---------------------------------
+
+DATES, IDS, NUMS = 40, 20011, 5
+
+
+def stoppable_job(ctx):
+    d = ctx.dir("job")
+    src = E.generate(ctx, os.path.join(d, "in.h5"), DATES, IDS, NUMS, seed=21)
+    memory = {"max_slab": IDS * NUMS * 8, "pipeline_depth": 2}
+    yaml = E.write_job(os.path.join(d, "job.yaml"), "in.h5", "out.h5", memory=memory,
+                       output={"checkpoint_seconds": 0})
+    return d, src, yaml, os.path.join(d, "out.h5")
+
+
+def wait_for_progress(proc, partial, units, timeout=60):
+    """Poll the .partial's progress bytes until `units` dates are recorded."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            return False
+        try:
+            if os.path.exists(partial) and int(E.progress_of(partial).sum()) >= units:
+                return True
+        except (OSError, KeyError):
+            pass  # being created
+        time.sleep(0.002)
+    return False
+
+
+def check_recorded_dates(partial, expected):
+    """Every date the progress record vouches for holds the right values."""
+    done = E.progress_of(partial)
+    data = E.read_output(partial)
+    for date in np.flatnonzero(done):
+        E.assert_bits_equal(data[date], expected[date], f"recorded date {date} of the partial")
+    return int(done.sum())
+
+
+def resume_under_three(ctx, d, src, yaml, out, expected):
+    E.check(not os.path.exists(out), "<out> exists after a stopped run")
+    recorded = check_recorded_dates(E.partial_of(out), expected)
+    r = E.expect_rc(mpi(ctx, 3, "run", yaml), 0, "resume under 3 ranks")
+    E.check("resuming" in r.stdout, f"the rerun did not resume\n{r}")
+    E.check_output(out, expected, what="resumed under 3 ranks")
+    E.check(not E.leftovers(out), f"leftovers {E.leftovers(out)}")
+    return recorded
+
+
+def case_stop_under_2_resume_under_3(ctx):
+    d, src, yaml, out = stoppable_job(ctx)
+    expected = E.expected_cv(src)
+    proc = mpi_start(ctx, 2, yaml, "stopped")
+    landed = wait_for_progress(proc, E.partial_of(out), 6)
+    if landed:
+        proc.send_signal(signal.SIGUSR1)  # mpirun forwards it to every rank
+    rc, _ = E.reap(proc, 120)
+    if not landed or rc == 0:
+        raise E.Skip("the run finished before the signal landed (disk too fast for this job)")
+    with open(proc.err_path) as f:
+        err = f.read()
+    E.check(rc == 75, f"stopped run: exit {rc}, expected 75\n{err}")
+    lines = app_errors(err)
+    E.check(len(lines) >= 1 and all("interrupted by SIGUSR1" in line for line in lines),
+            f"expected 'interrupted' lines only, got:\n{err}")
+    recorded = resume_under_three(ctx, d, src, yaml, out, expected)
+    print(f"stopped with {recorded} of {DATES} dates recorded; resumed under 3 ranks")
+
+
+def rank_pids(mpirun_pid):
+    """discount_app processes started by this mpirun (its children here)."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{entry}/comm") as f:
+                comm = f.read().strip()
+        except OSError:
+            continue
+        if int(fields[1]) == mpirun_pid and comm.startswith("discount_app"):
+            pids.append(int(entry))
+    return sorted(pids)
+
+
+def case_kill9_one_rank_resume_under_3(ctx):
+    d, src, yaml, out = stoppable_job(ctx)
+    expected = E.expected_cv(src)
+    proc = mpi_start(ctx, 2, yaml, "killed")
+    landed = wait_for_progress(proc, E.partial_of(out), 6)
+    victims = rank_pids(proc.pid) if landed else []
+    if victims:
+        os.kill(victims[-1], signal.SIGKILL)
+    rc, _ = E.reap(proc, 120)
+    if not victims or rc == 0:
+        raise E.Skip("the run finished before the kill landed (disk too fast for this job)")
+    E.check(rc != 0, "mpirun exited 0 after a rank was killed")
+    recorded = resume_under_three(ctx, d, src, yaml, out, expected)
+    print(f"killed one of 2 ranks with {recorded} of {DATES} dates recorded; resumed under 3 ranks")
+
+
+def case_bad_data_on_one_rank(ctx):
+    d = ctx.dir("job")
+    rng = np.random.default_rng(5)
+    mult = E.random_nonzero(rng, (301, 5))
+    disc = E.random_nonzero(rng, (12, 301, 5))
+    disc[11, 17, 3] = np.nan  # last slab: the last rank meets it
+    src = E.write_input(os.path.join(d, "in.h5"), mult, disc)
+    yaml = E.write_job(os.path.join(d, "job.yaml"), src, "out.h5", memory={"max_slab": 301 * 5 * 8})
+    r = mpi(ctx, 3, "run", "-q", yaml)
+    E.expect_rc(r, 65, "NaN met by rank 2")
+    lines = app_errors(r.stderr)
+    E.check(len(lines) == 1, f"expected one app error line, got {len(lines)}:\n{r}")
+    E.check("rank 2" in lines[0] and "date 11" in lines[0], f"the line should name rank 2 and date 11:\n{r}")
+    out = os.path.join(d, "out.h5")
+    E.check(not os.path.exists(out) and not E.leftovers(out), f"output or partial left: {E.leftovers(out)}")
+
+
+def case_plan_prints_once(ctx):
+    d = ctx.dir("job")
+    src = E.generate(ctx, os.path.join(d, "in.h5"), 5, 101, 5)
+    yaml = E.write_job(os.path.join(d, "job.yaml"), src, "out.h5", memory={"max_slab": 101 * 5 * 8})
+    r = E.expect_rc(mpi(ctx, 2, "plan", yaml), 0, "plan under 2 ranks")
+    E.check(r.stdout.count("slab(s)") == 1, f"plan printed more than once:\n{r}")
+    E.check("ranks          2" in r.stdout, f"plan does not show the rank split:\n{r}")
+
+
+CASES = [
+    ("ranks_date_chunks", case_ranks_date_chunks),
+    ("ranks_id_chunks_transposed", case_ranks_id_chunks_transposed),
+    ("more_ranks_than_slabs", case_more_ranks_than_slabs),
+    ("checksum_independent_of_ranks", case_checksum_independent_of_ranks),
+    ("stop_under_2_resume_under_3", case_stop_under_2_resume_under_3),
+    ("kill9_one_rank_resume_under_3", case_kill9_one_rank_resume_under_3),
+    ("bad_data_on_one_rank", case_bad_data_on_one_rank),
+    ("plan_prints_once", case_plan_prints_once),
+]
+
+if __name__ == "__main__":
+    sys.exit(E.main(CASES, __doc__))
