@@ -175,7 +175,34 @@ struct alignas(16) Pair {
   double first, second;
 };
 
-template <class Index, int kBatch>
+// Streaming (evict-first) loads and stores on a GPU: discount and cv pass
+// through once, so they should not push multBy out of L2. Plain accesses
+// elsewhere.
+KOKKOS_INLINE_FUNCTION Pair load_pair(const Pair* p, bool streaming) {
+#if defined(__CUDA_ARCH__)
+  if (streaming) {
+    const double2 v = __ldcs(reinterpret_cast<const double2*>(p));
+    return Pair{v.x, v.y};
+  }
+#else
+  (void)streaming;
+#endif
+  return *p;
+}
+
+KOKKOS_INLINE_FUNCTION void store_pair(Pair* p, const Pair& v, bool streaming) {
+#if defined(__CUDA_ARCH__)
+  if (streaming) {
+    __stcs(reinterpret_cast<double2*>(p), make_double2(v.first, v.second));
+    return;
+  }
+#else
+  (void)streaming;
+#endif
+  *p = v;
+}
+
+template <class Index, int kBatch, bool kStreaming>
 struct RowPairsFunctor {
   const double* mult;
   const double* in;
@@ -191,9 +218,9 @@ struct RowPairsFunctor {
     for (Index d = 0; d < dates; d += kBatch) {
       Pair v[kBatch] = {};
       for (int u = 0; u < kBatch; ++u)
-        if (d + u < dates) v[u] = src[(d + u) * step];
+        if (d + u < dates) v[u] = load_pair(src + (d + u) * step, kStreaming);
       for (int u = 0; u < kBatch; ++u)
-        if (d + u < dates) dst[(d + u) * step] = Pair{m.first * v[u].first, m.second * v[u].second};
+        if (d + u < dates) store_pair(dst + (d + u) * step, Pair{m.first * v[u].first, m.second * v[u].second}, kStreaming);
     }
   }
 };
@@ -208,10 +235,10 @@ bool row_pairs_apply(const Slicing& slicing, const MultView& mult, const InView&
          ms[2] == 1 && row % 2 == 0 && aligned(mult.data()) && aligned(in.data()) && aligned(out.data());
 }
 
-template <class ExecSpace, class Index, int kBatch, class MultView, class InView, class OutView>
+template <class ExecSpace, class Index, int kBatch, bool kStreaming, class MultView, class InView, class OutView>
 void launch_row_pairs(const ExecSpace& exec, const MultView& mult, const InView& in, const OutView& out) {
   const Index row = Index(in.extent(1) * in.extent(2));
-  const RowPairsFunctor<Index, kBatch> functor{mult.data(), in.data(), out.data(), row, Index(in.extent(0))};
+  const RowPairsFunctor<Index, kBatch, kStreaming> functor{mult.data(), in.data(), out.data(), row, Index(in.extent(0))};
   Kokkos::parallel_for("discount::apply_row_pairs",
                        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(exec, 0, row / 2), functor);
 }
@@ -221,8 +248,12 @@ void dispatch(const ExecSpace& exec, const Slicing& slicing, const MultView& mul
               const OutView& out, const std::array<std::int64_t, 3>& ms) {
   if constexpr (iterate_reversed<ExecSpace>()) {
     if (row_pairs_apply(slicing, mult, in, out, ms)) {
-      if (slicing.row_pairs_batch == 8) return launch_row_pairs<ExecSpace, Index, 8>(exec, mult, in, out);
-      return launch_row_pairs<ExecSpace, Index, 4>(exec, mult, in, out);
+      if (slicing.row_pairs_streaming) {
+        if (slicing.row_pairs_batch == 8) return launch_row_pairs<ExecSpace, Index, 8, true>(exec, mult, in, out);
+        return launch_row_pairs<ExecSpace, Index, 4, true>(exec, mult, in, out);
+      }
+      if (slicing.row_pairs_batch == 8) return launch_row_pairs<ExecSpace, Index, 8, false>(exec, mult, in, out);
+      return launch_row_pairs<ExecSpace, Index, 4, false>(exec, mult, in, out);
     }
   }
   switch (slicing.mask()) {

@@ -6,18 +6,21 @@
 # sink), and the largest file-to-file case the disk allows, verified.
 #   scripts/bench/gpu_suite.sh [--part 1|2|all|STEP,STEP,...] [--logs DIR] [--no-build]
 # Steps: build kernel_large kernel_seed pcie stream kernel_host peers_gpu
-#        peers_host ctest full_scale file16
+#        peers_host ctest ctest_mpi scale_gpu scale_host full_scale file16
+# --mpi: build the cuda-mpi preset (needed by ctest_mpi, scale_gpu, scale_host).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 part=all
 logs=out/gpu_suite
 build=1
+preset=cuda
 while [[ $# -gt 0 ]]; do
   case "$1" in
+    --mpi) preset=cuda-mpi ;;  # build with MPI: one rank per GPU (scale_* steps need it)
     --part) part=$2; shift ;;
     --logs) logs=$2; shift ;;
     --no-build) build=0 ;;
-    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
     *) echo "gpu_suite.sh: unknown option $1" >&2; exit 64 ;;
   esac
   shift
@@ -26,8 +29,11 @@ mkdir -p "$logs"
 command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
 export OMP_PROC_BIND=${OMP_PROC_BIND:-spread} OMP_PLACES=${OMP_PLACES:-threads}
 py=python3
-bench=build/cuda/discount_bench
-app=build/cuda/app/discount_app
+if [[ $preset == cuda-mpi ]] && ! command -v mpicc >/dev/null; then
+  echo "gpu_suite: no mpicc here: building without MPI" >&2; preset=cuda
+fi
+bench=build/$preset/discount_bench
+app=build/$preset/app/discount_app
 threads=$(nproc)
 
 step() {  # step <name> <seconds> <command...>: run with a limit, log, report
@@ -44,7 +50,24 @@ step() {  # step <name> <seconds> <command...>: run with a limit, log, report
 { echo "machine: $(hostname), $(nproc) cores, $(date -u +%F' '%T) UTC, commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
   nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.mem --format=csv,noheader; } | tee "$logs/machine.log"
 
-s_build() { step build 300 bash scripts/gpu_check.sh sm_90 --build-only || { tail -40 "$logs/build.log"; exit 1; }; }
+mpi_flag=; [[ $preset == cuda-mpi ]] && mpi_flag=--mpi
+s_build() { step build 300 bash scripts/gpu_check.sh sm_90 --build-only $mpi_flag || { tail -40 "$logs/build.log"; exit 1; }; }
+gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
+# Rank scaling (MPI build): the full job on 1..gpus GPUs, synthetic source and
+# checksum sink; the host path on 1, 2, 4 ranks sharing the cores.
+s_scale_gpu() {
+  local list=1; for ((r = 2; r <= gpus; r *= 2)); do list+=",$r"; done
+  step scale_gpu 300 $py scripts/bench/scaling.py --app $app --ranks "$list" --shape 200x10000000x5 \
+    --space device --device-budget 16GiB --host-budget 8GiB --max-slab 512MiB --repeat 2 --json "$logs/scale_gpu.json"
+}
+s_scale_host() {
+  step scale_host 300 $py scripts/bench/scaling.py --app $app --ranks 1,2,4 --shape 200x1000000x5 \
+    --space host --host-budget 4GiB --max-slab 256MiB --repeat 2 --json "$logs/scale_host.json"
+}
+s_ctest_mpi() {
+  OMP_NUM_THREADS=2 OMP_PROC_BIND=false step ctest_mpi 300 ctest --preset $preset -j 4 -L "unit|mpi" --timeout 240
+  grep -E "tests passed|tests failed|Total Test time|Failed|Timeout" "$logs/ctest_mpi.log" | head -30
+}
 s_kernel_large() { step kernel_large 150 $bench --mode kernel --dates 200 --ids 1000000 --nums 5 --reps 10 $slow; }
 s_kernel_seed() { step kernel_seed 60 $bench --mode kernel --dates 100 --ids 4000 --nums 5 --reps 50 --slow; }
 s_pcie() { step pcie 60 $bench --mode pcie --pcie-gib 2 --reps 5; }
@@ -53,7 +76,7 @@ s_kernel_host() { step kernel_host 120 $bench --mode kernel --space host --dates
 s_peers_gpu() { step peers_gpu 120 $py scripts/bench/gpu_peers.py --sizes 100x4000x5,200x1000000x5 --json "$logs/peers_gpu.json"; }
 s_peers_host() { step peers_host 240 $py scripts/bench/host_kernel.py --app $app --repeat 5 --app-repeat 2 --max-slabs 256MiB,1GiB --json "$logs/peers_host.json"; }
 s_ctest() {
-  OMP_NUM_THREADS=4 OMP_PROC_BIND=false step ctest 400 ctest --preset cuda -j 4 --timeout 240
+  OMP_NUM_THREADS=4 OMP_PROC_BIND=false step ctest 400 ctest --preset $preset -j 4 --timeout 240
   grep -E "tests passed|tests failed|Total Test time|Failed|Timeout" "$logs/ctest.log" | head -30
 }
 work=${WORK:-/tmp/discount_gpu_suite}
@@ -102,7 +125,7 @@ esac
 for s in $steps; do "s_$s"; done
 
 echo; echo "===== summary tables ====="
-for f in kernel_large kernel_seed pcie stream kernel_host peers_gpu peers_host ctest full_scale generate16 file16 verify16 h5py16; do
+for f in kernel_large kernel_seed pcie stream kernel_host peers_gpu peers_host ctest ctest_mpi scale_gpu scale_host full_scale generate16 file16 verify16 h5py16; do
   [[ -f $logs/$f.log ]] || continue
   echo "--- $f"; grep -vE "^\[deps\]|OMP_PROC_BIND|OpenMP 4.0|OpenMP 3.1|unit testing" "$logs/$f.log" | tail -25
 done
