@@ -74,7 +74,9 @@ int run(int argc, char** argv) {
   run_cmd->add_flag("--restart", run_options.restart, "discard a .partial output of a different job and start over");
   run_cmd->add_flag("--dry-run", run_options.dry_run, "validate everything and print the plan; write nothing");
   run_cmd->add_option("--report", run_options.report_path, "write the JSON run report here (overrides `report:`)");
-  run_cmd->add_flag("-q,--quiet", run_options.quiet, "no progress or summary on stderr");
+  run_cmd->add_flag("-q,--quiet", run_options.quiet, "no progress or summary on stdout");
+  // Benchmarks only (scripts/bench): the device path alone, no I/O.
+  run_cmd->add_flag("--bench-device-path", run_options.device_path_only)->group("");
 
   auto* plan_cmd = app.add_subcommand("plan", "print shapes, slab size and count, buffers and bytes per stage");
   plan_cmd->add_option("config", config_path, "input YAML file")->required();

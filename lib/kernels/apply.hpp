@@ -225,6 +225,23 @@ struct RowPairsFunctor {
   }
 };
 
+// The same pairs in date-major order: consecutive threads take consecutive
+// pairs of the slab (a linear stream, as a copy), and each finds its multBy
+// pair from its position in the row (one 32- or 64-bit division per 16 bytes).
+template <class Index>
+struct FlatPairsFunctor {
+  const double* mult;
+  const double* in;
+  double* out;  // may alias `in`
+  Index step;   // pairs per date (ids * nums / 2)
+
+  KOKKOS_INLINE_FUNCTION void operator()(Index i) const {
+    const Pair m = reinterpret_cast<const Pair*>(mult)[i % step];
+    const Pair v = reinterpret_cast<const Pair*>(in)[i];
+    reinterpret_cast<Pair*>(out)[i] = Pair{m.first * v.first, m.second * v.second};
+  }
+};
+
 // True when the row-pairs path computes exactly what the generic functor would.
 template <class MultView, class InView, class OutView>
 bool row_pairs_apply(const Slicing& slicing, const MultView& mult, const InView& in, const OutView& out,
@@ -244,10 +261,20 @@ void launch_row_pairs(const ExecSpace& exec, const MultView& mult, const InView&
 }
 
 template <class ExecSpace, class Index, class MultView, class InView, class OutView>
+void launch_flat_pairs(const ExecSpace& exec, const MultView& mult, const InView& in, const OutView& out) {
+  const Index step = Index(in.extent(1) * in.extent(2) / 2);
+  const FlatPairsFunctor<Index> functor{mult.data(), in.data(), out.data(), step};
+  Kokkos::parallel_for("discount::apply_flat_pairs",
+                       Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(exec, 0, step * Index(in.extent(0))),
+                       functor);
+}
+
+template <class ExecSpace, class Index, class MultView, class InView, class OutView>
 void dispatch(const ExecSpace& exec, const Slicing& slicing, const MultView& mult, const InView& in,
               const OutView& out, const std::array<std::int64_t, 3>& ms) {
   if constexpr (iterate_reversed<ExecSpace>()) {
     if (row_pairs_apply(slicing, mult, in, out, ms)) {
+      if (slicing.row_pairs_flat) return launch_flat_pairs<ExecSpace, Index>(exec, mult, in, out);
       if (slicing.row_pairs_streaming) {
         if (slicing.row_pairs_batch == 8) return launch_row_pairs<ExecSpace, Index, 8, true>(exec, mult, in, out);
         return launch_row_pairs<ExecSpace, Index, 4, true>(exec, mult, in, out);

@@ -293,6 +293,8 @@ int run_command(const Config& config, const RunOptions& options) {
   install_signal_handlers();
   Prepared p = prepare(config);
   if (options.dry_run) return plan_with_limits(config, p, options.kokkos_args);
+  if (options.device_path_only && config.output.mode != OutputMode::checksum)
+    throw usage_error("--bench-device-path needs output.mode: checksum (it writes nothing)");
   const bool talk = !options.quiet && ranks::is_root();
 
   std::unique_ptr<OutputSink> sink = open_sink(config, options, p);
@@ -349,6 +351,7 @@ int run_command(const Config& config, const RunOptions& options) {
     job.rank = ranks::rank();
     job.ranks = ranks::size();
     job.ranks_on_node = ranks::local_size();
+    job.skip_host_io = options.device_path_only;
     run_pipeline(job, report);
     if (report.interrupted) {
       sink->checkpoint();  // the slabs finished before the stop count as done
@@ -407,7 +410,8 @@ int run_command(const Config& config, const RunOptions& options) {
   ranks::collectively([&] {
     if (ranks::is_root()) sink->publish();
   });
-  if (checksum) {
+  if (options.device_path_only) report.outcome = "device-path benchmark (no reads, no writes, no checksum)";
+  if (checksum && !options.device_path_only) {
     checksum->combine_ranks();
     report.has_checksum = true;
     report.date_sums = checksum->date_sums();

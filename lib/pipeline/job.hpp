@@ -17,6 +17,10 @@ struct RunOptions {
   std::string report_path;        // overrides config.report when set
   std::vector<std::string> kokkos_args;  // --kokkos-* passed through
   bool quiet = false;
+  // Benchmark only (hidden flag --bench-device-path): each staging buffer is
+  // filled once, then slabs cycle host -> device -> host with no reads and
+  // nothing written; needs output.mode: checksum, and gives no checksum.
+  bool device_path_only = false;
 };
 
 // Returns the process exit status; throws discount::Error for failures.

@@ -6,7 +6,7 @@
 # sink), and the largest file-to-file case the disk allows, verified.
 #   scripts/bench/gpu_suite.sh [--part 1|2|all|STEP,STEP,...] [--logs DIR] [--no-build]
 # Steps: build kernel_large kernel_seed pcie stream kernel_host peers_gpu
-#        peers_host ctest ctest_mpi scale_gpu scale_host full_scale file16
+#        peers_host ctest ctest_mpi scale_gpu scale_gpu_path scale_host scale_host_unbound full_scale file16
 # --mpi: build the cuda-mpi preset (needed by ctest_mpi, scale_gpu, scale_host).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -58,11 +58,20 @@ gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
 s_scale_gpu() {
   local list=1; for ((r = 2; r <= gpus; r *= 2)); do list+=",$r"; done
   step scale_gpu 300 $py scripts/bench/scaling.py --app $app --ranks "$list" --shape 200x10000000x5 \
-    --space device --device-budget 16GiB --host-budget 8GiB --max-slab 512MiB --repeat 2 --json "$logs/scale_gpu.json"
+    --space device --device-budget 16GiB --host-budget 8GiB --max-slab 512MiB --repeat 2 --mpirun-args "--bind-to none" \
+    --json "$logs/scale_gpu.json"
+  step scale_gpu_path 300 $py scripts/bench/scaling.py --app $app --ranks "$list" --shape 200x10000000x5 \
+    --space device --device-budget 16GiB --host-budget 8GiB --max-slab 512MiB --repeat 2 --device-path \
+    --mpirun-args "--bind-to none" \
+    --json "$logs/scale_gpu_path.json"
 }
 s_scale_host() {
   step scale_host 300 $py scripts/bench/scaling.py --app $app --ranks 1,2,4 --shape 200x1000000x5 \
     --space host --host-budget 4GiB --max-slab 256MiB --repeat 2 --json "$logs/scale_host.json"
+  # Open MPI binds 1-2 ranks to a core each by default; unbound, the app shares the cores itself.
+  step scale_host_unbound 300 $py scripts/bench/scaling.py --app $app --ranks 1,2,4 --shape 200x1000000x5 \
+    --space host --host-budget 4GiB --max-slab 256MiB --repeat 2 --mpirun-args "--bind-to none" \
+    --json "$logs/scale_host_unbound.json"
 }
 s_ctest_mpi() {
   OMP_NUM_THREADS=2 OMP_PROC_BIND=false step ctest_mpi 300 ctest --preset $preset -j 4 -L "unit|mpi" --timeout 240
@@ -125,7 +134,7 @@ esac
 for s in $steps; do "s_$s"; done
 
 echo; echo "===== summary tables ====="
-for f in kernel_large kernel_seed pcie stream kernel_host peers_gpu peers_host ctest ctest_mpi scale_gpu scale_host full_scale generate16 file16 verify16 h5py16; do
+for f in kernel_large kernel_seed pcie stream kernel_host peers_gpu peers_host ctest ctest_mpi scale_gpu scale_gpu_path scale_host scale_host_unbound full_scale generate16 file16 verify16 h5py16; do
   [[ -f $logs/$f.log ]] || continue
   echo "--- $f"; grep -vE "^\[deps\]|OMP_PROC_BIND|OpenMP 4.0|OpenMP 3.1|unit testing" "$logs/$f.log" | tail -25
 done

@@ -132,6 +132,7 @@ int kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, int rep
     bool row_pairs = true;
     int batch = 4;
     bool streaming = false;
+    bool flat = false;
   };
   const std::vector<Variant> variants{
       {"mdrange [date,id,num] tile auto", {Axis::date, Axis::id, Axis::num}, {}, false},
@@ -141,7 +142,7 @@ int kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, int rep
       {"[id,num] (date serial), 16-byte row pairs", {Axis::id, Axis::num}, {}, false},
       {"[id,num] (date serial), row pairs, 8 dates ahead", {Axis::id, Axis::num}, {}, false, true, 8},
       {"[id,num] row pairs, streaming ld/st (__ldcs/__stcs)", {Axis::id, Axis::num}, {}, false, true, 4, true},
-      {"[id,num] row pairs, streaming ld/st, 8 ahead", {Axis::id, Axis::num}, {}, false, true, 8, true},
+      {"[id,num] pairs date-major flat (i % pairs per date)", {Axis::id, Axis::num}, {}, false, true, 4, false, true},
       {"mdrange [id,num] (date serial), generic", {Axis::id, Axis::num}, {}, false, false},
       {"mdrange [date,id] (num serial) auto", {Axis::date, Axis::id}, {}, false},
       {"mdrange [date,num] (id serial) auto", {Axis::date, Axis::num}, {}, true},
@@ -155,6 +156,7 @@ int kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, int rep
     slicing.allow_row_pairs = v.row_pairs;
     slicing.row_pairs_batch = v.batch;
     slicing.row_pairs_streaming = v.streaming;
+    slicing.row_pairs_flat = v.flat;
     const double s = median_seconds(v.slow ? 1 : reps, [&] { apply_mdrange(exec, slicing, mult_v, in_v, out_v, ms); },
                                     poison);
     rows.push_back({v.name, s, elem_bytes, check()});
