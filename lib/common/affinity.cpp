@@ -56,11 +56,59 @@ struct JobCpus {
   }
 };
 
+// The mask the process started with, read before any shared library's
+// constructor (libgomp's narrows the main thread when OMP_PROC_BIND is set):
+// functions in an executable's .preinit_array run first.
+cpu_set_t g_start_mask;
+bool g_start_mask_valid = false;
+
+void capture_start_mask(int, char**, char**) {
+  CPU_ZERO(&g_start_mask);
+  g_start_mask_valid = ::sched_getaffinity(0, sizeof g_start_mask, &g_start_mask) == 0;
+}
+
+// The start mask within the job's cpuset; the cpuset alone when the mask
+// was not captured (the code runs inside a shared library, say).
+struct UsableCpus {
+  cpu_set_t set;
+  bool valid = false;
+  UsableCpus() {
+    const JobCpus job;
+    CPU_ZERO(&set);
+    if (g_start_mask_valid && job.valid) CPU_AND(&set, &g_start_mask, &job.set);
+    if (g_start_mask_valid && job.valid && CPU_COUNT(&set) > 0) {
+      valid = true;
+    } else if (job.valid) {
+      set = job.set;
+      valid = true;
+    }
+  }
+};
+
+const UsableCpus& usable_cpus() {
+  static const UsableCpus cpus;
+  return cpus;
+}
+
 }  // namespace
 
+// External linkage, so no compiler drops it as unreferenced.
+__attribute__((section(".preinit_array"), used)) void (*discount_capture_start_mask)(int, char**, char**) =
+    capture_start_mask;
+
 void use_process_affinity() {
-  static const JobCpus cpus;
+  const UsableCpus& cpus = usable_cpus();
   if (cpus.valid) pthread_setaffinity_np(pthread_self(), sizeof cpus.set, &cpus.set);
+}
+
+int job_cpu_count() {
+  static const JobCpus job;
+  return job.valid ? CPU_COUNT(&job.set) : 0;
+}
+
+int process_cpu_count() {
+  const UsableCpus& cpus = usable_cpus();
+  return cpus.valid ? CPU_COUNT(&cpus.set) : 0;
 }
 
 }  // namespace discount

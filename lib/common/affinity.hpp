@@ -2,11 +2,17 @@
 // (at load time). Threads spawned later inherit that single core, so the
 // pipeline's reader, copy and writer threads (and their I/O helpers) would all
 // share it with the kernel's master thread. Each such thread calls this first
-// to spread over the CPUs the job may use (its cgroup cpuset, else all).
+// to spread over the CPUs the job may use: the CPU mask the process started
+// with (what a launcher such as srun --cpu-bind or mpirun --bind-to gave it,
+// captured before any library constructor runs), within the cgroup cpuset.
 #pragma once
 
 namespace discount {
 
 void use_process_affinity();
+// CPUs in that mask (0 if unknown).
+int process_cpu_count();
+// CPUs of the job's cpuset (cgroup), else every online CPU (0 if unknown).
+int job_cpu_count();
 
 }  // namespace discount

@@ -13,15 +13,17 @@
 
 namespace discount {
 
-// Threads for the I/O-side loops: half the cores, at most 8;
-// DISCOUNT_IO_THREADS overrides (tests use it to exercise the threaded paths).
+// Threads for the I/O-side loops: half the process's CPUs (its launcher's
+// binding, else the job's cpuset), at most 8; DISCOUNT_IO_THREADS overrides
+// (tests use it to exercise the threaded paths).
 inline unsigned io_threads() {
   static const unsigned n = [] {
     if (const char* env = std::getenv("DISCOUNT_IO_THREADS")) {
       const int value = std::atoi(env);
       if (value > 0) return static_cast<unsigned>(std::min(value, 64));
     }
-    unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+    const int cpus = process_cpu_count();
+    unsigned hw = cpus > 0 ? static_cast<unsigned>(cpus) : std::max(1u, std::thread::hardware_concurrency());
     return std::max(1u, std::min(8u, hw / 2));
   }();
   return n;

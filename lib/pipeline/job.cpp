@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 
+#include "common/affinity.hpp"
 #include "common/error.hpp"
 #include "io/input.hpp"
 #include "io/output.hpp"
@@ -279,9 +280,8 @@ void combine_rank_reports(RunReport& report, bool device_copies) {
 std::vector<std::string> kokkos_arguments(const RunOptions& options) {
   std::vector<std::string> args{"discount_app"};
   args.insert(args.end(), options.kokkos_args.begin(), options.kokkos_args.end());
-  const int online = static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN));
   for (auto& a : ranks::kokkos_rank_args(options.kokkos_args, visible_devices(),
-                                         ranks::threads_per_rank(process_cpus(), online)))
+                                         ranks::threads_per_rank(process_cpus(), job_cpu_count())))
     args.push_back(a);
   return args;
 }
@@ -350,7 +350,6 @@ int run_command(const Config& config, const RunOptions& options) {
     job.progress = talk;
     job.rank = ranks::rank();
     job.ranks = ranks::size();
-    job.ranks_on_node = ranks::local_size();
     job.skip_host_io = options.device_path_only;
     run_pipeline(job, report);
     if (report.interrupted) {

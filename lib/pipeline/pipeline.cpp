@@ -165,8 +165,8 @@ class Pipeline {
   // so the other stages stop; on success closes the stage's output queues.
   template <class Body>
   void guarded(Body&& body, std::initializer_list<BlockingQueue<Ticket>*> outputs) {
-    // Several ranks on a node: the launcher's binding decides where threads run.
-    if (std::this_thread::get_id() != main_thread_ && job_.ranks_on_node <= 1) use_process_affinity();
+    // Over the CPUs the process started with (a launcher's binding, else the job's cpuset).
+    if (std::this_thread::get_id() != main_thread_) use_process_affinity();
     try {
       body();
     } catch (...) {

@@ -29,7 +29,6 @@ struct PipelineJob {
   // Under MPI: the slabs still to do are split into `ranks` contiguous runs;
   // this process takes run number `rank`.
   int rank = 0, ranks = 1;
-  int ranks_on_node = 1;  // >1: keep the launcher's CPU binding for the threads
 };
 
 // The pending slabs' share of one rank: contiguous, sizes differing by at most one.

@@ -1,5 +1,7 @@
 #include "pipeline/system_memory.hpp"
 
+#include "common/affinity.hpp"
+
 #include <sched.h>
 
 #include <Kokkos_Core.hpp>
@@ -71,11 +73,6 @@ int visible_devices() {
   return 0;
 }
 
-int process_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (::sched_getaffinity(0, sizeof set, &set) != 0) return 0;
-  return CPU_COUNT(&set);
-}
+int process_cpus() { return process_cpu_count(); }
 
 }  // namespace discount

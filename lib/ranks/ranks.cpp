@@ -88,10 +88,10 @@ int size() { return state().size; }
 int local_rank() { return state().local_rank; }
 int local_size() { return state().local_size; }
 
-int threads_per_rank(int process_cpus, int online_cpus) {
+int threads_per_rank(int process_cpus, int node_cpus) {
   if (process_cpus <= 0) return 0;
-  if (process_cpus < online_cpus) return process_cpus;
-  return std::max(1, online_cpus / local_size());
+  if (process_cpus < node_cpus) return process_cpus;
+  return std::max(1, node_cpus / local_size());
 }
 
 std::vector<std::string> kokkos_rank_args(const std::vector<std::string>& user_args, int visible_devices,

@@ -37,9 +37,9 @@ inline bool multi() { return size() > 1; }
 std::vector<std::string> kokkos_rank_args(const std::vector<std::string>& user_args, int visible_devices,
                                           int threads_per_rank);
 // This rank's share of the cores: all the launcher bound it to, or, when it
-// is not bound (its mask covers every online CPU), the node's CPUs divided by
-// the ranks on the node.
-int threads_per_rank(int process_cpus, int online_cpus);
+// is not bound (its mask covers the job's CPUs on this node), those CPUs
+// divided by the ranks on the node.
+int threads_per_rank(int process_cpus, int node_cpus);
 
 void barrier();
 std::uint64_t min(std::uint64_t value);

@@ -63,6 +63,11 @@ def main():
     os.makedirs(work, exist_ok=True)
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                OMPI_MCA_rmaps_base_oversubscribe="1")
+    # Ranks share a node's cores: placement is the launcher's job (or the
+    # app's share of an unbound node), not OMP_PROC_BIND's, whose places
+    # would be the same cores in every rank.
+    env["OMP_PROC_BIND"] = "false"
+    env.pop("OMP_PLACES", None)
     if a.threads:
         env["OMP_NUM_THREADS"] = str(a.threads)
     memory = (f"memory: {{device_budget: {a.device_budget}, host_budget: {a.host_budget}, "

@@ -161,6 +161,24 @@ int kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, int rep
                                     poison);
     rows.push_back({v.name, s, elem_bytes, check()});
   }
+  // The row-pairs functor with a chosen block size (a TeamPolicy of one
+  // pair per thread): Kokkos' RangePolicy picks the smallest block with full
+  // occupancy, often 64 threads.
+  if constexpr (!std::is_same_v<typename ExecSpace::memory_space, Kokkos::HostSpace>) if (m % 2 == 0) {
+    using Functor = discount::detail::RowPairsFunctor<int, 4, false>;
+    const Functor functor{mult.data(), in.data(), out.data(), int(m), int(dates)};
+    const int pairs = int(m / 2);
+    for (int team : {128, 256, 512, 1024}) {
+      const double s = median_seconds(reps, [&] {
+        Kokkos::parallel_for("discount::bench_pairs_team", Kokkos::TeamPolicy<ExecSpace>(exec, (pairs + team - 1) / team, team),
+                             KOKKOS_LAMBDA(const typename Kokkos::TeamPolicy<ExecSpace>::member_type& t) {
+                               const int p = t.league_rank() * t.team_size() + t.team_rank();
+                               if (p < pairs) functor(p);
+                             });
+      }, poison);
+      rows.push_back({"[id,num] row pairs, block " + std::to_string(team) + " (TeamPolicy)", s, elem_bytes, check()});
+    }
+  }
   if (dates > 1) {
     const double s = median_seconds(reps, [&] { apply_blas(exec, mult_v, in_v, out_v); }, poison);
     rows.push_back({"KokkosBlas::mult over the slab", s, elem_bytes, check()});
