@@ -6,7 +6,7 @@
 # sink), and the largest file-to-file case the disk allows, verified.
 #   scripts/bench/gpu_suite.sh [--part 1|2|all|STEP,STEP,...] [--logs DIR] [--no-build]
 # Steps: build kernel_large kernel_seed pcie stream kernel_host peers_gpu
-#        peers_host ctest ctest_mpi scale_gpu scale_gpu_path scale_host scale_host_unbound full_scale file16
+#        peers_host ctest ctest_mpi pcie_all scale_gpu scale_gpu_path scale_host scale_host_unbound full_scale file16
 # --mpi: build the cuda-mpi preset (needed by ctest_mpi, scale_gpu, scale_host).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -64,6 +64,14 @@ s_scale_gpu() {
     --space device --device-budget 16GiB --host-budget 8GiB --max-slab 512MiB --repeat 2 --device-path \
     --mpirun-args "--bind-to none" \
     --json "$logs/scale_gpu_path.json"
+}
+# PCIe with every GPU busy at once: the ceiling for the device path on all GPUs.
+s_pcie_all() {
+  step pcie_all 120 bash -c '
+    for ((g = 0; g < '"$gpus"'; g++)); do echo "--- GPU $g alone"; CUDA_VISIBLE_DEVICES=$g '"$bench"' --mode pcie --pcie-gib 2 --reps 5; done
+    for ((g = 0; g < '"$gpus"'; g++)); do CUDA_VISIBLE_DEVICES=$g '"$bench"' --mode pcie --pcie-gib 2 --reps 5 > '"$logs"'/pcie_gpu$g.log 2>&1 & done
+    wait
+    for ((g = 0; g < '"$gpus"'; g++)); do echo "--- GPU $g while every GPU copies"; cat '"$logs"'/pcie_gpu$g.log; done'
 }
 s_scale_host() {
   step scale_host 300 $py scripts/bench/scaling.py --app $app --ranks 1,2,4 --shape 200x1000000x5 \
@@ -134,7 +142,7 @@ esac
 for s in $steps; do "s_$s"; done
 
 echo; echo "===== summary tables ====="
-for f in kernel_large kernel_seed pcie stream kernel_host peers_gpu peers_host ctest ctest_mpi scale_gpu scale_gpu_path scale_host scale_host_unbound full_scale generate16 file16 verify16 h5py16; do
+for f in kernel_large kernel_seed pcie stream kernel_host peers_gpu peers_host ctest ctest_mpi pcie_all scale_gpu scale_gpu_path scale_host scale_host_unbound full_scale generate16 file16 verify16 h5py16; do
   [[ -f $logs/$f.log ]] || continue
   echo "--- $f"; grep -vE "^\[deps\]|OMP_PROC_BIND|OpenMP 4.0|OpenMP 3.1|unit testing" "$logs/$f.log" | tail -25
 done
