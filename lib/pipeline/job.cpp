@@ -307,6 +307,8 @@ int run_command(const Config& config, const RunOptions& options) {
 
   RunReport report;
   report.version = DISCOUNT_VERSION;
+  report.versions = version_text();
+  report.host = host_name();
   report.input = p.input->describe();
   report.output = sink->describe();
   report.space = execution_space_name(config.compute.space);
@@ -338,6 +340,7 @@ int run_command(const Config& config, const RunOptions& options) {
     std::optional<Kokkos::ScopeGuard> kokkos;
     if (!Kokkos::is_initialized()) kokkos.emplace(argc, argv.data());
     limits = job_limits(config, p.plan);
+    if (p.plan.request.device_copies) report.gpu = device_name();
     if (talk) std::cout << "[discount_app] limits " << limits.describe() << std::endl;
     PipelineJob job;
     job.config = &config;

@@ -3,6 +3,7 @@
 #include "common/affinity.hpp"
 
 #include <sched.h>
+#include <unistd.h>
 
 #include <Kokkos_Core.hpp>
 
@@ -71,6 +72,22 @@ int visible_devices() {
   if (cudaGetDeviceCount(&count) == cudaSuccess) return count;
 #endif
   return 0;
+}
+
+std::string device_name() {
+#ifdef KOKKOS_ENABLE_CUDA
+  int device = 0;
+  cudaDeviceProp properties{};
+  if (cudaGetDevice(&device) == cudaSuccess && cudaGetDeviceProperties(&properties, device) == cudaSuccess)
+    return properties.name;
+#endif
+  return {};
+}
+
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return {};
+  return name;
 }
 
 int process_cpus() { return process_cpu_count(); }

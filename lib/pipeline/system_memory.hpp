@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 namespace discount {
 
@@ -12,6 +13,10 @@ std::uint64_t host_available_bytes();
 std::uint64_t device_free_bytes(int device = 0);
 // GPUs this process can see (CUDA_VISIBLE_DEVICES applied); 0 without CUDA.
 int visible_devices();
+// Name of the current GPU ("NVIDIA H200"); empty without CUDA.
+std::string device_name();
+// This machine's host name.
+std::string host_name();
 // CPUs this process may run on (its affinity mask: what a launcher bound it to).
 int process_cpus();
 

@@ -42,6 +42,7 @@ std::string RunReport::to_text() const {
     out << line;
   }
   if (ranks > 1) out << "ranks: " << ranks << "\n";
+  if (!host.empty()) out << "host: " << host << (gpu.empty() ? "" : ", GPU: " + gpu) << "\n";
   if (has_checksum) {
     std::snprintf(line, sizeof line, "checksum %016llx (wrapping uint64 sum of cv's bit patterns, %zu dates)\n",
                   static_cast<unsigned long long>(global_bits), date_bits.size());
@@ -53,6 +54,9 @@ std::string RunReport::to_text() const {
 std::string RunReport::to_json() const {
   nlohmann::json j;
   j["version"] = version;
+  j["versions"] = versions;
+  j["host"] = host;
+  j["gpu"] = gpu;
   j["outcome"] = outcome;
   j["input"] = input;
   j["output"] = output;

@@ -29,6 +29,9 @@ struct StageStats {
 
 struct RunReport {
   std::string version;
+  std::string versions;  // app, git, Kokkos (backends, arch), HDF5: version_text()
+  std::string host;      // rank 0's host name
+  std::string gpu;       // name of rank 0's GPU; empty when the kernel ran on the host
   std::string input, output, space, kernel, slicing, plan;
   std::string config_yaml;
   std::vector<StageStats> stages;

@@ -124,7 +124,7 @@ def case_checksum_independent_of_ranks(ctx):
 
 # ---- stops and resumes across rank counts ---------------------------------
 
-DATES, IDS, NUMS = 40, 20011, 5
+DATES, IDS, NUMS = 120, 20011, 5  # 120 one-date slabs, fdatasync after each: long enough to stop mid-run
 
 
 def stoppable_job(ctx):
