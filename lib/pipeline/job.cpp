@@ -27,9 +27,7 @@
 #ifndef DISCOUNT_VERSION
 #define DISCOUNT_VERSION "0.0.0"
 #endif
-#ifndef DISCOUNT_GIT_HASH
-#define DISCOUNT_GIT_HASH "unknown"
-#endif
+#include "git_hash.hpp"  // generated at build time: DISCOUNT_GIT_HASH
 
 namespace discount {
 
