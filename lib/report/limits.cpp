@@ -91,35 +91,26 @@ void measure_device_links(Limits& limits, bool want_h2d, bool want_d2h, bool wan
     return Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label));
   };
   DeviceView device(no_init("discount::limits_device"), elements);
+  // One timed copy direction; a failure leaves that link unknown.
+  const auto time_copy = [&](LinkLimit& link, double counted_bytes, auto&& dst, auto&& src) {
+    try {
+      set_measured(link, counted_bytes, best_seconds(start, true, [&] {
+                     Kokkos::deep_copy(dst, src);
+                     Kokkos::fence();
+                   }));
+    } catch (const std::exception&) {
+    }
+  };
   if (want_h2d || want_d2h) {
     Kokkos::View<double*, PinnedSpace> pinned(no_init("discount::limits_pinned"), elements);
-    if (want_h2d) {
-      try {
-        set_measured(limits.h2d, bytes, best_seconds(start, true, [&] {
-                       Kokkos::deep_copy(device, pinned);
-                       Kokkos::fence();
-                     }));
-      } catch (const std::exception&) {
-      }
-    }
-    if (want_d2h) {
-      try {
-        set_measured(limits.d2h, bytes, best_seconds(start, true, [&] {
-                       Kokkos::deep_copy(pinned, device);
-                       Kokkos::fence();
-                     }));
-      } catch (const std::exception&) {
-      }
-    }
+    if (want_h2d) time_copy(limits.h2d, bytes, device, pinned);
+    if (want_d2h) time_copy(limits.d2h, bytes, pinned, device);
   }
   if (want_kernel) {
     // The kernel stage counts the slab read and written (plus the small
     // multBy): a device copy's read + write bytes are the matching limit.
     DeviceView other(no_init("discount::limits_device_copy"), elements);
-    set_measured(limits.kernel, 2.0 * bytes, best_seconds(start, true, [&] {
-                   Kokkos::deep_copy(other, device);
-                   Kokkos::fence();
-                 }));
+    time_copy(limits.kernel, 2.0 * bytes, other, device);
   }
 }
 
