@@ -182,6 +182,8 @@ int print_plan(const Config& config, const Prepared& p, const Limits& limits) {
               << (p.plan.slabs.size() + ranks::size() - 1) / ranks::size() << ")\n";
   std::cout << "limits         " << limits.describe() << "\n";
   std::cout << describe_prediction(p.plan, predict(p.plan, limits));
+  std::cout << "\nresolved configuration (every default filled in; `discount_app config` prints the same):\n"
+            << config.to_yaml();
   return 0;
 }
 

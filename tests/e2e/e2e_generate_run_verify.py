@@ -217,6 +217,20 @@ def dry_run_writes_nothing(ctx):
     after = {k: v for k, v in E.tree_digest(ctx.work).items() if not k.startswith("cmd")}
     E.check(after == {k: v for k, v in before.items() if not k.startswith("cmd")},
             f"--dry-run wrote or changed files: {sorted(set(after) ^ set(before))}")
+    # The plan also shows the output against free disk, a predicted time per
+    # stage (configured disk speeds here), and the config with every default.
+    E.write_job(job, "in.h5", "out.h5", memory={"max_slab": max_slab_for((5, 307, 3), "date", 2)},
+                limits={"read": "0.5GB/s", "write": 0.25})
+    r = E.expect_rc(E.app(ctx, "run", "--dry-run", job), 0, "dry run with limits")
+    out_bytes = 5 * 307 * 3 * 8
+    for needle in ("free there", "predicted", "resolved configuration", "pipeline_depth: 3", "nonfinite: error"):
+        E.check(needle in r.stdout, f"dry run output lacks {needle!r}:\n{r}")
+    rows = {line.split()[0]: line.split() for line in r.stdout.splitlines()
+            if line.strip().startswith(("read ", "write ")) and "configured" in line}
+    E.check(set(rows) == {"read", "write"}, f"no predicted rows for the configured disk speeds:\n{r}")
+    # write: cv bytes at 0.25 GB/s
+    E.check(abs(float(rows["write"][-1]) - out_bytes / 0.25e9) < 1e-3,
+            f"predicted write seconds {rows['write'][-1]}, expected {out_bytes / 0.25e9:.6f}:\n{r}")
 
 
 def report_json(ctx):
