@@ -68,7 +68,6 @@ class FileOutput final : public OutputSink {
   // offset. Progress bytes and fdatasync are the same either way.
   void open_collective();
   void close_collective();
-  bool writes_through_mpiio() const { return mpio_data_ >= 0; }
   void flush() override;
   // Checks that every unit is recorded as done, stamps the end time, renames.
   void publish() override;
