@@ -3,6 +3,7 @@
 // memory (the original question's "slower every run" and leak).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +13,7 @@
 #include "io/synthetic.hpp"
 #include "kokkos_env.hpp"
 #include "pipeline/pipeline.hpp"
+#include "ranks/ranks.hpp"
 #include "plan/plan.hpp"
 
 using namespace discount;
@@ -145,4 +147,35 @@ TEST(Pipeline, AStopRequestBeforeTheFirstSlabRunsNothing) {
   EXPECT_TRUE(r.report.interrupted);
   EXPECT_EQ(r.report.slabs_run, 0);
   EXPECT_EQ(r.report.slabs_total, 9);  // one date per slab: three buffers fill the budget
+}
+
+// Under MPI each rank runs a contiguous share of the slabs still to do;
+// together the shares are exactly those slabs, in order, sizes within one.
+TEST(RankShare, ContiguousCoverEverySlabOnce) {
+  for (int n : {0, 1, 2, 7, 10, 101}) {
+    std::vector<int> pending(n);
+    for (int j = 0; j < n; ++j) pending[j] = 3 * j + 1;  // like slabs left after a resume
+    for (int ranks : {1, 2, 3, 4, 16}) {
+      std::vector<int> joined;
+      std::size_t smallest = pending.size(), largest = 0;
+      for (int rank = 0; rank < ranks; ++rank) {
+        const auto share = discount::rank_share(pending, rank, ranks);
+        joined.insert(joined.end(), share.begin(), share.end());
+        smallest = std::min(smallest, share.size());
+        largest = std::max(largest, share.size());
+      }
+      EXPECT_EQ(joined, pending) << n << " slabs over " << ranks << " ranks";
+      EXPECT_LE(largest - smallest, 1u) << n << " slabs over " << ranks << " ranks";
+    }
+  }
+}
+
+TEST(RankShare, ThreadsFollowTheLaunchersBinding) {
+  // One rank per node here (no MPI launcher): bound to 4 of 16 CPUs -> 4;
+  // unbound -> all 16.
+  EXPECT_EQ(discount::ranks::threads_per_rank(4, 16), 4);
+  EXPECT_EQ(discount::ranks::threads_per_rank(16, 16), 16 / discount::ranks::local_size());
+  EXPECT_EQ(discount::ranks::threads_per_rank(0, 16), 0);
+  // No GPU, no user options, one rank on the node: nothing to add.
+  EXPECT_TRUE(discount::ranks::kokkos_rank_args({}, 0, 8).empty() || discount::ranks::local_size() > 1);
 }
