@@ -81,12 +81,6 @@ Range select(const std::optional<Range>& wanted, std::int64_t extent, const char
   return *wanted;
 }
 
-// The device this rank will use: node-local rank modulo the visible GPUs.
-int rank_device() {
-  const int devices = visible_devices();
-  return devices > 0 ? ranks::local_rank() % devices : 0;
-}
-
 // Opens the input and makes the plan. Collective under MPI: budgets given as
 // a percentage resolve against what each rank sees (the node's free memory
 // shared by the node's ranks; a GPU's free memory shared by the ranks using
@@ -113,7 +107,7 @@ Prepared prepare(const Config& config) {
     if (request.device_copies) {
       const int devices = std::max(1, visible_devices());
       const int sharing = (ranks::local_size() + devices - 1) / devices;
-      request.device_budget = config.memory.device_budget.resolve(device_free_bytes(rank_device()) / sharing);
+      request.device_budget = config.memory.device_budget.resolve(device_free_bytes(ranks::local_device(visible_devices())) / sharing);
     }
   });
   request.host_budget = ranks::min(request.host_budget);
@@ -156,12 +150,6 @@ Limits job_limits(const Config& config, const Plan& plan) {
   return measure_limits(config.limits, plan.request.device_copies, cap);
 }
 
-std::vector<char*> argv_of(std::vector<std::string>& args) {
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  return argv;
-}
-
 int print_plan(const Config& config, const Prepared& p, const Limits& limits) {
   std::cout << "input          " << p.input->describe() << "\n";
   std::cout << "selection      dates [" << p.dates.begin << ", " << p.dates.end << "), ids [" << p.ids.begin << ", "
@@ -187,18 +175,35 @@ int print_plan(const Config& config, const Prepared& p, const Limits& limits) {
   return 0;
 }
 
+// The Kokkos command line: the user's --kokkos-* options, plus, under MPI,
+// this rank's GPU and share of the cores.
+std::vector<std::string> kokkos_arguments(const std::vector<std::string>& user_args) {
+  std::vector<std::string> args{"discount_app"};
+  args.insert(args.end(), user_args.begin(), user_args.end());
+  for (auto& a : ranks::kokkos_rank_args(user_args, visible_devices(),
+                                         ranks::threads_per_rank(process_cpus(), job_cpu_count())))
+    args.push_back(a);
+  return args;
+}
+
+// Starts Kokkos unless a caller (tests, an embedding code) already runs it.
+void start_kokkos(std::optional<Kokkos::ScopeGuard>& kokkos, const std::vector<std::string>& user_args) {
+  if (Kokkos::is_initialized()) return;
+  quiet_openmp_warning();
+  std::vector<std::string> args = kokkos_arguments(user_args);
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  int argc = static_cast<int>(argv.size());
+  kokkos.emplace(argc, argv.data());
+}
+
 // plan and run --dry-run: measure the links the run would use (Kokkos starts
 // for that, and nothing else), then print.
 int plan_with_limits(const Config& config, const Prepared& p, const std::vector<std::string>& kokkos_args) {
   Limits limits = configured_limits(config.limits);
   if (config.limits.measure) {
-    quiet_openmp_warning();
-    std::vector<std::string> args{"discount_app"};
-    args.insert(args.end(), kokkos_args.begin(), kokkos_args.end());
-    std::vector<char*> argv = argv_of(args);
-    int argc = static_cast<int>(argv.size());
     std::optional<Kokkos::ScopeGuard> kokkos;
-    if (!Kokkos::is_initialized()) kokkos.emplace(argc, argv.data());
+    start_kokkos(kokkos, kokkos_args);
     limits = job_limits(config, p.plan);
   }
   return ranks::is_root() ? print_plan(config, p, limits) : 0;
@@ -252,16 +257,10 @@ std::unique_ptr<OutputSink> open_sink(const Config& config, const RunOptions& op
 
 // Each rank's stage figures added up (bytes, slabs) or maximised (seconds:
 // ranks work side by side), so rank 0 reports the whole job.
-void combine_rank_reports(RunReport& report, bool device_copies) {
+// report.stages has the same stages on every rank (run_command fills them
+// before the pipeline starts), so every rank makes the same collectives.
+void combine_rank_reports(RunReport& report) {
   if (!ranks::multi()) return;
-  // The same collectives on every rank, even one whose pipeline failed early.
-  const std::vector<const char*> names =
-      device_copies ? std::vector<const char*>{"read", "h2d", "kernel", "d2h", "write"}
-                    : std::vector<const char*>{"read", "kernel", "write"};
-  if (report.stages.size() != names.size()) {
-    report.stages.assign(names.size(), StageStats{});
-    for (std::size_t j = 0; j < names.size(); ++j) report.stages[j].name = names[j];
-  }
   for (auto& stage : report.stages) {
     ranks::sum(stage.bytes);
     stage.seconds = ranks::max(stage.seconds);
@@ -275,15 +274,6 @@ void combine_rank_reports(RunReport& report, bool device_copies) {
   ranks::sum(run);
   report.slabs_run = static_cast<int>(run);
   report.device_path_seconds = ranks::max(report.device_path_seconds);
-}
-
-std::vector<std::string> kokkos_arguments(const RunOptions& options) {
-  std::vector<std::string> args{"discount_app"};
-  args.insert(args.end(), options.kokkos_args.begin(), options.kokkos_args.end());
-  for (auto& a : ranks::kokkos_rank_args(options.kokkos_args, visible_devices(),
-                                         ranks::threads_per_rank(process_cpus(), job_cpu_count())))
-    args.push_back(a);
-  return args;
 }
 
 }  // namespace
@@ -316,6 +306,9 @@ int run_command(const Config& config, const RunOptions& options) {
   report.slicing = slicing_text(config, *p.input);
   report.plan = p.plan.describe();
   report.config_yaml = config.to_yaml();
+  // Named and empty until the pipeline fills them: a rank that fails before
+  // (or while) running still reports the same stages.
+  report.stages = pipeline_stages(p.plan.request.device_copies);
   if (talk) {
     std::cout << "[discount_app] input  " << report.input << "\n[discount_app] output " << report.output
               << "\n[discount_app] kernel " << report.space << ", " << report.slicing << "\n[discount_app] plan   "
@@ -332,13 +325,8 @@ int run_command(const Config& config, const RunOptions& options) {
   std::exception_ptr failure;
   Limits limits;
   try {
-    quiet_openmp_warning();
-    std::vector<std::string> args = kokkos_arguments(options);
-    std::vector<char*> argv = argv_of(args);
-    int argc = static_cast<int>(argv.size());
-    // A caller that already runs Kokkos (tests, an embedding code) keeps it.
     std::optional<Kokkos::ScopeGuard> kokkos;
-    if (!Kokkos::is_initialized()) kokkos.emplace(argc, argv.data());
+    start_kokkos(kokkos, options.kokkos_args);
     limits = job_limits(config, p.plan);
     if (p.plan.request.device_copies) report.gpu = device_name();
     if (talk) std::cout << "[discount_app] limits " << limits.describe() << std::endl;
@@ -386,7 +374,7 @@ int run_command(const Config& config, const RunOptions& options) {
   }
 
   report.ranks = ranks::size();
-  combine_rank_reports(report, p.plan.request.device_copies);
+  combine_rank_reports(report);
   apply_limits(report, limits);
   report.wall_seconds = ranks::max(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   const std::string report_path = options.report_path.empty() ? config.report : options.report_path;

@@ -350,6 +350,14 @@ class Pipeline {
 
 }  // namespace
 
+std::vector<StageStats> pipeline_stages(bool device_copies) {
+  std::vector<const char*> names{"read", "kernel", "write"};
+  if (device_copies) names = {"read", "h2d", "kernel", "d2h", "write"};
+  std::vector<StageStats> stages(names.size());
+  for (std::size_t j = 0; j < names.size(); ++j) stages[j].name = names[j];
+  return stages;
+}
+
 std::vector<int> rank_share(const std::vector<int>& pending, int rank, int ranks) {
   const auto n = static_cast<std::int64_t>(pending.size());
   const auto begin = n * rank / ranks, end = n * (rank + 1) / ranks;

@@ -34,6 +34,10 @@ struct PipelineJob {
 // The pending slabs' share of one rank: contiguous, sizes differing by at most one.
 std::vector<int> rank_share(const std::vector<int>& pending, int rank, int ranks);
 
+// The stages a run reports, named and empty, in the pipeline's order: read,
+// h2d, kernel, d2h, write with device copies; read, kernel, write without.
+std::vector<StageStats> pipeline_stages(bool device_copies);
+
 // True when compute.space maps to a memory space the host cannot read, so
 // the plan needs device buffers and copies.
 bool needs_device_copies(Space space);

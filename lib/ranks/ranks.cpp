@@ -88,6 +88,8 @@ int size() { return state().size; }
 int local_rank() { return state().local_rank; }
 int local_size() { return state().local_size; }
 
+int local_device(int visible_devices) { return visible_devices > 0 ? local_rank() % visible_devices : 0; }
+
 int threads_per_rank(int process_cpus, int node_cpus) {
   if (process_cpus <= 0) return 0;
   if (process_cpus < node_cpus) return process_cpus;
@@ -99,7 +101,7 @@ std::vector<std::string> kokkos_rank_args(const std::vector<std::string>& user_a
   std::vector<std::string> args;
   if (local_size() <= 1) return args;
   if (visible_devices > 0 && !has_arg(user_args, "--kokkos-device") && !has_arg(user_args, "--kokkos-num-devices"))
-    args.push_back("--kokkos-device-id=" + std::to_string(local_rank() % visible_devices));
+    args.push_back("--kokkos-device-id=" + std::to_string(local_device(visible_devices)));
   // Without a launcher binding or OMP_NUM_THREADS, every rank's OpenMP would
   // start one thread per core of the node: share them instead.
   if (!has_arg(user_args, "--kokkos-threads") && !std::getenv("OMP_NUM_THREADS") && threads > 0)

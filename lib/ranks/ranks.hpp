@@ -30,6 +30,9 @@ int local_rank();   // rank among the ranks of this node
 int local_size();   // ranks on this node
 inline bool is_root() { return rank() == 0; }
 inline bool multi() { return size() > 1; }
+// The GPU this rank uses: node-local rank modulo the visible devices (0
+// when there are none).
+int local_device(int visible_devices);
 // Kokkos options that give this rank its own GPU (device id = node-local rank
 // modulo the visible devices) and its share of the cores, unless the user set
 // them (--kokkos-device-id, --kokkos-num-devices, --kokkos-threads,
