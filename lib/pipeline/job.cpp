@@ -286,6 +286,7 @@ int run_command(const Config& config, const RunOptions& options) {
   if (options.device_path_only && config.output.mode != OutputMode::checksum)
     throw usage_error("--bench-device-path needs output.mode: checksum (it writes nothing)");
   const bool talk = !options.quiet && ranks::is_root();
+  const std::string report_path = options.report_path.empty() ? config.report : options.report_path;
 
   std::unique_ptr<OutputSink> sink = open_sink(config, options, p);
   auto* file_output = dynamic_cast<FileOutput*>(sink.get());
@@ -327,7 +328,10 @@ int run_command(const Config& config, const RunOptions& options) {
   try {
     std::optional<Kokkos::ScopeGuard> kokkos;
     start_kokkos(kokkos, options.kokkos_args);
-    limits = job_limits(config, p.plan);
+    // Measured only for someone to read them (the summary or a JSON report);
+    // a quiet run without a report, and every rank but 0, skip it.
+    const bool shown = ranks::is_root() && (talk || !report_path.empty());
+    limits = shown ? job_limits(config, p.plan) : configured_limits(config.limits);
     if (p.plan.request.device_copies) report.gpu = device_name();
     if (talk) std::cout << "[discount_app] limits " << limits.describe() << std::endl;
     PipelineJob job;
@@ -377,7 +381,6 @@ int run_command(const Config& config, const RunOptions& options) {
   combine_rank_reports(report);
   apply_limits(report, limits);
   report.wall_seconds = ranks::max(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  const std::string report_path = options.report_path.empty() ? config.report : options.report_path;
   // Every rank, whatever its outcome, before rank 0 reopens the file alone.
   if (file_output) {
     try {
