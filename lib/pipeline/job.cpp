@@ -181,7 +181,7 @@ std::vector<std::string> kokkos_arguments(const std::vector<std::string>& user_a
   std::vector<std::string> args{"discount_app"};
   args.insert(args.end(), user_args.begin(), user_args.end());
   for (auto& a : ranks::kokkos_rank_args(user_args, visible_devices(),
-                                         ranks::threads_per_rank(process_cpus(), job_cpu_count())))
+                                         ranks::threads_per_rank(process_cpu_count(), job_cpu_count())))
     args.push_back(a);
   return args;
 }

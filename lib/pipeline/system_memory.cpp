@@ -1,8 +1,6 @@
 #include "pipeline/system_memory.hpp"
 
-#include "common/affinity.hpp"
 
-#include <sched.h>
 #include <unistd.h>
 
 #include <Kokkos_Core.hpp>
@@ -90,6 +88,5 @@ std::string host_name() {
   return name;
 }
 
-int process_cpus() { return process_cpu_count(); }
 
 }  // namespace discount

@@ -17,7 +17,5 @@ int visible_devices();
 std::string device_name();
 // This machine's host name.
 std::string host_name();
-// CPUs this process may run on (its affinity mask: what a launcher bound it to).
-int process_cpus();
 
 }  // namespace discount
