@@ -8,6 +8,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <stdexcept>
@@ -225,6 +226,53 @@ struct RowPairsFunctor {
   }
 };
 
+// The row pairs with the dates cut into chunks: one thread per (pair, chunk
+// of `chunk` dates), so a slab of many dates launches more, shorter threads
+// (the last wave of threads is a smaller share of the kernel). `group` > 0
+// orders the work pair-group-major (the chunks of `group` neighbouring pairs
+// are consecutive threads, so they share multBy through L2); 0 orders it
+// chunk-major (every pair of chunk 0, then chunk 1, ...).
+template <class Index, int kBatch>
+struct ChunkedPairsFunctor {
+  const double* mult;
+  const double* in;
+  double* out;  // may alias `in`
+  Index step;   // pairs per date
+  Index dates;
+  Index chunk;   // dates per thread
+  Index chunks;  // ceil(dates / chunk)
+  Index group;   // pairs per group; 0: chunk-major
+
+  Index work() const { return group == 0 ? step * chunks : (step + group - 1) / group * group * chunks; }
+
+  KOKKOS_INLINE_FUNCTION void operator()(Index t) const {
+    Index p, c;
+    if (group == 0) {
+      c = t / step;
+      p = t - c * step;
+    } else {
+      const Index span = group * chunks;
+      const Index g = t / span;
+      const Index r = t - g * span;
+      c = r / group;
+      p = g * group + (r - c * group);
+      if (p >= step) return;
+    }
+    const Pair m = reinterpret_cast<const Pair*>(mult)[p];
+    const Pair* src = reinterpret_cast<const Pair*>(in) + p;
+    Pair* dst = reinterpret_cast<Pair*>(out) + p;
+    const Index d0 = c * chunk;
+    const Index d1 = d0 + chunk < dates ? d0 + chunk : dates;
+    for (Index d = d0; d < d1; d += kBatch) {
+      Pair v[kBatch] = {};
+      for (int u = 0; u < kBatch; ++u)
+        if (d + u < d1) v[u] = src[(d + u) * step];
+      for (int u = 0; u < kBatch; ++u)
+        if (d + u < d1) dst[(d + u) * step] = Pair{m.first * v[u].first, m.second * v[u].second};
+    }
+  }
+};
+
 // The same pairs in date-major order: consecutive threads take consecutive
 // pairs of the slab (a linear stream, as a copy), and each finds its multBy
 // pair from its position in the row (one 32- or 64-bit division per 16 bytes).
@@ -261,6 +309,17 @@ void launch_row_pairs(const ExecSpace& exec, const MultView& mult, const InView&
 }
 
 template <class ExecSpace, class Index, class MultView, class InView, class OutView>
+void launch_chunked_pairs(const ExecSpace& exec, const Slicing& slicing, const MultView& mult, const InView& in,
+                          const OutView& out) {
+  const Index dates = Index(in.extent(0));
+  const Index chunk = Index(std::min<std::int64_t>(slicing.row_pairs_chunk, dates));
+  const ChunkedPairsFunctor<Index, 4> functor{mult.data(), in.data(), out.data(), Index(in.extent(1) * in.extent(2) / 2),
+                                              dates, chunk, (dates + chunk - 1) / chunk, Index(slicing.row_pairs_group)};
+  Kokkos::parallel_for("discount::apply_chunked_pairs",
+                       Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(exec, 0, functor.work()), functor);
+}
+
+template <class ExecSpace, class Index, class MultView, class InView, class OutView>
 void launch_flat_pairs(const ExecSpace& exec, const MultView& mult, const InView& in, const OutView& out) {
   const Index step = Index(in.extent(1) * in.extent(2) / 2);
   const FlatPairsFunctor<Index> functor{mult.data(), in.data(), out.data(), step};
@@ -275,6 +334,7 @@ void dispatch(const ExecSpace& exec, const Slicing& slicing, const MultView& mul
   if constexpr (iterate_reversed<ExecSpace>()) {
     if (row_pairs_apply(slicing, mult, in, out, ms)) {
       if (slicing.row_pairs_flat) return launch_flat_pairs<ExecSpace, Index>(exec, mult, in, out);
+      if (slicing.row_pairs_chunk > 0) return launch_chunked_pairs<ExecSpace, Index>(exec, slicing, mult, in, out);
       if (slicing.row_pairs_streaming) {
         if (slicing.row_pairs_batch == 8) return launch_row_pairs<ExecSpace, Index, 8, true>(exec, mult, in, out);
         return launch_row_pairs<ExecSpace, Index, 4, true>(exec, mult, in, out);

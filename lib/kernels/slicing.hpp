@@ -19,8 +19,10 @@ struct Slicing {
   // the plain MDRange.
   bool allow_row_pairs = true;
   int row_pairs_batch = 4;  // dates in flight per thread on that path: 4 or 8
-  bool row_pairs_streaming = false;
-  bool row_pairs_flat = false;  // date-major flat pairs instead of one thread per pair walking the dates  // evict-first loads/stores (__ldcs/__stcs) on that path
+  bool row_pairs_streaming = false;  // evict-first loads/stores (__ldcs/__stcs) on that path
+  bool row_pairs_flat = false;       // date-major flat pairs instead of one thread per pair walking the dates
+  std::int64_t row_pairs_chunk = 0;  // > 0: one thread per pair and chunk of this many dates
+  std::int64_t row_pairs_group = 0;  // chunked order: pairs per group (chunks of a group adjacent); 0: chunk-major
   int rank() const { return int(parallel[0]) + int(parallel[1]) + int(parallel[2]); }
   int mask() const { return int(parallel[0]) | int(parallel[1]) << 1 | int(parallel[2]) << 2; }
   std::string describe(const std::array<Axis, 3>& axes) const;

@@ -108,6 +108,34 @@ int kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, int rep
   rows.push_back({"copy (deep_copy, 16 B/elem)", copy_s, 16.0 * n, ""});
   const double copy_gbs = 16.0 * n / copy_s / 1e9;
 
+  // Copies written as Kokkos kernels (no multiply, no multBy): the same
+  // 16-byte accesses as the row pairs, in a linear order and in the row
+  // pairs' order (a thread walks the dates). They tell the access pattern's
+  // cost apart from the kernel's arithmetic.
+  if (m % 2 == 0) {
+    using P = discount::detail::Pair;
+    const P* src = reinterpret_cast<const P*>(in.data());
+    P* dst = reinterpret_cast<P*>(out.data());
+    const int pairs = int(m / 2), nd = int(dates);
+    const std::int64_t total = n / 2;
+    rows.push_back({"copy as a Kokkos kernel, linear 16-byte pairs", median_seconds(reps, [&] {
+                      Kokkos::parallel_for("discount::bench_copy_pairs", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(exec, 0, total),
+                                           KOKKOS_LAMBDA(std::int64_t i) { dst[i] = src[i]; });
+                    }, poison), 16.0 * n, ""});
+    rows.push_back({"copy as a Kokkos kernel, row pairs' order", median_seconds(reps, [&] {
+                      Kokkos::parallel_for("discount::bench_copy_rows", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>(exec, 0, pairs),
+                                           KOKKOS_LAMBDA(int p) {
+                                             for (int d = 0; d < nd; d += 4) {
+                                               P v[4] = {};
+                                               for (int u = 0; u < 4; ++u)
+                                                 if (d + u < nd) v[u] = src[std::int64_t(d + u) * pairs + p];
+                                               for (int u = 0; u < 4; ++u)
+                                                 if (d + u < nd) dst[std::int64_t(d + u) * pairs + p] = v[u];
+                                             }
+                                           });
+                    }, poison), 16.0 * n, ""});
+  }
+
   // The naive flat loop PLATFORM.md measured at 1.70 TB/s.
   {
     const auto in_c = in, out_c = out, mult_c = mult;
@@ -133,6 +161,7 @@ int kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, int rep
     int batch = 4;
     bool streaming = false;
     bool flat = false;
+    std::int64_t chunk = 0, group = 0;
   };
   const std::vector<Variant> variants{
       {"mdrange [date,id,num] tile auto", {Axis::date, Axis::id, Axis::num}, {}, false},
@@ -143,6 +172,14 @@ int kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, int rep
       {"[id,num] (date serial), row pairs, 8 dates ahead", {Axis::id, Axis::num}, {}, false, true, 8},
       {"[id,num] row pairs, streaming ld/st (__ldcs/__stcs)", {Axis::id, Axis::num}, {}, false, true, 4, true},
       {"[id,num] pairs date-major flat (i % pairs per date)", {Axis::id, Axis::num}, {}, false, true, 4, false, true},
+      {"[id,num] row pairs, chunks of 8 dates, groups of 256", {Axis::id, Axis::num}, {}, false, true, 4, false, false, 8, 256},
+      {"[id,num] row pairs, chunks of 25 dates, groups of 256", {Axis::id, Axis::num}, {}, false, true, 4, false, false, 25, 256},
+      {"[id,num] row pairs, chunks of 50 dates, groups of 256", {Axis::id, Axis::num}, {}, false, true, 4, false, false, 50, 256},
+      {"[id,num] row pairs, chunks of 25 dates, groups of 2048", {Axis::id, Axis::num}, {}, false, true, 4, false, false, 25, 2048},
+      {"[id,num] row pairs, chunks of 4 dates, chunk-major", {Axis::id, Axis::num}, {}, false, true, 4, false, false, 4, 0},
+      {"[id,num] row pairs, chunks of 100 dates, groups of 256", {Axis::id, Axis::num}, {}, false, true, 4, false, false, 100, 256},
+      {"[id,num] row pairs, chunks of 8 dates, chunk-major", {Axis::id, Axis::num}, {}, false, true, 4, false, false, 8, 0},
+      {"[id,num] row pairs, chunks of 50 dates, chunk-major", {Axis::id, Axis::num}, {}, false, true, 4, false, false, 50, 0},
       {"mdrange [id,num] (date serial), generic", {Axis::id, Axis::num}, {}, false, false},
       {"mdrange [date,id] (num serial) auto", {Axis::date, Axis::id}, {}, false},
       {"mdrange [date,num] (id serial) auto", {Axis::date, Axis::num}, {}, true},
@@ -157,6 +194,8 @@ int kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, int rep
     slicing.row_pairs_batch = v.batch;
     slicing.row_pairs_streaming = v.streaming;
     slicing.row_pairs_flat = v.flat;
+    slicing.row_pairs_chunk = v.chunk;
+    slicing.row_pairs_group = v.group;
     const double s = median_seconds(v.slow ? 1 : reps, [&] { apply_mdrange(exec, slicing, mult_v, in_v, out_v, ms); },
                                     poison);
     rows.push_back({v.name, s, elem_bytes, check()});
