@@ -170,94 +170,39 @@ void launch(const ExecSpace& exec, const Slicing& slicing, const MultView& mult,
 // [id, num] parallel, date serial, in the file order [date][id][num]: id and
 // num are one contiguous row per date, and multBy is that row. On a GPU each
 // thread takes two neighbouring elements of the row (16-byte loads and
-// stores), keeps its multBy pair in registers, and walks the slab's dates,
-// four loads ahead.
+// stores), keeps its multBy pair in registers, and walks a chunk of `chunk`
+// dates, four loads ahead. The work is ordered group by group: a group's
+// `group` neighbouring pairs take all their chunks (chunk 0 of every pair,
+// then chunk 1, ...) before the next group starts. So the GPU works on a few
+// dates of a narrow band of rows at a time, close to a copy's linear stream
+// (one thread walking all dates of its pair reached 87% of a copy, in chunks
+// of 2 dates 95%: docs/performance.md), while the group's multBy stays in L2
+// between its chunks.
 struct alignas(16) Pair {
   double first, second;
 };
 
-// Streaming (evict-first) loads and stores on a GPU: discount and cv pass
-// through once, so they should not push multBy out of L2. Plain accesses
-// elsewhere.
-KOKKOS_INLINE_FUNCTION Pair load_pair(const Pair* p, bool streaming) {
-#if defined(__CUDA_ARCH__)
-  if (streaming) {
-    const double2 v = __ldcs(reinterpret_cast<const double2*>(p));
-    return Pair{v.x, v.y};
-  }
-#else
-  (void)streaming;
-#endif
-  return *p;
-}
-
-KOKKOS_INLINE_FUNCTION void store_pair(Pair* p, const Pair& v, bool streaming) {
-#if defined(__CUDA_ARCH__)
-  if (streaming) {
-    __stcs(reinterpret_cast<double2*>(p), make_double2(v.first, v.second));
-    return;
-  }
-#else
-  (void)streaming;
-#endif
-  *p = v;
-}
-
-template <class Index, int kBatch, bool kStreaming>
+template <class Index>
 struct RowPairsFunctor {
+  static constexpr int kBatch = 4;
   const double* mult;
   const double* in;
-  double* out;  // may alias `in`
-  Index row;    // elements per date (ids * nums), even
-  Index dates;
-
-  KOKKOS_INLINE_FUNCTION void operator()(Index p) const {
-    const Pair m = reinterpret_cast<const Pair*>(mult)[p];
-    const Pair* src = reinterpret_cast<const Pair*>(in) + p;
-    Pair* dst = reinterpret_cast<Pair*>(out) + p;
-    const Index step = row / 2;
-    for (Index d = 0; d < dates; d += kBatch) {
-      Pair v[kBatch] = {};
-      for (int u = 0; u < kBatch; ++u)
-        if (d + u < dates) v[u] = load_pair(src + (d + u) * step, kStreaming);
-      for (int u = 0; u < kBatch; ++u)
-        if (d + u < dates) store_pair(dst + (d + u) * step, Pair{m.first * v[u].first, m.second * v[u].second}, kStreaming);
-    }
-  }
-};
-
-// The row pairs with the dates cut into chunks: one thread per (pair, chunk
-// of `chunk` dates), so a slab of many dates launches more, shorter threads
-// (the last wave of threads is a smaller share of the kernel). `group` > 0
-// orders the work pair-group-major (the chunks of `group` neighbouring pairs
-// are consecutive threads, so they share multBy through L2); 0 orders it
-// chunk-major (every pair of chunk 0, then chunk 1, ...).
-template <class Index, int kBatch>
-struct ChunkedPairsFunctor {
-  const double* mult;
-  const double* in;
-  double* out;  // may alias `in`
-  Index step;   // pairs per date
+  double* out;   // may alias `in`
+  Index step;    // pairs per date
   Index dates;
   Index chunk;   // dates per thread
   Index chunks;  // ceil(dates / chunk)
-  Index group;   // pairs per group; 0: chunk-major
+  Index group;   // pairs per group, at most `step`
 
-  Index work() const { return group == 0 ? step * chunks : (step + group - 1) / group * group * chunks; }
+  Index work() const { return (step + group - 1) / group * group * chunks; }
 
   KOKKOS_INLINE_FUNCTION void operator()(Index t) const {
-    Index p, c;
-    if (group == 0) {
-      c = t / step;
-      p = t - c * step;
-    } else {
-      const Index span = group * chunks;
-      const Index g = t / span;
-      const Index r = t - g * span;
-      c = r / group;
-      p = g * group + (r - c * group);
-      if (p >= step) return;
-    }
+    const Index span = group * chunks;
+    const Index g = t / span;
+    const Index r = t - g * span;
+    const Index c = r / group;
+    const Index p = g * group + (r - c * group);
+    if (p >= step) return;
     const Pair m = reinterpret_cast<const Pair*>(mult)[p];
     const Pair* src = reinterpret_cast<const Pair*>(in) + p;
     Pair* dst = reinterpret_cast<Pair*>(out) + p;
@@ -273,22 +218,19 @@ struct ChunkedPairsFunctor {
   }
 };
 
-// The same pairs in date-major order: consecutive threads take consecutive
-// pairs of the slab (a linear stream, as a copy), and each finds its multBy
-// pair from its position in the row (one 32- or 64-bit division per 16 bytes).
-template <class Index>
-struct FlatPairsFunctor {
-  const double* mult;
-  const double* in;
-  double* out;  // may alias `in`
-  Index step;   // pairs per date (ids * nums / 2)
-
-  KOKKOS_INLINE_FUNCTION void operator()(Index i) const {
-    const Pair m = reinterpret_cast<const Pair*>(mult)[i % step];
-    const Pair v = reinterpret_cast<const Pair*>(in)[i];
-    reinterpret_cast<Pair*>(out)[i] = Pair{m.first * v.first, m.second * v.second};
+// The GPU's L2 size in bytes, 0 when unknown (host spaces).
+template <class ExecSpace>
+std::int64_t l2_cache_bytes(const ExecSpace& exec) {
+#ifdef KOKKOS_ENABLE_CUDA
+  if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) {
+    int bytes = 0;
+    if (cudaDeviceGetAttribute(&bytes, cudaDevAttrL2CacheSize, exec.cuda_device()) == cudaSuccess) return bytes;
+    (void)cudaGetLastError();  // not sticky; clear it so that check_device_errors does not report it
   }
-};
+#endif
+  (void)exec;
+  return 0;
+}
 
 // True when the row-pairs path computes exactly what the generic functor would.
 template <class MultView, class InView, class OutView>
@@ -297,51 +239,27 @@ bool row_pairs_apply(const Slicing& slicing, const MultView& mult, const InView&
   auto aligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % alignof(Pair) == 0; };
   const std::int64_t row = std::int64_t(in.extent(1) * in.extent(2));
   return slicing.allow_row_pairs && slicing.mask() == 6 && ms[0] == 0 && ms[1] == std::int64_t(in.extent(2)) &&
-         ms[2] == 1 && row % 2 == 0 && aligned(mult.data()) && aligned(in.data()) && aligned(out.data());
+         ms[2] == 1 && row % 2 == 0 && row > 0 && aligned(mult.data()) && aligned(in.data()) && aligned(out.data());
 }
 
-template <class ExecSpace, class Index, int kBatch, bool kStreaming, class MultView, class InView, class OutView>
-void launch_row_pairs(const ExecSpace& exec, const MultView& mult, const InView& in, const OutView& out) {
-  const Index row = Index(in.extent(1) * in.extent(2));
-  const RowPairsFunctor<Index, kBatch, kStreaming> functor{mult.data(), in.data(), out.data(), row, Index(in.extent(0))};
+template <class ExecSpace, class Index, class MultView, class InView, class OutView>
+void launch_row_pairs(const ExecSpace& exec, const Slicing& slicing, const MultView& mult, const InView& in,
+                      const OutView& out) {
+  const std::int64_t dates = std::int64_t(in.extent(0)), step = std::int64_t(in.extent(1) * in.extent(2) / 2);
+  const std::int64_t chunk = std::max<std::int64_t>(1, slicing.row_pairs_chunk > 0 ? std::min(slicing.row_pairs_chunk, dates) : dates);
+  const std::int64_t group = std::min(step, slicing.row_pairs_group > 0 ? slicing.row_pairs_group
+                                                                        : row_pairs_auto_group(l2_cache_bytes(exec), chunk));
+  const RowPairsFunctor<Index> functor{mult.data(), in.data(),   out.data(),          Index(step),
+                                       Index(dates), Index(chunk), Index((dates + chunk - 1) / chunk), Index(group)};
   Kokkos::parallel_for("discount::apply_row_pairs",
-                       Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(exec, 0, row / 2), functor);
-}
-
-template <class ExecSpace, class Index, class MultView, class InView, class OutView>
-void launch_chunked_pairs(const ExecSpace& exec, const Slicing& slicing, const MultView& mult, const InView& in,
-                          const OutView& out) {
-  const Index dates = Index(in.extent(0));
-  const Index chunk = Index(std::min<std::int64_t>(slicing.row_pairs_chunk, dates));
-  const ChunkedPairsFunctor<Index, 4> functor{mult.data(), in.data(), out.data(), Index(in.extent(1) * in.extent(2) / 2),
-                                              dates, chunk, (dates + chunk - 1) / chunk, Index(slicing.row_pairs_group)};
-  Kokkos::parallel_for("discount::apply_chunked_pairs",
                        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(exec, 0, functor.work()), functor);
-}
-
-template <class ExecSpace, class Index, class MultView, class InView, class OutView>
-void launch_flat_pairs(const ExecSpace& exec, const MultView& mult, const InView& in, const OutView& out) {
-  const Index step = Index(in.extent(1) * in.extent(2) / 2);
-  const FlatPairsFunctor<Index> functor{mult.data(), in.data(), out.data(), step};
-  Kokkos::parallel_for("discount::apply_flat_pairs",
-                       Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(exec, 0, step * Index(in.extent(0))),
-                       functor);
 }
 
 template <class ExecSpace, class Index, class MultView, class InView, class OutView>
 void dispatch(const ExecSpace& exec, const Slicing& slicing, const MultView& mult, const InView& in,
               const OutView& out, const std::array<std::int64_t, 3>& ms) {
   if constexpr (iterate_reversed<ExecSpace>()) {
-    if (row_pairs_apply(slicing, mult, in, out, ms)) {
-      if (slicing.row_pairs_flat) return launch_flat_pairs<ExecSpace, Index>(exec, mult, in, out);
-      if (slicing.row_pairs_chunk > 0) return launch_chunked_pairs<ExecSpace, Index>(exec, slicing, mult, in, out);
-      if (slicing.row_pairs_streaming) {
-        if (slicing.row_pairs_batch == 8) return launch_row_pairs<ExecSpace, Index, 8, true>(exec, mult, in, out);
-        return launch_row_pairs<ExecSpace, Index, 4, true>(exec, mult, in, out);
-      }
-      if (slicing.row_pairs_batch == 8) return launch_row_pairs<ExecSpace, Index, 8, false>(exec, mult, in, out);
-      return launch_row_pairs<ExecSpace, Index, 4, false>(exec, mult, in, out);
-    }
+    if (row_pairs_apply(slicing, mult, in, out, ms)) return launch_row_pairs<ExecSpace, Index>(exec, slicing, mult, in, out);
   }
   switch (slicing.mask()) {
     case 1: launch<ExecSpace, 1, Index>(exec, slicing, mult, in, out, ms); break;

@@ -2,6 +2,7 @@
 // slab buffer's memory positions (the file's axis order). Pure.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -16,17 +17,28 @@ struct Slicing {
   std::array<std::int64_t, 3> tile{0, 0, 0};       // by memory position; 0: auto
   // [id, num] over a [date][id][num] slab may run as 16-byte pairs of the
   // (id, num) row on GPUs (kernels/apply.hpp); benchmarks turn it off to show
-  // the plain MDRange.
+  // the plain MDRange, and vary the chunks and groups.
   bool allow_row_pairs = true;
-  int row_pairs_batch = 4;  // dates in flight per thread on that path: 4 or 8
-  bool row_pairs_streaming = false;  // evict-first loads/stores (__ldcs/__stcs) on that path
-  bool row_pairs_flat = false;       // date-major flat pairs instead of one thread per pair walking the dates
-  std::int64_t row_pairs_chunk = 0;  // > 0: one thread per pair and chunk of this many dates
-  std::int64_t row_pairs_group = 0;  // chunked order: pairs per group (chunks of a group adjacent); 0: chunk-major
+  std::int64_t row_pairs_chunk = 2;  // dates per thread; 0: all of the slab's dates
+  std::int64_t row_pairs_group = 0;  // pairs per group; 0: row_pairs_auto_group (the GPU's L2)
   int rank() const { return int(parallel[0]) + int(parallel[1]) + int(parallel[2]); }
   int mask() const { return int(parallel[0]) | int(parallel[1]) << 1 | int(parallel[2]) << 2; }
   std::string describe(const std::array<Axis, 3>& axes) const;
 };
+
+// Pairs per group on the row-pairs path: the largest power of two (at least
+// 1024) whose working set between two visits of the same multBy pair fits in
+// 40% of L2. Per pair that set is 16 B of multBy plus 32 B per date of the
+// chunk (discount read, cv written), the latter counted twice as a margin.
+// An H200 (50 MiB of L2) with chunks of 2 dates gets 131072 pairs (2 MiB of
+// multBy). Measured there: 95-96% of a copy at 131072 and 262144 pairs, 88%
+// at 524288, once multBy no longer stays in L2 (docs/performance.md).
+inline std::int64_t row_pairs_auto_group(std::int64_t l2_bytes, std::int64_t chunk) {
+  const std::int64_t per_pair = 16 * (4 * std::max<std::int64_t>(chunk, 1) + 1);
+  std::int64_t group = 1024;
+  while (2 * group * per_pair <= l2_bytes * 2 / 5) group *= 2;
+  return group;
+}
 
 inline Slicing make_slicing(const std::array<Axis, 3>& axes, const std::vector<Axis>& parallel_dims,
                             const std::vector<std::int64_t>& tile) {

@@ -85,7 +85,7 @@ s_ctest_mpi() {
   OMP_NUM_THREADS=2 OMP_PROC_BIND=false step ctest_mpi 300 ctest --preset $preset -j 4 -L "unit|mpi" --timeout 240
   grep -E "tests passed|tests failed|Total Test time|Failed|Timeout" "$logs/ctest_mpi.log" | head -30
 }
-s_kernel_large() { step kernel_large 150 $bench --mode kernel --dates 200 --ids 1000000 --nums 5 --reps 10 $slow; }
+s_kernel_large() { step kernel_large 200 $bench --mode kernel --dates 200 --ids 1000000 --nums 5 --reps 10 $slow --chunks 1 2 4 8 --groups 0 262144 524288 -1; }
 s_kernel_seed() { step kernel_seed 60 $bench --mode kernel --dates 100 --ids 4000 --nums 5 --reps 50 --slow; }
 s_pcie() { step pcie 60 $bench --mode pcie --pcie-gib 2 --reps 5; }
 s_stream() { step stream 120 $bench --mode stream --dates 200 --ids 1000000 --nums 5 --slab-mib 256 --depth 3 --reps 3; }

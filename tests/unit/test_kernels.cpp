@@ -21,6 +21,7 @@ struct Case {
   std::array<std::int64_t, 3> tile;
   bool in_place;
   bool wide_index = false;  // force 64-bit index arithmetic (real slabs need 16 GiB for it)
+  std::int64_t chunk = Slicing{}.row_pairs_chunk, group = 0;  // GPU row-pairs path only
 };
 
 std::array<Axis, 3> permutation(int p) {
@@ -58,6 +59,8 @@ void check(const Case& c, std::mt19937_64& rng) {
   Kokkos::deep_copy(d_out, h_out);
 
   Slicing slicing;
+  slicing.row_pairs_chunk = c.chunk;
+  slicing.row_pairs_group = c.group;
   for (int j = 0; j < 3; ++j) {
     slicing.parallel[j] = (c.mask >> j) & 1;
     slicing.tile[j] = slicing.parallel[j] ? c.tile[j] : 0;
@@ -115,6 +118,27 @@ TEST(Kernels, HostSpaceEverySlicingEveryLayout) {
   if (std::is_same<Kokkos::DefaultExecutionSpace, Kokkos::DefaultHostExecutionSpace>::value)
     GTEST_SKIP() << "host space is the default space in this build";
   sweep<Kokkos::DefaultHostExecutionSpace>();
+}
+
+TEST(Kernels, RowPairsEveryChunkAndGroup) {
+  // On a GPU, [id, num] over [date][id][num] with an even row takes the
+  // row-pairs path: chunks that do not divide the dates, exceed them or are 0
+  // (all dates), groups that do not divide the pairs or exceed them.
+  std::mt19937_64 rng(29);
+  const std::array<std::array<std::int64_t, 3>, 3> shapes{{{7, 1000, 2}, {9, 502, 5}, {1, 2, 1}}};
+  for (const auto& shape : shapes)
+    for (std::int64_t chunk : {0, 1, 2, 3, 5, 9, 100})
+      for (std::int64_t group : {0, 1, 7, 256, 1255, 5000})
+        for (bool in_place : {false, true})
+          check<Kokkos::DefaultExecutionSpace>({shape, permutation(0), 6, {0, 0, 0}, in_place, false, chunk, group}, rng);
+}
+
+TEST(Kernels, RowPairsGroupFollowsL2) {
+  EXPECT_EQ(row_pairs_auto_group(50ll << 20, 2), 131072);  // H100/H200: 2 MiB of multBy per group
+  EXPECT_EQ(row_pairs_auto_group(6ll << 20, 2), 16384);    // V100
+  EXPECT_EQ(row_pairs_auto_group(50ll << 20, 8), 32768);   // longer chunks move more bytes between visits
+  EXPECT_EQ(row_pairs_auto_group(0, 2), 1024);             // unknown L2: the smallest group
+  EXPECT_EQ(row_pairs_auto_group(50ll << 20, 0), row_pairs_auto_group(50ll << 20, 1));
 }
 
 TEST(Kernels, ManyTilesBeyondOneGridDimension) {

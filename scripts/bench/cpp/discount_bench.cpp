@@ -67,7 +67,8 @@ void print_table(const char* title, const std::vector<Row>& rows, double limit_g
 }
 
 template <class ExecSpace>
-int kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, int reps, bool include_slow) {
+int kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, int reps, bool include_slow,
+                const std::vector<std::int64_t>& chunk_grid, const std::vector<std::int64_t>& group_grid) {
   using Memory = typename ExecSpace::memory_space;
   const std::int64_t n = dates * ids * nums, m = ids * nums;
   std::printf("kernel mode: %s, shape %lld x %lld x %lld (%.2f GB per array), %d reps (median)\n", ExecSpace::name(),
@@ -102,6 +103,8 @@ int kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, int rep
     return bad == 0 ? "exact" : "WRONG: " + std::to_string(bad.load()) + " elements";
   };
 
+  if (!iterate_reversed<ExecSpace>())
+    std::printf("(host space: the row-pairs rows run the generic [id, num] functor; row pairs are a GPU path)\n");
   std::vector<Row> rows;
   ExecSpace exec;
   const double copy_s = median_seconds(reps, [&] { Kokkos::deep_copy(exec, out, in); }, poison);
@@ -152,50 +155,48 @@ int kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, int rep
   const ConstFlatView<Memory> mult_v(mult.data(), m);
   const ConstSlabView<Memory> in_v(in.data(), dates, ids, nums);
   const SlabView<Memory> out_v(out.data(), dates, ids, nums);
+  // chunk and group apply to the row-pairs path only (GPU, [id, num]):
+  // chunk -1 keeps the default (2 dates per thread), 0 walks all dates;
+  // group 0 picks from the GPU's L2, -1 orders chunk-major.
   struct Variant {
     std::string name;
     std::vector<Axis> dims;
     std::vector<std::int64_t> tile;
-    bool slow;
+    bool slow = false;
     bool row_pairs = true;
-    int batch = 4;
-    bool streaming = false;
-    bool flat = false;
-    std::int64_t chunk = 0, group = 0;
+    std::int64_t chunk = -1, group = 0;
   };
-  const std::vector<Variant> variants{
-      {"mdrange [date,id,num] tile auto", {Axis::date, Axis::id, Axis::num}, {}, false},
-      {"mdrange [date,id,num] tile 1x64x5", {Axis::date, Axis::id, Axis::num}, {1, 64, 5}, false},
-      {"mdrange [date,id,num] tile 2x32x5", {Axis::date, Axis::id, Axis::num}, {2, 32, 5}, false},
-      {"mdrange [date,id,num] tile 1x128x5", {Axis::date, Axis::id, Axis::num}, {1, 128, 5}, false},
-      {"[id,num] (date serial), 16-byte row pairs", {Axis::id, Axis::num}, {}, false},
-      {"[id,num] (date serial), row pairs, 8 dates ahead", {Axis::id, Axis::num}, {}, false, true, 8},
-      {"[id,num] row pairs, streaming ld/st (__ldcs/__stcs)", {Axis::id, Axis::num}, {}, false, true, 4, true},
-      {"[id,num] pairs date-major flat (i % pairs per date)", {Axis::id, Axis::num}, {}, false, true, 4, false, true},
-      {"[id,num] row pairs, chunks of 8 dates, groups of 256", {Axis::id, Axis::num}, {}, false, true, 4, false, false, 8, 256},
-      {"[id,num] row pairs, chunks of 25 dates, groups of 256", {Axis::id, Axis::num}, {}, false, true, 4, false, false, 25, 256},
-      {"[id,num] row pairs, chunks of 50 dates, groups of 256", {Axis::id, Axis::num}, {}, false, true, 4, false, false, 50, 256},
-      {"[id,num] row pairs, chunks of 25 dates, groups of 2048", {Axis::id, Axis::num}, {}, false, true, 4, false, false, 25, 2048},
-      {"[id,num] row pairs, chunks of 4 dates, chunk-major", {Axis::id, Axis::num}, {}, false, true, 4, false, false, 4, 0},
-      {"[id,num] row pairs, chunks of 100 dates, groups of 256", {Axis::id, Axis::num}, {}, false, true, 4, false, false, 100, 256},
-      {"[id,num] row pairs, chunks of 8 dates, chunk-major", {Axis::id, Axis::num}, {}, false, true, 4, false, false, 8, 0},
-      {"[id,num] row pairs, chunks of 50 dates, chunk-major", {Axis::id, Axis::num}, {}, false, true, 4, false, false, 50, 0},
+  const Slicing defaults;
+  const std::int64_t auto_group = std::min<std::int64_t>(
+      m / 2, row_pairs_auto_group(discount::detail::l2_cache_bytes(exec), defaults.row_pairs_chunk));
+  std::vector<Variant> variants{
+      {"mdrange [date,id,num] tile auto", {Axis::date, Axis::id, Axis::num}, {}},
+      {"mdrange [date,id,num] tile 1x64x5", {Axis::date, Axis::id, Axis::num}, {1, 64, 5}},
+      {"mdrange [date,id,num] tile 2x32x5", {Axis::date, Axis::id, Axis::num}, {2, 32, 5}},
+      {"mdrange [date,id,num] tile 1x128x5", {Axis::date, Axis::id, Axis::num}, {1, 128, 5}},
+      {"[id,num] row pairs, " + std::to_string(defaults.row_pairs_chunk) + " dates per thread, groups of " +
+           std::to_string(auto_group) + " (default)",
+       {Axis::id, Axis::num}, {}},
+      {"[id,num] row pairs, one thread walks all dates", {Axis::id, Axis::num}, {}, false, true, 0},
       {"mdrange [id,num] (date serial), generic", {Axis::id, Axis::num}, {}, false, false},
-      {"mdrange [date,id] (num serial) auto", {Axis::date, Axis::id}, {}, false},
+      {"mdrange [date,id] (num serial) auto", {Axis::date, Axis::id}, {}},
       {"mdrange [date,num] (id serial) auto", {Axis::date, Axis::num}, {}, true},
-      {"per element: mdrange [date,id,num]", {Axis::date, Axis::id, Axis::num}, {}, false},
-      {"per id: range [id] (date, num serial)", {Axis::id}, {}, false},
+      {"per element: mdrange [date,id,num]", {Axis::date, Axis::id, Axis::num}, {}},
+      {"per id: range [id] (date, num serial)", {Axis::id}, {}},
       {"per date: range [date] (id, num serial)", {Axis::date}, {}, true},
   };
+  // The row pairs over a grid of chunks and groups (--chunks, --groups).
+  for (std::int64_t chunk : chunk_grid)
+    for (std::int64_t group : group_grid)
+      variants.push_back({"[id,num] row pairs, chunks of " + std::to_string(chunk) + " dates, " +
+                              (group > 0 ? "groups of " + std::to_string(group) : group == 0 ? "groups auto" : "chunk-major"),
+                          {Axis::id, Axis::num}, {}, false, true, chunk, group});
   for (const auto& v : variants) {
     if (v.slow && !include_slow) continue;
     Slicing slicing = make_slicing(axes, v.dims, v.tile);
     slicing.allow_row_pairs = v.row_pairs;
-    slicing.row_pairs_batch = v.batch;
-    slicing.row_pairs_streaming = v.streaming;
-    slicing.row_pairs_flat = v.flat;
-    slicing.row_pairs_chunk = v.chunk;
-    slicing.row_pairs_group = v.group;
+    if (v.chunk >= 0) slicing.row_pairs_chunk = v.chunk;
+    slicing.row_pairs_group = v.group < 0 ? m : v.group;
     const double s = median_seconds(v.slow ? 1 : reps, [&] { apply_mdrange(exec, slicing, mult_v, in_v, out_v, ms); },
                                     poison);
     rows.push_back({v.name, s, elem_bytes, check()});
@@ -205,31 +206,9 @@ int kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, int rep
   {
     const ConstSlabView<Memory> inout_in(out.data(), dates, ids, nums);
     const auto restore = [&] { Kokkos::deep_copy(out, in); };
-    for (bool streaming : {false, true}) {
-      Slicing slicing = make_slicing(axes, {Axis::id, Axis::num}, {});
-      slicing.row_pairs_streaming = streaming;
-      const double s = median_seconds(reps, [&] { apply_mdrange(exec, slicing, mult_v, inout_in, out_v, ms); }, restore);
-      rows.push_back({std::string("[id,num] row pairs, in place (as the pipeline)") + (streaming ? ", streaming ld/st" : ""),
-                      s, elem_bytes, check()});
-    }
-  }
-  // The row-pairs functor with a chosen block size (a TeamPolicy of one
-  // pair per thread): Kokkos' RangePolicy picks the smallest block with full
-  // occupancy, often 64 threads.
-  if constexpr (!std::is_same_v<typename ExecSpace::memory_space, Kokkos::HostSpace>) if (m % 2 == 0) {
-    using Functor = discount::detail::RowPairsFunctor<int, 4, false>;
-    const Functor functor{mult.data(), in.data(), out.data(), int(m), int(dates)};
-    const int pairs = int(m / 2);
-    for (int team : {128, 256, 512, 1024}) {
-      const double s = median_seconds(reps, [&] {
-        Kokkos::parallel_for("discount::bench_pairs_team", Kokkos::TeamPolicy<ExecSpace>(exec, (pairs + team - 1) / team, team),
-                             KOKKOS_LAMBDA(const typename Kokkos::TeamPolicy<ExecSpace>::member_type& t) {
-                               const int p = t.league_rank() * t.team_size() + t.team_rank();
-                               if (p < pairs) functor(p);
-                             });
-      }, poison);
-      rows.push_back({"[id,num] row pairs, block " + std::to_string(team) + " (TeamPolicy)", s, elem_bytes, check()});
-    }
+    const Slicing slicing = make_slicing(axes, {Axis::id, Axis::num}, {});
+    const double s = median_seconds(reps, [&] { apply_mdrange(exec, slicing, mult_v, inout_in, out_v, ms); }, restore);
+    rows.push_back({"[id,num] default, in place (as the pipeline)", s, elem_bytes, check()});
   }
   if (dates > 1) {
     const double s = median_seconds(reps, [&] { apply_blas(exec, mult_v, in_v, out_v); }, poison);
@@ -336,6 +315,7 @@ int main(int argc, char** argv) {
   int reps = 10, depth = 3;
   double gib = 2.0, slab_mib = 512;
   bool slow = false;
+  std::vector<std::int64_t> chunk_grid, group_grid{0};
   app.add_option("--mode", mode, "kernel | pcie | stream")->check(CLI::IsMember({"kernel", "pcie", "stream"}));
   app.add_option("--space", space_name, "device | host")->check(CLI::IsMember({"device", "host"}));
   app.add_option("--dates", dates);
@@ -346,12 +326,14 @@ int main(int argc, char** argv) {
   app.add_option("--slab-mib", slab_mib, "slab size in stream mode");
   app.add_option("--depth", depth, "pipeline depth in stream mode");
   app.add_flag("--slow", slow, "include the slow serial slicings (per date, id serial)");
+  app.add_option("--chunks", chunk_grid, "kernel mode: also time the row pairs with dates cut into chunks of these sizes");
+  app.add_option("--groups", group_grid, "kernel mode: ... in groups of these many pairs (0: from L2, -1: chunk-major)");
   app.allow_extras();
   CLI11_PARSE(app, argc, argv);
   const Space space = space_name == "host" ? Space::host : Space::device;
   if (mode == "kernel") {
-    if (space == Space::host) return kernel_mode<Kokkos::DefaultHostExecutionSpace>(dates, ids, nums, reps, slow);
-    return kernel_mode<Kokkos::DefaultExecutionSpace>(dates, ids, nums, reps, slow);
+    if (space == Space::host) return kernel_mode<Kokkos::DefaultHostExecutionSpace>(dates, ids, nums, reps, slow, chunk_grid, group_grid);
+    return kernel_mode<Kokkos::DefaultExecutionSpace>(dates, ids, nums, reps, slow, chunk_grid, group_grid);
   }
   double bidirectional = 0;
 #ifdef KOKKOS_ENABLE_CUDA
