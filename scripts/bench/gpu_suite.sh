@@ -6,7 +6,7 @@
 # sink), and the largest file-to-file case the disk allows, verified.
 #   scripts/bench/gpu_suite.sh [--part 1|2|all|STEP,STEP,...] [--logs DIR] [--no-build]
 # Steps: build kernel_large kernel_seed pcie stream kernel_host peers_gpu
-#        peers_host ctest ctest_mpi pcie_all scale_gpu scale_gpu_path scale_host scale_host_unbound full_scale file16
+#        peers_host ctest stream_large ctest_mpi pcie_all scale_gpu scale_gpu_path scale_host scale_host_unbound full_scale file16
 # --mpi: build the cuda-mpi preset (needed by ctest_mpi, scale_gpu, scale_host).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -89,6 +89,8 @@ s_kernel_large() { step kernel_large 200 $bench --mode kernel --dates 200 --ids 
 s_kernel_seed() { step kernel_seed 60 $bench --mode kernel --dates 100 --ids 4000 --nums 5 --reps 50 --slow; }
 s_pcie() { step pcie 60 $bench --mode pcie --pcie-gib 2 --reps 5; }
 s_stream() { step stream 120 $bench --mode stream --dates 200 --ids 1000000 --nums 5 --slab-mib 256 --depth 3 --reps 3; }
+# 40 GB each way: start and end of the stream weigh less than in the 8 GB one.
+s_stream_large() { step stream_large 240 $bench --mode stream --dates 200 --ids 5000000 --nums 5 --slab-mib 192 --depth 3 --reps 3; }
 s_kernel_host() { step kernel_host 120 $bench --mode kernel --space host --dates 200 --ids 1000000 --nums 5 --reps 5 --kokkos-threads=$threads; }
 s_peers_gpu() { step peers_gpu 120 $py scripts/bench/gpu_peers.py --sizes 100x4000x5,200x1000000x5 --json "$logs/peers_gpu.json"; }
 s_peers_host() { step peers_host 240 $py scripts/bench/host_kernel.py --app $app --repeat 5 --app-repeat 2 --max-slabs 256MiB,1GiB --json "$logs/peers_host.json"; }
@@ -133,16 +135,16 @@ PY
 
 slow=--slow
 case $part in
-  1) steps="build kernel_large kernel_seed pcie stream kernel_host peers_gpu peers_host ctest" ;;
+  1) steps="build kernel_large kernel_seed pcie stream stream_large kernel_host peers_gpu peers_host ctest" ;;
   2) steps="full_scale file16" ;;
-  all) steps="build kernel_large kernel_seed pcie stream kernel_host peers_gpu peers_host ctest full_scale file16" ;;
+  all) steps="build kernel_large kernel_seed pcie stream stream_large kernel_host peers_gpu peers_host ctest full_scale file16" ;;
   *) steps=${part//,/ }; slow= ;;  # an explicit list of steps, e.g. build,kernel_large,ctest
 esac
 [[ $build == 0 ]] && steps=${steps/build/}
 for s in $steps; do "s_$s"; done
 
 echo; echo "===== summary tables ====="
-for f in kernel_large kernel_seed pcie stream kernel_host peers_gpu peers_host ctest ctest_mpi pcie_all scale_gpu scale_gpu_path scale_host scale_host_unbound full_scale generate16 file16 verify16 h5py16; do
+for f in kernel_large kernel_seed pcie stream stream_large kernel_host peers_gpu peers_host ctest ctest_mpi pcie_all scale_gpu scale_gpu_path scale_host scale_host_unbound full_scale generate16 file16 verify16 h5py16; do
   [[ -f $logs/$f.log ]] || continue
   echo "--- $f"; grep -vE "^\[deps\]|OMP_PROC_BIND|OpenMP 4.0|OpenMP 3.1|unit testing" "$logs/$f.log" | tail -25
 done
