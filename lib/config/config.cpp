@@ -142,7 +142,7 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& config_sche
       {"", {"input", "output", "compute", "memory", "limits", "verify", "report"}},
       {"input", {"file", "multiplier", "discount", "axes", "dates", "ids", "nonfinite", "synthetic"}},
       {"input.synthetic", {"dates", "ids", "nums", "seed"}},
-      {"output", {"file", "dataset", "overwrite", "mode", "checkpoint_seconds"}},
+      {"output", {"file", "dataset", "overwrite", "mode", "checkpoint_seconds", "direct_io"}},
       {"compute", {"space", "kernel", "parallel_dims", "tile"}},
       {"memory", {"device_budget", "host_budget", "chunk_axis", "pipeline_depth", "max_slab"}},
       {"limits", {"read", "write", "h2d", "d2h", "kernel", "measure"}},
@@ -387,6 +387,7 @@ class Parser {
     else if (out.mode == OutputMode::file) fail(node, "missing required key 'output.file'");
     if (node["dataset"]) out.dataset = string_value(node["dataset"], "output.dataset");
     if (node["overwrite"]) out.overwrite = bool_value(node["overwrite"], "output.overwrite");
+    if (node["direct_io"]) out.direct_io = bool_value(node["direct_io"], "output.direct_io");
     if (node["checkpoint_seconds"]) {
       const auto& value = node["checkpoint_seconds"];
       scalar(value, "output.checkpoint_seconds");
@@ -518,6 +519,7 @@ std::string Config::to_yaml() const {
   out << YAML::Key << "overwrite" << YAML::Value << output.overwrite;
   out << YAML::Key << "mode" << YAML::Value << (output.mode == OutputMode::file ? "file" : "checksum");
   out << YAML::Key << "checkpoint_seconds" << YAML::Value << output.checkpoint_seconds;
+  out << YAML::Key << "direct_io" << YAML::Value << output.direct_io;
   out << YAML::EndMap;
 
   out << YAML::Key << "compute" << YAML::Value << YAML::BeginMap;

@@ -63,6 +63,8 @@ struct OutputConfig {
   OutputMode mode = OutputMode::file;
   // Seconds between checkpoints (fdatasync, then progress recorded); 0: every slab.
   double checkpoint_seconds = 10.0;
+  // Write cv with O_DIRECT (page-cache writes where the file system refuses it).
+  bool direct_io = true;
 };
 
 struct ComputeConfig {

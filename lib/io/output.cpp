@@ -274,6 +274,7 @@ void FileOutput::create() {
 void FileOutput::open_fd() {
   fd_ = ::open(partial_path().c_str(), O_RDWR | O_CLOEXEC);
   if (fd_ < 0) throw create_error("cannot open '" + partial_path() + "' for writing: " + std::strerror(errno));
+  if (spec_.direct_io) direct_ = std::make_unique<DirectWriter>(partial_path(), spec_.direct_piece);
 }
 
 std::int64_t FileOutput::units_done() const {
@@ -340,8 +341,12 @@ void FileOutput::write_slab(const Slab& slab, const double* buffer) {
       throw io_error("writing '" + partial_path() + "' through MPI-IO failed");
   } else
 #endif
-    pwrite_runs(fd_, data_offset_, box_runs(box.dims, box.start, box.count), buffer, sizeof(double),
-                "writing '" + partial_path() + "'");
+  {
+    const auto runs = box_runs(box.dims, box.start, box.count);
+    const std::string what = "writing '" + partial_path() + "'";
+    if (direct_) direct_->write_runs(fd_, data_offset_, runs, buffer, sizeof(double), what);
+    else pwrite_runs(fd_, data_offset_, runs, buffer, sizeof(double), what);
+  }
   unrecorded_.push_back(units_of(slab));
   const auto now = std::chrono::steady_clock::now();
   if (std::chrono::duration<double>(now - last_checkpoint_).count() >= spec_.checkpoint_seconds) checkpoint();
@@ -365,6 +370,7 @@ void FileOutput::flush() {
   if (state_ == State::already_complete || fd_ < 0) return;
   checkpoint();
   if (::fsync(fd_) != 0) throw io_error("flushing '" + partial_path() + "': " + std::strerror(errno));
+  if (direct_) direct_->close();
   ::close(fd_);
   fd_ = -1;
 }
@@ -407,6 +413,8 @@ void FileOutput::publish() {
 std::string FileOutput::describe() const {
   std::string text = spec_.path + " (dataset '" + spec_.dataset + "'";
   if (mpio_data_ >= 0) text += ", written through MPI-IO (parallel HDF5) by " + std::to_string(ranks::size()) + " ranks";
+  else if (direct_ && direct_->active()) text += ", O_DIRECT writes";
+  else if (direct_) text += ", page-cache writes: the file system refused O_DIRECT";
   if (state_ == State::resumed)
     text += ", resuming: " + std::to_string(units_done()) + " of " + std::to_string(done_.size()) + " " +
             axis_name(spec_.chunk_axis) + "s already done";

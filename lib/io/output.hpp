@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "io/posix_io.hpp"
 #include "plan/plan.hpp"
 
 namespace discount {
@@ -31,6 +32,8 @@ struct OutputSpec {
   // How often written slabs are made durable (fdatasync) and recorded as done;
   // 0: after every slab. Between checkpoints the page cache absorbs writes.
   double checkpoint_seconds = 10.0;
+  bool direct_io = true;  // cv through DirectWriter (O_DIRECT), see io/posix_io.hpp
+  std::uint64_t direct_piece = DirectWriter::kMaxPiece;  // its bounce buffer per thread
   // Another rank (rank 0) created or resumed the partial: open it as it is.
   bool attach = false;
 };
@@ -83,6 +86,7 @@ class FileOutput final : public OutputSink {
   OutputSpec spec_;
   State state_ = State::fresh;
   int fd_ = -1;
+  std::unique_ptr<DirectWriter> direct_;  // when spec_.direct_io
   std::uint64_t data_offset_ = 0, progress_offset_ = 0;
   std::vector<std::uint8_t> done_;
   std::vector<std::pair<std::int64_t, std::int64_t>> unrecorded_;  // written, not yet durable

@@ -1,8 +1,11 @@
 #include "io/posix_io.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cerrno>
 #include <cstring>
 #include <mutex>
@@ -18,6 +21,7 @@ struct Segment {
   std::uint64_t file_offset;
   std::uint64_t buffer_offset;
   std::uint64_t bytes;
+  bool direct = false;  // DirectWriter: aligned, through the bounce buffer
 };
 
 std::vector<Segment> segments(std::uint64_t base, const std::vector<Run>& runs, std::size_t element_bytes) {
@@ -45,20 +49,20 @@ std::string reason(int err) {
   return std::strerror(err);
 }
 
+// Runs op(segment, bytes done, thread) until each segment is done, on up to
+// `threads` threads; the first error stops the rest and is thrown.
 template <class Op>
-void transfer(std::uint64_t base, const std::vector<Run>& runs, std::size_t element_bytes, const std::string& what,
-              const char* verb, Op op) {
-  const auto work = segments(base, runs, element_bytes);
+void transfer(const std::vector<Segment>& work, unsigned threads, const std::string& what, const char* verb, Op op) {
   std::atomic<std::size_t> next{0};
   std::atomic<int> first_error{0};
   std::mutex mutex;
   std::string detail;
-  auto worker = [&](unsigned) {
+  auto worker = [&](unsigned thread) {
     for (std::size_t s = next++; s < work.size() && first_error.load() == 0; s = next++) {
       const Segment& seg = work[s];
       std::uint64_t done = 0;
       while (done < seg.bytes) {
-        const ssize_t n = op(seg, done);
+        const ssize_t n = op(seg, done, thread);
         if (n > 0) {
           done += static_cast<std::uint64_t>(n);
           continue;
@@ -74,7 +78,7 @@ void transfer(std::uint64_t base, const std::vector<Run>& runs, std::size_t elem
       }
     }
   };
-  run_on_threads(static_cast<unsigned>(std::min<std::size_t>(io_threads(), work.size())), worker);
+  run_on_threads(static_cast<unsigned>(std::min<std::size_t>(threads, work.size())), worker);
   if (first_error.load() != 0) throw io_error(what + ": " + verb + " failed: " + detail);
 }
 
@@ -83,7 +87,7 @@ void transfer(std::uint64_t base, const std::vector<Run>& runs, std::size_t elem
 void pread_runs(int fd, std::uint64_t base, const std::vector<Run>& runs, void* buffer, std::size_t element_bytes,
                 const std::string& what) {
   auto* bytes = static_cast<char*>(buffer);
-  transfer(base, runs, element_bytes, what, "read", [&](const Segment& seg, std::uint64_t done) {
+  transfer(segments(base, runs, element_bytes), io_threads(), what, "read", [&](const Segment& seg, std::uint64_t done, unsigned) {
     return ::pread(fd, bytes + seg.buffer_offset + done, seg.bytes - done, static_cast<off_t>(seg.file_offset + done));
   });
 }
@@ -91,10 +95,91 @@ void pread_runs(int fd, std::uint64_t base, const std::vector<Run>& runs, void* 
 void pwrite_runs(int fd, std::uint64_t base, const std::vector<Run>& runs, const void* buffer,
                  std::size_t element_bytes, const std::string& what) {
   const auto* bytes = static_cast<const char*>(buffer);
-  transfer(base, runs, element_bytes, what, "write", [&](const Segment& seg, std::uint64_t done) {
+  transfer(segments(base, runs, element_bytes), io_threads(), what, "write", [&](const Segment& seg, std::uint64_t done, unsigned) {
     return ::pwrite(fd, bytes + seg.buffer_offset + done, seg.bytes - done,
                     static_cast<off_t>(seg.file_offset + done));
   });
+}
+
+unsigned DirectWriter::threads() {
+  // At least two, so that one thread copies into its bounce buffer while
+  // another one's write is with the disk.
+  return std::max(2u, io_threads());
+}
+
+std::uint64_t DirectWriter::piece_for(std::uint64_t host_budget, unsigned threads) {
+  const std::uint64_t share = host_budget / (8 * std::uint64_t{std::max(1u, threads)}) / kAlign * kAlign;
+  return std::clamp(share, kAlign, kMaxPiece);
+}
+
+DirectWriter::DirectWriter(const std::string& path, std::uint64_t piece_bytes)
+    : piece_(std::max(kAlign, piece_bytes / kAlign * kAlign)) {
+#ifdef O_DIRECT
+  direct_fd_ = ::open(path.c_str(), O_WRONLY | O_DIRECT | O_CLOEXEC);
+#else
+  (void)path;
+#endif
+}
+
+DirectWriter::~DirectWriter() {
+  close();
+  for (char* b : bounce_) std::free(b);
+}
+
+void DirectWriter::close() {
+  if (direct_fd_ >= 0) ::close(direct_fd_);
+  direct_fd_ = -1;
+}
+
+void DirectWriter::write_runs(int fd, std::uint64_t base, const std::vector<Run>& runs, const void* buffer,
+                              std::size_t element_bytes, const std::string& what) {
+  if (!active()) return pwrite_runs(fd, base, runs, buffer, element_bytes, what);
+  // Split every run at the 4 KiB boundaries of the file: edges buffered, the
+  // middle direct in pieces of at most one bounce buffer.
+  std::vector<Segment> work;
+  std::uint64_t buffer_offset = 0;
+  auto buffered = [&](std::uint64_t file_offset, std::uint64_t bytes) {
+    if (bytes > 0) work.push_back({file_offset, buffer_offset, bytes, false});
+    buffer_offset += bytes;
+  };
+  for (const auto& run : runs) {
+    const std::uint64_t begin = base + static_cast<std::uint64_t>(run.offset) * element_bytes;
+    const std::uint64_t end = begin + static_cast<std::uint64_t>(run.length) * element_bytes;
+    const std::uint64_t a = (begin + kAlign - 1) / kAlign * kAlign, b = end / kAlign * kAlign;
+    if (b <= a) {
+      buffered(begin, end - begin);
+      continue;
+    }
+    buffered(begin, a - begin);
+    for (std::uint64_t at = a; at < b; at += piece_) {
+      const std::uint64_t n = std::min(piece_, b - at);
+      work.push_back({at, buffer_offset, n, true});
+      buffer_offset += n;
+    }
+    buffered(b, end - b);
+  }
+  const unsigned n_threads = threads();
+  while (bounce_.size() < n_threads) {
+    void* p = std::aligned_alloc(kAlign, piece_);
+    if (!p) throw io_error(what + ": cannot allocate a " + std::to_string(piece_ >> 10) + " KiB staging buffer");
+    bounce_.push_back(static_cast<char*>(p));
+  }
+  const auto* bytes = static_cast<const char*>(buffer);
+  std::atomic<bool> refused{false};
+  transfer(work, n_threads, what, "write", [&](const Segment& seg, std::uint64_t done, unsigned thread) -> ssize_t {
+    const char* src = bytes + seg.buffer_offset + done;
+    const off_t at = static_cast<off_t>(seg.file_offset + done);
+    if (!seg.direct || refused.load()) return ::pwrite(fd, src, seg.bytes - done, at);
+    char* staging = bounce_[thread];
+    std::memcpy(staging, src, seg.bytes - done);
+    const ssize_t n = ::pwrite(direct_fd_, staging, seg.bytes - done, at);
+    if (n < 0 && errno == EINVAL) {  // the file system refuses O_DIRECT: the page cache from now on
+      refused = true;
+      return ::pwrite(fd, src, seg.bytes - done, at);
+    }
+    return n;
+  });
+  if (refused) refused_ = true;
 }
 
 }  // namespace discount

@@ -71,6 +71,7 @@ struct Prepared {
   Range dates, ids;
   Plan plan;
   std::string fingerprint;
+  std::uint64_t direct_piece = 0;  // O_DIRECT bounce buffer per writer thread (0: no O_DIRECT)
 };
 
 Range select(const std::optional<Range>& wanted, std::int64_t extent, const char* key, const char* what) {
@@ -113,6 +114,13 @@ Prepared prepare(const Config& config) {
   request.host_budget = ranks::min(request.host_budget);
   request.device_budget = ranks::min(request.device_budget);
   request.max_slab = config.memory.max_slab.resolve(request.host_budget);
+  // Sized for the rank with the most writer threads, so that every rank makes
+  // the same plan.
+  if (config.output.mode == OutputMode::file && config.output.direct_io) {
+    const unsigned threads = unsigned(ranks::max(int(DirectWriter::threads())));
+    p.direct_piece = DirectWriter::piece_for(request.host_budget, threads);
+    request.staging_bytes = threads * p.direct_piece;
+  }
   p.plan = ranks::collectively([&] { return make_plan(request); });
 
   // What identifies the job's result: not budgets, slicing or rank count, so
@@ -233,6 +241,8 @@ std::unique_ptr<OutputSink> open_sink(const Config& config, const RunOptions& op
   spec.chunk_axis = config.memory.chunk_axis;
   spec.fingerprint = p.fingerprint;
   spec.checkpoint_seconds = config.output.checkpoint_seconds;
+  spec.direct_io = config.output.direct_io;
+  spec.direct_piece = p.direct_piece;
   spec.provenance = version_text() + "input: " + p.input->describe() + "\n" + config.to_yaml();
   std::unique_ptr<FileOutput> output;
   ranks::collectively([&] {

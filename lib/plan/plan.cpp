@@ -50,17 +50,18 @@ Plan make_plan(const PlanRequest& req) {
   // 4 and up) lets the upload run one slab ahead of a late download.
   plan.device_buffers = req.device_copies ? std::min(req.pipeline_depth, 4) : 0;
 
-  auto fit = [&](const char* which, std::uint64_t budget, int buffers) {
-    const std::uint64_t needed = resident + static_cast<std::uint64_t>(buffers) * unit;
+  auto fit = [&](const char* which, std::uint64_t budget, int buffers, std::uint64_t fixed) {
+    const std::uint64_t needed = fixed + resident + static_cast<std::uint64_t>(buffers) * unit;
     std::ostringstream detail;
     detail << buffers << " buffer(s) x " << format_bytes(unit) << " for one " << axis_name(req.chunk_axis);
     if (resident) detail << " + multBy " << format_bytes(resident);
+    if (fixed) detail << " + O_DIRECT staging " << format_bytes(fixed);
     if (budget < needed) too_small(which, budget, needed, detail.str());
-    return static_cast<std::int64_t>((budget - resident) / (static_cast<std::uint64_t>(buffers) * unit));
+    return static_cast<std::int64_t>((budget - resident - fixed) / (static_cast<std::uint64_t>(buffers) * unit));
   };
 
-  std::int64_t count = fit("host_budget", req.host_budget, plan.host_buffers);
-  if (req.device_copies) count = std::min(count, fit("device_budget", req.device_budget, plan.device_buffers));
+  std::int64_t count = fit("host_budget", req.host_budget, plan.host_buffers, req.staging_bytes);
+  if (req.device_copies) count = std::min(count, fit("device_budget", req.device_budget, plan.device_buffers, 0));
   const std::int64_t cap = std::max<std::int64_t>(1, static_cast<std::int64_t>(req.max_slab / unit_data));
   count = std::max<std::int64_t>(1, std::min({count, cap, extent}));
   plan.slab_extent = count;
@@ -77,7 +78,7 @@ Plan make_plan(const PlanRequest& req) {
   plan.slab_bytes = static_cast<std::uint64_t>(count) * unit_data;
   plan.slab_mult_bytes = plan.mult_per_slab ? static_cast<std::uint64_t>(count) * unit_mult : 0;
   const std::uint64_t per_buffer = plan.slab_bytes + plan.slab_mult_bytes;
-  plan.host_bytes = resident + plan.host_buffers * per_buffer;
+  plan.host_bytes = req.staging_bytes + resident + plan.host_buffers * per_buffer;
   plan.device_bytes = req.device_copies ? resident + plan.device_buffers * per_buffer : 0;
   return plan;
 }
@@ -100,7 +101,9 @@ std::string Plan::describe() const {
   out << "multBy         " << format_bytes(mult_bytes) << (mult_per_slab ? " (streamed with the slabs)" : " (resident)")
       << "\n";
   out << "host buffers   " << host_buffers << " x " << format_bytes(slab_bytes + slab_mult_bytes) << ", host total "
-      << format_bytes(host_bytes) << " of budget " << format_bytes(r.host_budget) << "\n";
+      << format_bytes(host_bytes);
+  if (r.staging_bytes) out << " (incl. " << format_bytes(r.staging_bytes) << " O_DIRECT staging)";
+  out << " of budget " << format_bytes(r.host_budget) << "\n";
   if (r.device_copies)
     out << "device buffers " << device_buffers << " x " << format_bytes(slab_bytes + slab_mult_bytes)
         << ", device total " << format_bytes(device_bytes) << " of budget " << format_bytes(r.device_budget) << "\n";

@@ -20,6 +20,9 @@ struct PlanRequest {
   std::uint64_t host_budget = 0;
   std::uint64_t device_budget = 0;
   std::uint64_t max_slab = std::uint64_t{256} << 20;
+  // Fixed host memory beside the slab buffers: the O_DIRECT writer's staging
+  // buffers (io/posix_io.hpp). Taken from host_budget.
+  std::uint64_t staging_bytes = 0;
   std::uint64_t element_bytes = sizeof(double);
 };
 

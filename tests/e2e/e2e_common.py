@@ -228,6 +228,12 @@ def run(ctx, argv, cwd=None, timeout=120, env=None, rss=False):
     return Result(argv, rc, out, err, wall, maxrss)
 
 
+def takes_o_direct(path):
+    """True on file systems known to take O_DIRECT writes (ext4, XFS)."""
+    r = subprocess.run(["stat", "-f", "-c", "%T", path], capture_output=True, text=True)
+    return r.returncode == 0 and r.stdout.strip() in ("ext2/ext3", "xfs")
+
+
 def app(ctx, *args, **kw):
     return run(ctx, [ctx.app] + [str(a) for a in args], **kw)
 

@@ -90,6 +90,26 @@ TEST(Plan, DeviceBudgetLimitsSlabsWhenCopying) {
   expect_tiles(p);
 }
 
+TEST(Plan, StagingComesOutOfTheHostBudget) {
+  // 100 dates of 4000 x 5 doubles (160,000 B each), 3 buffers, multBy 160,000 B resident.
+  const std::uint64_t budget = 160000 + 3 * 10 * 160000 + 65536;
+  PlanRequest r = request(100, 4000, 5, budget);
+  EXPECT_EQ(make_plan(r).slab_extent, 10);
+  r.staging_bytes = 65537;  // one byte more than the slack: a date per buffer less
+  const Plan p = make_plan(r);
+  EXPECT_EQ(p.slab_extent, 9);
+  EXPECT_EQ(p.host_bytes, 65537 + 160000 + 3 * 9 * 160000u);
+  EXPECT_NE(p.describe().find("O_DIRECT staging"), std::string::npos);
+  r.staging_bytes = budget;
+  try {
+    make_plan(r);
+    FAIL() << "staging that fills the budget must be refused";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::config);
+    EXPECT_NE(std::string(e.what()).find("O_DIRECT staging"), std::string::npos);
+  }
+}
+
 TEST(Plan, MaxSlabCapsTheSlab) {
   PlanRequest r = request(200, 1000, 5, std::uint64_t{1} << 30);
   r.max_slab = 3 * 40000;
