@@ -116,6 +116,9 @@ report: file16_run.json
 YAML
   step generate16 240 $app generate --dates 200 --ids 2000000 --nums 5 --seed 7 --out "$work/in16.h5" --force
   step file16 240 bash -c "$app run $work/file16.yaml && sync"
+  # The same bytes copied by cp, until durable, for scale (input still in the page cache).
+  step cp16 240 bash -c "cp $work/in16.h5 $work/cp16.h5 && sync"
+  rm -f "$work/cp16.h5"
   step verify16 240 $app verify "$work/file16.yaml" --sample
   step h5py16 240 $py - "$work" <<'PY'
 import sys, h5py, numpy as np
@@ -144,7 +147,7 @@ esac
 for s in $steps; do "s_$s"; done
 
 echo; echo "===== summary tables ====="
-for f in kernel_large kernel_seed pcie stream stream_large kernel_host peers_gpu peers_host ctest ctest_mpi pcie_all scale_gpu scale_gpu_path scale_host scale_host_unbound full_scale generate16 file16 verify16 h5py16; do
+for f in kernel_large kernel_seed pcie stream stream_large kernel_host peers_gpu peers_host ctest ctest_mpi pcie_all scale_gpu scale_gpu_path scale_host scale_host_unbound full_scale generate16 file16 cp16 verify16 h5py16; do
   [[ -f $logs/$f.log ]] || continue
   echo "--- $f"; grep -vE "^\[deps\]|OMP_PROC_BIND|OpenMP 4.0|OpenMP 3.1|unit testing" "$logs/$f.log" | tail -25
 done
