@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 
@@ -87,18 +87,21 @@ void transfer(const std::vector<Segment>& work, unsigned threads, const std::str
 void pread_runs(int fd, std::uint64_t base, const std::vector<Run>& runs, void* buffer, std::size_t element_bytes,
                 const std::string& what) {
   auto* bytes = static_cast<char*>(buffer);
-  transfer(segments(base, runs, element_bytes), io_threads(), what, "read", [&](const Segment& seg, std::uint64_t done, unsigned) {
-    return ::pread(fd, bytes + seg.buffer_offset + done, seg.bytes - done, static_cast<off_t>(seg.file_offset + done));
-  });
+  transfer(segments(base, runs, element_bytes), io_threads(), what, "read",
+           [&](const Segment& seg, std::uint64_t done, unsigned) {
+             return ::pread(fd, bytes + seg.buffer_offset + done, seg.bytes - done,
+                            static_cast<off_t>(seg.file_offset + done));
+           });
 }
 
 void pwrite_runs(int fd, std::uint64_t base, const std::vector<Run>& runs, const void* buffer,
                  std::size_t element_bytes, const std::string& what) {
   const auto* bytes = static_cast<const char*>(buffer);
-  transfer(segments(base, runs, element_bytes), io_threads(), what, "write", [&](const Segment& seg, std::uint64_t done, unsigned) {
-    return ::pwrite(fd, bytes + seg.buffer_offset + done, seg.bytes - done,
-                    static_cast<off_t>(seg.file_offset + done));
-  });
+  transfer(segments(base, runs, element_bytes), io_threads(), what, "write",
+           [&](const Segment& seg, std::uint64_t done, unsigned) {
+             return ::pwrite(fd, bytes + seg.buffer_offset + done, seg.bytes - done,
+                             static_cast<off_t>(seg.file_offset + done));
+           });
 }
 
 unsigned DirectWriter::threads() {

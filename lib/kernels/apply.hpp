@@ -246,11 +246,13 @@ template <class ExecSpace, class Index, class MultView, class InView, class OutV
 void launch_row_pairs(const ExecSpace& exec, const Slicing& slicing, const MultView& mult, const InView& in,
                       const OutView& out) {
   const std::int64_t dates = std::int64_t(in.extent(0)), step = std::int64_t(in.extent(1) * in.extent(2) / 2);
-  const std::int64_t chunk = std::max<std::int64_t>(1, slicing.row_pairs_chunk > 0 ? std::min(slicing.row_pairs_chunk, dates) : dates);
-  const std::int64_t group = std::min(step, slicing.row_pairs_group > 0 ? slicing.row_pairs_group
-                                                                        : row_pairs_auto_group(l2_cache_bytes(exec), chunk));
-  const RowPairsFunctor<Index> functor{mult.data(), in.data(),   out.data(),          Index(step),
-                                       Index(dates), Index(chunk), Index((dates + chunk - 1) / chunk), Index(group)};
+  const std::int64_t wanted = slicing.row_pairs_chunk > 0 ? std::min(slicing.row_pairs_chunk, dates) : dates;
+  const std::int64_t chunk = std::max<std::int64_t>(1, wanted);
+  const std::int64_t group = std::min(
+      step, slicing.row_pairs_group > 0 ? slicing.row_pairs_group : row_pairs_auto_group(l2_cache_bytes(exec), chunk));
+  const RowPairsFunctor<Index> functor{mult.data(),  in.data(),    out.data(),
+                                       Index(step),  Index(dates), Index(chunk),
+                                       Index((dates + chunk - 1) / chunk), Index(group)};
   Kokkos::parallel_for("discount::apply_row_pairs",
                        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(exec, 0, functor.work()), functor);
 }
@@ -259,7 +261,8 @@ template <class ExecSpace, class Index, class MultView, class InView, class OutV
 void dispatch(const ExecSpace& exec, const Slicing& slicing, const MultView& mult, const InView& in,
               const OutView& out, const std::array<std::int64_t, 3>& ms) {
   if constexpr (iterate_reversed<ExecSpace>()) {
-    if (row_pairs_apply(slicing, mult, in, out, ms)) return launch_row_pairs<ExecSpace, Index>(exec, slicing, mult, in, out);
+    if (row_pairs_apply(slicing, mult, in, out, ms))
+      return launch_row_pairs<ExecSpace, Index>(exec, slicing, mult, in, out);
   }
   switch (slicing.mask()) {
     case 1: launch<ExecSpace, 1, Index>(exec, slicing, mult, in, out, ms); break;
