@@ -149,13 +149,41 @@ void quiet_openmp_warning() { ::setenv("OMP_PROC_BIND", "false", 0); }
 
 namespace {
 
+// Under MPI every rank measures its own links at the same moment and the
+// rates are added up: the whole job's ceiling under the same sharing of PCIe,
+// host memory and GPUs as the run, to compare with the report's stage rates
+// (every rank's bytes over the slowest rank's seconds). Four H200s copying at
+// once reached 1.8x one, not 4x (docs/performance.md); one rank measuring
+// while the others already streamed saw a third of its link. Configured
+// limits are taken as the whole job's. Collective; the same on every rank.
+void add_up_ranks(Limits& limits) {
+  for (LinkLimit* link : {&limits.h2d, &limits.d2h, &limits.kernel}) {
+    const bool measured = link->source == "measured";
+    std::vector<double> rate{measured ? link->gb_per_s : 0.0};
+    ranks::sum(rate);
+    const bool everywhere = ranks::min(std::uint64_t{measured}) == 1;
+    if (measured) *link = everywhere ? LinkLimit{rate[0], link->source} : LinkLimit{};
+  }
+}
+
 // Measuring buffers within a quarter of the budgets; below 32 MiB a
 // measurement would time caches, not links, so links stay unknown.
+// Collective under MPI.
 Limits job_limits(const Config& config, const Plan& plan) {
   std::uint64_t cap = plan.request.host_budget / 4;
   if (plan.request.device_copies) cap = std::min(cap, plan.request.device_budget / 4);
-  if (cap < (std::uint64_t{32} << 20)) return configured_limits(config.limits);
-  return measure_limits(config.limits, plan.request.device_copies, cap);
+  if (cap < (std::uint64_t{32} << 20) || !config.limits.measure) return configured_limits(config.limits);
+  ranks::barrier();
+  Limits limits = measure_limits(config.limits, plan.request.device_copies, cap);
+  if (ranks::multi()) add_up_ranks(limits);
+  return limits;
+}
+
+std::string limits_text(const Limits& limits) {
+  std::string text = limits.describe();
+  if (ranks::multi())
+    text += "; h2d, d2h and kernel: " + std::to_string(ranks::size()) + " ranks measuring at once, added up";
+  return text;
 }
 
 int print_plan(const Config& config, const Prepared& p, const Limits& limits) {
@@ -176,7 +204,7 @@ int print_plan(const Config& config, const Prepared& p, const Limits& limits) {
   if (ranks::multi())
     std::cout << "ranks          " << ranks::size() << " (each takes a contiguous share of the slabs still to do, about "
               << (p.plan.slabs.size() + ranks::size() - 1) / ranks::size() << ")\n";
-  std::cout << "limits         " << limits.describe() << "\n";
+  std::cout << "limits         " << limits_text(limits) << "\n";
   std::cout << describe_prediction(p.plan, predict(p.plan, limits));
   std::cout << "\nresolved configuration (every default filled in; `discount_app config` prints the same):\n"
             << config.to_yaml();
@@ -338,12 +366,13 @@ int run_command(const Config& config, const RunOptions& options) {
   try {
     std::optional<Kokkos::ScopeGuard> kokkos;
     start_kokkos(kokkos, options.kokkos_args);
-    // Measured only for someone to read them (the summary or a JSON report);
-    // a quiet run without a report, and every rank but 0, skip it.
-    const bool shown = ranks::is_root() && (talk || !report_path.empty());
+    // Measured only for someone to read them (the summary or a JSON report
+    // of rank 0); a quiet run without a report skips it. The same on every
+    // rank: job_limits is collective.
+    const bool shown = !options.quiet || !report_path.empty();
     limits = shown ? job_limits(config, p.plan) : configured_limits(config.limits);
     if (p.plan.request.device_copies) report.gpu = device_name();
-    if (talk) std::cout << "[discount_app] limits " << limits.describe() << std::endl;
+    if (talk) std::cout << "[discount_app] limits " << limits_text(limits) << std::endl;
     PipelineJob job;
     job.config = &config;
     job.plan = &p.plan;

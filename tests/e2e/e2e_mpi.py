@@ -10,7 +10,7 @@ ranks are oversubscribed (one OpenMP thread each). Checked:
     with one rank killed by SIGKILL, resumes under 3 ranks to the same bits;
   - bad data met by one rank: every rank stops, exit 65, one stderr line
     naming the rank, no output and no partial left;
-  - `plan` prints once.
+  - `plan` prints once; every rank measures the link limits at once;
 """
 
 import json
@@ -120,6 +120,12 @@ def case_checksum_independent_of_ranks(ctx):
     E.check(one["date_bits"] == three["date_bits"], "per-date bit sums differ between 1 and 3 ranks")
     E.check(got[3].get("ranks") == 3, f"report of 3 ranks says ranks={got[3].get('ranks')}")
     E.check(got[3]["slabs"]["run"] == got[1]["slabs"]["run"], "slab counts differ between 1 and 3 ranks")
+    # Every rank measures its links at once and the report adds them up (a
+    # collective: a rank left out would hang the job, not pass this).
+    for ranks in (1, 3):
+        kernel = got[ranks].get("limits", {}).get("kernel", {})
+        E.check(kernel.get("source") == "measured" and kernel.get("gb_per_s", 0) > 0,
+                f"{ranks} rank(s): kernel limit not measured: {got[ranks].get('limits')}")
 
 
 # ---- stops and resumes across rank counts ---------------------------------
