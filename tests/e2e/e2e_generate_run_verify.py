@@ -358,7 +358,8 @@ CASES = [
                                                   memory={"chunk_axis": "id",
                                                           "host_budget": host_budget_for((3, 1009, 3), "id", 16)},
                                                   expect_slabs=ceil_div(1009, 16), output_extra=PAGE_CACHE)),
-    ("budget_units_kib", generated_case((7, 1003, 5), seed=3, memory={"host_budget": "200KiB"}, expect_slabs=7, output_extra=PAGE_CACHE)),
+    ("budget_units_kib", generated_case((7, 1003, 5), seed=3, memory={"host_budget": "200KiB"}, expect_slabs=7,
+                                        output_extra=PAGE_CACHE)),
     # pipeline depth
     ("depth_1", generated_case(S, seed=32, memory={"pipeline_depth": 1,
                                                    "host_budget": host_budget_for(S, "date", 2, depth=1)},

@@ -169,7 +169,7 @@ TEST(Io, InputErrorsCarryTheDocumentedCodes) {
 // Runs at an unaligned base: single elements, runs inside one 4 KiB block,
 // runs crossing many blocks and more than one 4 MiB staging piece. Every byte
 // of every run must land, and every byte between runs must stay as it was.
-void check_direct_writes(const std::string& path, bool expect_direct) {
+static void check_direct_writes(const std::string& path, bool expect_direct) {
   const std::uint64_t base = 1234, file_bytes = std::uint64_t{12} << 20;
   const std::vector<Run> runs{{0, 1}, {5, 1000}, {2000, 600000}, {700000, 512}, {800000, 3}, {900000, 510}};
   std::size_t total = 0;
