@@ -24,21 +24,27 @@ struct Segment {
   bool direct = false;  // DirectWriter: aligned, through the bounce buffer
 };
 
+constexpr std::uint64_t kPiece = std::uint64_t{16} << 20;  // enough in flight, not too many syscalls
+
+// Appends the file range [file_offset, file_offset + bytes) in pieces of at
+// most `piece` bytes; the buffer holds the ranges packed in order, and
+// `buffer_offset` moves past this one.
+void add_pieces(std::vector<Segment>& out, std::uint64_t& buffer_offset, std::uint64_t file_offset,
+                std::uint64_t bytes, std::uint64_t piece, bool direct) {
+  for (std::uint64_t done = 0; done < bytes;) {
+    const std::uint64_t n = std::min(bytes - done, piece);
+    out.push_back({file_offset + done, buffer_offset, n, direct});
+    buffer_offset += n;
+    done += n;
+  }
+}
+
 std::vector<Segment> segments(std::uint64_t base, const std::vector<Run>& runs, std::size_t element_bytes) {
-  constexpr std::uint64_t piece = std::uint64_t{16} << 20;  // enough in flight, not too many syscalls
   std::vector<Segment> out;
   std::uint64_t buffer_offset = 0;
-  for (const auto& run : runs) {
-    std::uint64_t file_offset = base + static_cast<std::uint64_t>(run.offset) * element_bytes;
-    std::uint64_t left = static_cast<std::uint64_t>(run.length) * element_bytes;
-    while (left > 0) {
-      const std::uint64_t n = std::min(left, piece);
-      out.push_back({file_offset, buffer_offset, n});
-      file_offset += n;
-      buffer_offset += n;
-      left -= n;
-    }
-  }
+  for (const auto& run : runs)
+    add_pieces(out, buffer_offset, base + static_cast<std::uint64_t>(run.offset) * element_bytes,
+               static_cast<std::uint64_t>(run.length) * element_bytes, kPiece, false);
   return out;
 }
 
@@ -141,25 +147,17 @@ void DirectWriter::write_runs(int fd, std::uint64_t base, const std::vector<Run>
   // middle direct in pieces of at most one bounce buffer.
   std::vector<Segment> work;
   std::uint64_t buffer_offset = 0;
-  auto buffered = [&](std::uint64_t file_offset, std::uint64_t bytes) {
-    if (bytes > 0) work.push_back({file_offset, buffer_offset, bytes, false});
-    buffer_offset += bytes;
-  };
   for (const auto& run : runs) {
     const std::uint64_t begin = base + static_cast<std::uint64_t>(run.offset) * element_bytes;
     const std::uint64_t end = begin + static_cast<std::uint64_t>(run.length) * element_bytes;
     const std::uint64_t a = (begin + kAlign - 1) / kAlign * kAlign, b = end / kAlign * kAlign;
     if (b <= a) {
-      buffered(begin, end - begin);
+      add_pieces(work, buffer_offset, begin, end - begin, kPiece, false);
       continue;
     }
-    buffered(begin, a - begin);
-    for (std::uint64_t at = a; at < b; at += piece_) {
-      const std::uint64_t n = std::min(piece_, b - at);
-      work.push_back({at, buffer_offset, n, true});
-      buffer_offset += n;
-    }
-    buffered(b, end - b);
+    add_pieces(work, buffer_offset, begin, a - begin, kPiece, false);
+    add_pieces(work, buffer_offset, a, b - a, piece_, true);
+    add_pieces(work, buffer_offset, b, end - b, kPiece, false);
   }
   const unsigned n_threads = threads();
   while (bounce_.size() < n_threads) {
@@ -168,21 +166,19 @@ void DirectWriter::write_runs(int fd, std::uint64_t base, const std::vector<Run>
     bounce_.push_back(static_cast<char*>(p));
   }
   const auto* bytes = static_cast<const char*>(buffer);
-  std::atomic<bool> refused{false};
   transfer(work, n_threads, what, "write", [&](const Segment& seg, std::uint64_t done, unsigned thread) -> ssize_t {
     const char* src = bytes + seg.buffer_offset + done;
     const off_t at = static_cast<off_t>(seg.file_offset + done);
-    if (!seg.direct || refused.load()) return ::pwrite(fd, src, seg.bytes - done, at);
+    if (!seg.direct || refused_) return ::pwrite(fd, src, seg.bytes - done, at);
     char* staging = bounce_[thread];
     std::memcpy(staging, src, seg.bytes - done);
     const ssize_t n = ::pwrite(direct_fd_, staging, seg.bytes - done, at);
     if (n < 0 && errno == EINVAL) {  // the file system refuses O_DIRECT: the page cache from now on
-      refused = true;
+      refused_ = true;
       return ::pwrite(fd, src, seg.bytes - done, at);
     }
     return n;
   });
-  if (refused) refused_ = true;
 }
 
 }  // namespace discount

@@ -3,6 +3,7 @@
 // on the nodes we target.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -51,7 +52,7 @@ class DirectWriter {
 
  private:
   int direct_fd_ = -1;
-  bool refused_ = false;
+  std::atomic<bool> refused_{false};  // set by any writer thread on EINVAL
   std::uint64_t piece_;
   std::vector<char*> bounce_;  // one piece_ buffer per thread, kAlign-aligned, made on first use
 };

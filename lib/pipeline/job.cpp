@@ -108,7 +108,8 @@ Prepared prepare(const Config& config) {
     if (request.device_copies) {
       const int devices = std::max(1, visible_devices());
       const int sharing = (ranks::local_size() + devices - 1) / devices;
-      request.device_budget = config.memory.device_budget.resolve(device_free_bytes(ranks::local_device(visible_devices())) / sharing);
+      const std::uint64_t free_bytes = device_free_bytes(ranks::local_device(visible_devices()));
+      request.device_budget = config.memory.device_budget.resolve(free_bytes / sharing);
     }
   });
   request.host_budget = ranks::min(request.host_budget);
