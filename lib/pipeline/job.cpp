@@ -305,6 +305,7 @@ void combine_rank_reports(RunReport& report) {
   ranks::sum(run);
   report.slabs_run = static_cast<int>(run);
   report.device_path_seconds = ranks::max(report.device_path_seconds);
+  report.any_stage_seconds = ranks::max(report.any_stage_seconds);
 }
 
 }  // namespace
