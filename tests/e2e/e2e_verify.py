@@ -80,7 +80,8 @@ def same_error_as_run(ctx, job, cwd, code, words):
     run = E.expect_rc(E.app(ctx, "run", "-q", job, cwd=cwd), code, "run")
     verify = E.expect_rc(E.app(ctx, "verify", job, cwd=cwd), code, "verify")
     E.check(len(run.stderr_lines) == 1 and words in run.stderr, f"run should fail with '{words}':\n{run}")
-    E.check(verify.stderr == run.stderr, f"verify's error should be run's:\n--- run ---\n{run}\n--- verify ---\n{verify}")
+    E.check(verify.stderr == run.stderr,
+            f"verify's error should be run's:\n--- run ---\n{run}\n--- verify ---\n{verify}")
     E.check("differ" not in verify.stderr, f"verify compared elements instead of checking the input:\n{verify}")
 
 
