@@ -1,16 +1,27 @@
 #!/usr/bin/env python3
-"""Chart a discount_app run report: per-stage throughput against each stage's limit.
+"""Chart a discount_app run report: where the wall time went, and each stage's rate against its limit.
 
 Reads one or more JSON run reports (`discount_app run job.yaml --report run.json`,
-or the `report:` key) and writes one PNG: a panel per report, one horizontal bar
-per pipeline stage (read, h2d, kernel, d2h, write) at its GB/s, drawn over the
-stage's limit when the report carries one (`limit_gb_per_s` in the stage, or the
-top-level `limits` table), annotated with the GB/s and the percentage of the
-limit. The bottleneck stage (busy longest) is drawn in red. A summary naming the
-bottleneck of each report is printed on stdout.
+or the `report:` key) and writes one PNG with two panels per report:
+
+- time: the wall time split into time in at least one stage and time in no
+  stage (start-up, the last sync and rename, gaps between slabs), then one bar
+  per pipeline stage (read, h2d, kernel, d2h, write) at its busy seconds over a
+  box as long as the wall time, and a bar for the time in no stage. Stages
+  overlap, so their busy seconds add up to more than the time in a stage; the
+  report's `any_stage_seconds` (their union) gives the split. Reports written
+  before that key existed give only bounds, drawn hatched: at least
+  wall - (sum of busy seconds), at most wall - (the longest busy time);
+- rates: one bar per stage at its GB/s, drawn over the stage's limit when the
+  report carries one (`limit_gb_per_s` in the stage, or the top-level `limits`
+  table), annotated with the GB/s and the percentage of the limit.
+
+The bottleneck stage (busy longest) is drawn in red. A summary of each report
+is printed on stdout; --json writes the figures drawn.
 
   scripts/plot_report.py out/run.json                 writes out/run.png
-  scripts/plot_report.py a.json b.json -o compare.png  one panel per report
+  scripts/plot_report.py a.json b.json -o compare.png  two panels per report
+  scripts/plot_report.py run.json --json drawn.json   also the figures drawn, as JSON
 
 Exit status: 0 written; 1 matplotlib missing or the PNG cannot be written;
 2 a report is missing, unreadable, not JSON or not a run report (one line on
@@ -29,6 +40,8 @@ STAGE_ORDER = ("read", "h2d", "kernel", "d2h", "write")
 BAR_COLOR = "#4c72b0"
 BOTTLENECK_COLOR = "#c44e52"
 LIMIT_COLOR = "#8c8c8c"
+NO_STAGE_COLOR = "#dd8452"
+IN_STAGE_COLOR = "#55a868"
 
 
 class ReportError(Exception):
@@ -110,6 +123,7 @@ def normalise(doc, path):
             bottleneck = max(busy, key=lambda st: st["seconds"])["name"]
     ranks = doc.get("ranks")
     ranks = ranks if isinstance(ranks, int) and not isinstance(ranks, bool) and ranks > 1 else None
+    wall = _number(doc.get("wall_seconds")) or 0.0
     return {
         "path": path,
         "space": str(doc.get("space", "?")),
@@ -117,12 +131,35 @@ def normalise(doc, path):
         "slicing": str(doc.get("slicing", "")),
         "outcome": str(doc.get("outcome", "complete")),
         "shape": input_shape(doc),
-        "wall": _number(doc.get("wall_seconds")) or 0.0,
+        "wall": wall,
         "effective": _number(doc.get("effective_gb_per_s")),
         "bottleneck": bottleneck,
         "ranks": ranks,
         "stages": stages,
+        "time": time_accounting(wall, stages, _number(doc.get("any_stage_seconds"))),
     }
+
+
+def time_accounting(wall, stages, any_stage):
+    """Where the wall time went: per stage busy and idle seconds (busy + idle = wall), and the
+    split of the wall time into time in at least one stage and time in no stage.
+
+    With the report's any_stage_seconds (the union of the stages' busy intervals) the split is
+    exact: in_stage + no_stage = wall. Without it, only bounds follow from the busy seconds: the
+    union is at least the longest busy time and at most their sum (or the wall time)."""
+    busy = [st["seconds"] for st in stages]
+    total, longest = sum(busy), max(busy, default=0.0)
+    acc = {"wall_s": wall, "busy_sum_s": total,
+           "stages": [{"name": st["name"], "busy_s": st["seconds"], "idle_s": wall - st["seconds"],
+                       "busy_fraction": st["seconds"] / wall if wall > 0 else None} for st in stages]}
+    if any_stage is not None and any_stage > 0:
+        in_stage = min(any_stage, wall)
+        acc.update(exact=True, in_stage_s=in_stage, no_stage_s=wall - in_stage,
+                   overlap_s=total - in_stage)  # seconds counted by two or more stages at once
+    else:
+        acc.update(exact=False, in_stage_min_s=min(longest, wall), in_stage_max_s=min(total, wall),
+                   no_stage_min_s=max(0.0, wall - total), no_stage_max_s=max(0.0, wall - longest))
+    return acc
 
 
 def input_shape(doc):
@@ -169,8 +206,24 @@ def summary(r):
         mark = "  <- bottleneck" if st["name"] == r["bottleneck"] else ""
         status = limit_text(st) if ran(st) else "did not run"
         lines.append(f"  {st['name']:<7} {st['bytes'] / 1e9:10.3f} GB {st['seconds']:9.3f} s "
+                     f"{pct_of_wall(st['seconds'], r['wall']):>4} of wall "
                      f"{fmt_rate(st['gb_per_s']):>9} GB/s   {status}{mark}")
+    lines.append(f"  {no_stage_text(r)}")
     return "\n".join(lines)
+
+
+def pct_of_wall(seconds, wall):
+    return f"{100 * seconds / wall:.0f}%" if wall > 0 else "-"
+
+
+def no_stage_text(r):
+    t, wall = r["time"], r["wall"]
+    if t["exact"]:
+        return (f"in no stage {t['no_stage_s']:.3f} s ({pct_of_wall(t['no_stage_s'], wall)} of wall); "
+                f"in a stage {t['in_stage_s']:.3f} s")
+    return (f"in no stage between {t['no_stage_min_s']:.3f} and {t['no_stage_max_s']:.3f} s "
+            f"({pct_of_wall(t['no_stage_min_s'], wall)}-{pct_of_wall(t['no_stage_max_s'], wall)} of wall; "
+            "the report has no any_stage_seconds)")
 
 
 # --------------------------------------------------------------------------
@@ -233,7 +286,7 @@ def draw_panel(ax, r, scale, label_path, lo, hi):
     if use_log:
         ax.set_xscale("log")
         left = 10 ** math.floor(math.log10(lo)) if lo > 0 else 1e-3
-        ax.set_xlim(left, hi * 40)  # room for the labels on the right
+        ax.set_xlim(left, hi * 100)  # room for the labels on the right
     else:
         ax.set_xlim(0, hi * 1.9)
 
@@ -266,21 +319,92 @@ def draw_panel(ax, r, scale, label_path, lo, hi):
     ax.set_xlabel("GB/s (bytes moved by the stage / its busy seconds)" + (", log scale" if use_log else ""))
     ax.grid(axis="x", which="major", linestyle=":", color="#bbbbbb", zorder=0)
     ax.set_axisbelow(True)
-    ax.set_title(title_of(r, label_path), fontsize=10, loc="left")
+    ax.set_title("Rates against their limits", fontsize=9, loc="left")
     return any_limit
+
+
+def draw_time_panel(ax, r, label_path):
+    """Seconds: the wall time split into in a stage / in no stage, each stage's busy time
+    against the wall time, and the time in no stage."""
+    t, wall, stages = r["time"], r["wall"], r["stages"]
+    rows = len(stages) + 2
+    y_wall, y_none = rows - 1, 0
+    ys = list(range(rows - 2, 0, -1))  # stages, first on top, between the two
+    right = wall if wall > 0 else 1.0
+
+    def text(x, y, words, **kw):
+        ax.text(x, y, words, va="center", ha="left", fontsize=8.5, zorder=3, **kw)
+
+    # Wall: in at least one stage, then in no stage (certain parts solid, the unknown part hatched).
+    if t["exact"]:
+        ax.barh(y_wall, t["in_stage_s"], height=0.6, color=IN_STAGE_COLOR, zorder=2)
+        ax.barh(y_wall, t["no_stage_s"], left=t["in_stage_s"], height=0.6, color=NO_STAGE_COLOR, zorder=2)
+        words = (f"wall {wall:.3g} s = {t['in_stage_s']:.3g} s in a stage + {t['no_stage_s']:.3g} s in none "
+                 f"({pct_of_wall(t['no_stage_s'], wall)})")
+    else:
+        low, high = t["in_stage_min_s"], t["in_stage_max_s"]
+        ax.barh(y_wall, low, height=0.6, color=IN_STAGE_COLOR, zorder=2)
+        ax.barh(y_wall, high - low, left=low, height=0.6, color="none", edgecolor=IN_STAGE_COLOR, hatch="xx",
+                linewidth=0.8, zorder=2)
+        ax.barh(y_wall, wall - high, left=high, height=0.6, color=NO_STAGE_COLOR, zorder=2)
+        words = f"wall {wall:.3g} s; in no stage {t['no_stage_min_s']:.3g}-{t['no_stage_max_s']:.3g} s"
+    text(right * 1.02, y_wall, words, fontweight="bold")
+
+    for y, st in zip(ys, stages):
+        ax.barh(y, wall, height=0.72, color="none", edgecolor=LIMIT_COLOR, linewidth=0.8, zorder=1)
+        color = BOTTLENECK_COLOR if st["name"] == r["bottleneck"] else BAR_COLOR
+        ax.barh(y, st["seconds"], height=0.5, color=color, zorder=2)
+        text(right * 1.02, y, f"busy {st['seconds']:.3g} s, {pct_of_wall(st['seconds'], wall)} of wall",
+             fontweight="bold" if st["name"] == r["bottleneck"] else "normal")
+
+    ax.barh(y_none, wall, height=0.72, color="none", edgecolor=LIMIT_COLOR, linewidth=0.8, zorder=1)
+    if t["exact"]:
+        ax.barh(y_none, t["no_stage_s"], height=0.5, color=NO_STAGE_COLOR, zorder=2)
+        words = f"{t['no_stage_s']:.3g} s, {pct_of_wall(t['no_stage_s'], wall)} of wall"
+    else:
+        ax.barh(y_none, t["no_stage_min_s"], height=0.5, color=NO_STAGE_COLOR, zorder=2)
+        ax.barh(y_none, t["no_stage_max_s"] - t["no_stage_min_s"], left=t["no_stage_min_s"], height=0.5,
+                color="none", edgecolor=NO_STAGE_COLOR, hatch="xx", linewidth=0.8, zorder=2)
+        words = (f"{t['no_stage_min_s']:.3g}-{t['no_stage_max_s']:.3g} s, "
+                 f"{pct_of_wall(t['no_stage_min_s'], wall)}-{pct_of_wall(t['no_stage_max_s'], wall)} of wall\n"
+                 "(bounds: the report has no any_stage_seconds)")
+    text(right * 1.02, y_none, words)
+
+    labels = {y_wall: "wall", y_none: "in no stage\n(start-up, end, gaps)"}
+    for y, st in zip(ys, stages):
+        labels[y] = st["name"]
+    ax.set_yticks(sorted(labels))
+    ax.set_yticklabels([labels[y] for y in sorted(labels)], fontsize=9)
+    for tick, y in zip(ax.get_yticklabels(), sorted(labels)):
+        name = labels[y]
+        if name == r["bottleneck"]:
+            tick.set_color(BOTTLENECK_COLOR)
+            tick.set_fontweight("bold")
+    ax.set_ylim(-0.6, rows - 0.4)
+    ax.set_xlim(0, right * 1.9)  # room for the labels on the right
+    ax.set_xlabel("seconds (busy: the stage's thread working on a slab; the box is the wall time)")
+    ax.grid(axis="x", which="major", linestyle=":", color="#bbbbbb", zorder=0)
+    ax.set_axisbelow(True)
+    ax.set_title(title_of(r, label_path) + "\nWhere the wall time went", fontsize=10, loc="left")
 
 
 def plot(plt, reports, out, scale, dpi):
     from matplotlib.patches import Patch
 
-    heights = [1.3 + 0.62 * len(r["stages"]) for r in reports]
-    fig, axes = plt.subplots(len(reports), 1, figsize=(10, sum(heights) + 0.5),
+    heights = []
+    for r in reports:
+        heights += [1.7 + 0.5 * (len(r["stages"]) + 2), 1.0 + 0.62 * len(r["stages"])]
+    fig, axes = plt.subplots(len(heights), 1, figsize=(10, sum(heights) + 0.5),
                              gridspec_kw={"height_ratios": heights}, squeeze=False)
     any_limit = False
     lo, hi = rate_range(reports)
-    for ax, r in zip(axes[:, 0], reports):
-        any_limit |= draw_panel(ax, r, scale, len(reports) > 1, lo, hi)
-    handles = [Patch(color=BAR_COLOR, label="stage GB/s"), Patch(color=BOTTLENECK_COLOR, label="bottleneck")]
+    for i, r in enumerate(reports):
+        draw_time_panel(axes[2 * i, 0], r, len(reports) > 1)
+        any_limit |= draw_panel(axes[2 * i + 1, 0], r, scale, len(reports) > 1, lo, hi)
+    handles = [Patch(color=BAR_COLOR, label="stage busy s / GB/s"), Patch(color=BOTTLENECK_COLOR, label="bottleneck"),
+               Patch(color=IN_STAGE_COLOR, label="in a stage"), Patch(color=NO_STAGE_COLOR, label="in no stage")]
+    if not all(r["time"]["exact"] for r in reports):
+        handles.append(Patch(facecolor="none", edgecolor=LIMIT_COLOR, hatch="xx", label="unknown (bounds)"))
     if any_limit:
         handles.append(Patch(facecolor="none", edgecolor=LIMIT_COLOR, hatch="///", label="limit"))
     fig.legend(handles=handles, loc="lower right", fontsize=8, ncol=len(handles), frameon=False)
@@ -313,6 +437,9 @@ def main(argv=None):
     parser.add_argument("--scale", choices=("auto", "log", "linear"), default="auto",
                         help="GB/s axis: log when the rates span more than 50x (auto, the default), or forced")
     parser.add_argument("--dpi", type=int, default=90, help="resolution of the PNG (default 90)")
+    parser.add_argument("--json", metavar="drawn.json",
+                        help="also write the figures drawn (per report: wall, busy and idle seconds per stage, "
+                             "time in a stage and in no stage, rates and limits) as JSON")
     args = parser.parse_args(argv)
 
     reports = []
@@ -329,6 +456,17 @@ def main(argv=None):
         print(summary(r))
     plot(plt, reports, out, args.scale, args.dpi)
     print(f"wrote {out}")
+    if args.json:
+        drawn = [{"report": r["path"], "bottleneck": r["bottleneck"], "time": r["time"],
+                  "rates": [{k: st[k] for k in ("name", "gb_per_s", "limit", "fraction")} for st in r["stages"]]}
+                 for r in reports]
+        try:
+            with open(args.json, "w") as f:
+                json.dump(drawn, f, indent=1)
+                f.write("\n")
+        except OSError as e:
+            fail(f"cannot write '{args.json}': {e.strerror or e}", 1)
+        print(f"wrote {args.json}")
     return 0
 
 

@@ -1,5 +1,10 @@
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <limits>
+#include <memory>
 #include <random>
 
 #include "common/error.hpp"
@@ -44,6 +49,28 @@ void read_box(const h5::Id& dataset, int rank, const std::array<std::int64_t, 3>
     throw io_error("verify: HDF5 read failed");
 }
 
+// A double with 17 significant digits: enough to tell any two doubles apart.
+std::string exact(double x) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.17g", x);
+  return text;
+}
+
+// How many doubles lie between a and b: their bit patterns mapped to integers
+// whose order is the order of the values (negatives reversed below zero).
+std::string ulps_apart(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return "NaN involved";
+  auto ordered = [](double x) {
+    std::int64_t bits;
+    std::memcpy(&bits, &x, sizeof bits);
+    return bits < 0 ? std::numeric_limits<std::int64_t>::min() - bits : bits;
+  };
+  const std::int64_t ia = ordered(a), ib = ordered(b);
+  // Unsigned difference: two far-apart values may not fit in int64.
+  const std::uint64_t d = ia > ib ? std::uint64_t(ia) - std::uint64_t(ib) : std::uint64_t(ib) - std::uint64_t(ia);
+  return std::to_string(d) + (d == 1 ? " ulp" : " ulps");
+}
+
 }  // namespace
 
 int verify_command(const Config& config, const VerifyOptions& options) {
@@ -53,21 +80,21 @@ int verify_command(const Config& config, const VerifyOptions& options) {
 
   h5::Id in_file, mult_ds, disc_ds;
   InputShape shape;
-  if (synthetic) {
-    shape = {config.input.synthetic->dates, config.input.synthetic->ids, config.input.synthetic->nums};
-  } else {
+  Range dates, ids;
+  {
+    // The same checks as `run` (files, datasets, ranks, dtypes, shapes,
+    // sub-ranges), so a wrong input fails here as it does there; the values
+    // are then read below with plain HDF5 calls, independently of the pipeline.
+    const std::unique_ptr<InputSource> input = open_input(config.input);
+    shape = input->shape();
+    dates = select_range(config.input.dates, shape.dates, "input.dates", "dates");
+    ids = select_range(config.input.ids, shape.ids, "input.ids", "ids");
+  }
+  if (!synthetic) {
     in_file = open_file(config.input.file, "input.file");
     mult_ds = open_dataset(in_file, config.input.multiplier, config.input.file);
     disc_ds = open_dataset(in_file, config.input.discount, config.input.file);
-    const auto dims = h5::dataset_dims(disc_ds.get());
-    if (dims.size() != 3) throw data_error("verify: discount is not 3-D");
-    for (int j = 0; j < 3; ++j) {
-      const auto e = static_cast<std::int64_t>(dims[j]);
-      (axes[j] == Axis::date ? shape.dates : axes[j] == Axis::id ? shape.ids : shape.nums) = e;
-    }
   }
-  const Range dates = config.input.dates.value_or(Range{0, shape.dates});
-  const Range ids = config.input.ids.value_or(Range{0, shape.ids});
   h5::Id out_file = open_file(config.output.file, "output.file");
   h5::Id cv_ds = open_dataset(out_file, config.output.dataset, config.output.file);
   const InputShape out_shape{dates.size(), ids.size(), shape.nums};
@@ -140,8 +167,8 @@ int verify_command(const Config& config, const VerifyOptions& options) {
           if (std::memcmp(&expected, &cv[static_cast<std::size_t>(n)], sizeof(double)) != 0) {
             if (wrong++ == 0)
               first_wrong = "[date " + std::to_string(date) + ", id " + std::to_string(id0 + i) + ", num " +
-                            std::to_string(k) + "]: cv=" + std::to_string(cv[static_cast<std::size_t>(n)]) +
-                            ", expected " + std::to_string(expected);
+                            std::to_string(k) + "]: cv=" + exact(cv[static_cast<std::size_t>(n)]) + ", expected " +
+                            exact(expected) + " (" + ulps_apart(cv[static_cast<std::size_t>(n)], expected) + ")";
           }
         }
   }

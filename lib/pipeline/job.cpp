@@ -74,14 +74,6 @@ struct Prepared {
   std::uint64_t direct_piece = 0;  // O_DIRECT bounce buffer per writer thread (0: no O_DIRECT)
 };
 
-Range select(const std::optional<Range>& wanted, std::int64_t extent, const char* key, const char* what) {
-  if (!wanted) return {0, extent};
-  if (wanted->end > extent)
-    throw config_error(std::string(key) + " = [" + std::to_string(wanted->begin) + ", " + std::to_string(wanted->end) +
-                       "] exceeds the " + std::to_string(extent) + " " + what + " of the input");
-  return *wanted;
-}
-
 // Opens the input and makes the plan. Collective under MPI: budgets given as
 // a percentage resolve against what each rank sees (the node's free memory
 // shared by the node's ranks; a GPU's free memory shared by the ranks using
@@ -96,8 +88,8 @@ Prepared prepare(const Config& config) {
                          ": compute.kernel: blas needs input.axes [date, id, num]; use kernel: mdrange for other orders");
     p.input = open_input(config.input);
     const InputShape& shape = p.input->shape();
-    p.dates = select(config.input.dates, shape.dates, "input.dates", "dates");
-    p.ids = select(config.input.ids, shape.ids, "input.ids", "ids");
+    p.dates = select_range(config.input.dates, shape.dates, "input.dates", "dates");
+    p.ids = select_range(config.input.ids, shape.ids, "input.ids", "ids");
     request.dates = p.dates.size();
     request.ids = p.ids.size();
     request.nums = shape.nums;
@@ -313,6 +305,7 @@ void combine_rank_reports(RunReport& report) {
   ranks::sum(run);
   report.slabs_run = static_cast<int>(run);
   report.device_path_seconds = ranks::max(report.device_path_seconds);
+  report.any_stage_seconds = ranks::max(report.any_stage_seconds);
 }
 
 }  // namespace

@@ -3,12 +3,15 @@
 #include <unistd.h>
 
 #include <Kokkos_Core.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <exception>
 #include <mutex>
 #include <thread>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "common/affinity.hpp"
 #include "common/error.hpp"
@@ -44,11 +47,17 @@ Geometry geometry(const std::array<Axis, 3>& axes, const Slab& slab) {
   return g;
 }
 
-// One slab's work on a stage, timed from t0.
-void record(StageStats& stage, std::uint64_t bytes, Clock::time_point t0) {
-  stage.bytes += bytes;
-  stage.seconds += seconds_since(t0);
-  ++stage.slabs;
+// Seconds covered by at least one of the intervals (which may overlap).
+double union_seconds(std::vector<std::pair<Clock::time_point, Clock::time_point>> intervals) {
+  std::sort(intervals.begin(), intervals.end());
+  double total = 0.0;
+  Clock::time_point covered{};  // the end of what has been counted so far
+  for (const auto& [begin, end] : intervals) {
+    const auto from = std::max(begin, covered);
+    if (end > from) total += std::chrono::duration<double>(end - from).count();
+    covered = std::max(covered, end);
+  }
+  return total;
 }
 
 // The first n elements of src into dst, asynchronously on exec.
@@ -119,6 +128,7 @@ class Pipeline {
       read_multiplier(job.ids, resident_mult_host_.data());
       read_.bytes += plan_.mult_bytes;
       read_.seconds += seconds_since(t0);
+      busy_intervals_.emplace_back(t0, Clock::now());
       if (copies) {
         resident_mult_device_ =
             DeviceBuffer(Kokkos::view_alloc(Kokkos::WithoutInitializing, "discount::device_multBy"), n);
@@ -158,9 +168,21 @@ class Pipeline {
     report_.interrupted = write_.slabs < total_pending_;
     if (copies && d2h_.slabs > 0)
       report_.device_path_seconds = std::chrono::duration<double>(last_download_ - first_upload_).count();
+    report_.any_stage_seconds = union_seconds(busy_intervals_);
   }
 
  private:
+  // One slab's work on a stage, timed from t0. The interval is kept too: the
+  // stages overlap, so the time in no stage is the wall time less their union.
+  void record(StageStats& stage, std::uint64_t bytes, Clock::time_point t0) {
+    const auto t1 = Clock::now();
+    stage.bytes += bytes;
+    stage.seconds += std::chrono::duration<double>(t1 - t0).count();
+    ++stage.slabs;
+    std::lock_guard<std::mutex> lock(busy_mutex_);
+    busy_intervals_.emplace_back(t0, t1);
+  }
+
   // Runs a stage; on failure records the first error and closes every queue
   // so the other stages stop; on success closes the stage's output queues.
   template <class Body>
@@ -337,6 +359,8 @@ class Pipeline {
   Clock::time_point first_upload_{}, last_download_{};  // each written by one thread, read after join
   std::atomic<bool> aborted_{false};
   std::mutex error_mutex_;
+  std::mutex busy_mutex_;
+  std::vector<std::pair<Clock::time_point, Clock::time_point>> busy_intervals_;  // every stage's timed work
   std::exception_ptr first_error_;
 
   static StageStats named(const char* name) {

@@ -68,6 +68,7 @@ std::string RunReport::to_json() const {
   j["wall_seconds"] = wall_seconds;
   if (const StageStats* slowest = bottleneck()) j["bottleneck"] = slowest->name;
   j["device_path_seconds"] = device_path_seconds;
+  j["any_stage_seconds"] = any_stage_seconds;
   j["input_bytes"] = input_bytes;
   j["output_bytes"] = output_bytes;
   j["effective_gb_per_s"] = effective_gb_per_s();

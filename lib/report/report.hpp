@@ -39,6 +39,9 @@ struct RunReport {
   // From the first upload's start to the last download's end (device path
   // only): the streaming rate without start-up and shut-down.
   double device_path_seconds = 0.0;
+  // Wall seconds in which at least one stage was busy (the union of their
+  // timed intervals); wall_seconds less this is the time in no stage.
+  double any_stage_seconds = 0.0;
   std::uint64_t input_bytes = 0, output_bytes = 0;  // moved in this run
   int slabs_total = 0, slabs_run = 0, slabs_skipped = 0;
   bool interrupted = false;

@@ -9,8 +9,12 @@ names. A copy of the report with limits added by the test (per-stage
 limit_gb_per_s / fraction_of_limit, a top-level `limits` table, `ranks`)
 plots too and its stdout shows the percentages; two reports go into one PNG;
 a missing file, a non-JSON file and a JSON file that is not a run report each
-exit 2 with one stderr line. Cases that draw skip (77) when this Python cannot
-import matplotlib (scripts/deps.sh installs python3-matplotlib).
+exit 2 with one stderr line. The time panel's figures (--json) account for the
+wall time: each stage's busy + idle seconds, and the time in a stage (the
+report's any_stage_seconds) plus the time in no stage, are the wall time; a
+report without any_stage_seconds gets bounds that hold the measured split.
+Cases that draw skip (77) when this Python cannot import matplotlib
+(scripts/deps.sh installs python3-matplotlib).
 """
 
 import json
@@ -133,7 +137,8 @@ def case_plot_report_with_limits(ctx):
     check_png(out)
     E.check(f"bottleneck: {doc['bottleneck']}" in r.stdout, f"stdout does not name the bottleneck:\n{r}")
     line = next((l for l in r.stdout.splitlines() if l.strip().startswith(limited + " ")), "")
-    E.check("80% of" in line and "measured limit" in line, f"stage '{limited}' should show 80% of a measured limit:\n{r}")
+    E.check("80% of" in line and "measured limit" in line,
+            f"stage '{limited}' should show 80% of a measured limit:\n{r}")
     if others:
         line = next((l for l in r.stdout.splitlines() if l.strip().startswith(others[0] + " ")), "")
         E.check("configured limit" in line and "% of 1,000 GB/s" in line,
@@ -182,8 +187,68 @@ def case_bad_report_exit_2(ctx):
     E.check(not os.path.exists(os.path.join(d, "never.png")), "a PNG was written despite a bad report")
 
 
+def near(a, b, what):
+    E.check(abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b)), f"{what}: {a!r} != {b!r}")
+
+
+def case_time_accounting(ctx):
+    """The time panel's figures (--json): busy + idle = wall for every stage, and the wall time
+    split into time in a stage (the report's union of busy intervals) and in no stage."""
+    need_matplotlib()
+    report, doc = run_with_report(ctx, seed=7)
+    wall, union = doc["wall_seconds"], doc.get("any_stage_seconds")
+    busy = {s["name"]: s["seconds"] for s in doc["stages"]}
+    E.check(isinstance(union, float) and union > 0, f"{report}: any_stage_seconds missing or not positive: {union!r}")
+    # A union of intervals: at least the longest, at most their sum, within the wall time.
+    E.check(max(busy.values()) - 1e-9 <= union <= min(sum(busy.values()), wall) + 1e-9,
+            f"any_stage_seconds {union} is not a union of the stages' busy times {busy} within wall {wall}")
+
+    drawn_path = os.path.join(ctx.dir("charts"), "drawn.json")
+    r = plot(ctx, report, "-o", os.path.join(ctx.dir("charts"), "time.png"), "--json", drawn_path)
+    expect_plotted(r, "plot_report.py --json")
+    with open(drawn_path) as f:
+        drawn = json.load(f)
+    E.check(len(drawn) == 1 and drawn[0]["bottleneck"] == doc["bottleneck"], f"--json: {drawn}")
+    t = drawn[0]["time"]
+    E.check(t["exact"] is True, f"a report with any_stage_seconds should give an exact split: {t}")
+    near(t["wall_s"], wall, "wall")
+    near(t["in_stage_s"], union, "time in a stage")
+    near(t["in_stage_s"] + t["no_stage_s"], wall, "in a stage + in no stage")
+    E.check(t["no_stage_s"] >= 0, f"negative time in no stage: {t}")
+    near(t["busy_sum_s"] - t["overlap_s"], t["in_stage_s"], "sum of busy - overlap")
+    E.check([s["name"] for s in t["stages"]] == [s["name"] for s in doc["stages"]], f"stages drawn: {t['stages']}")
+    for s in t["stages"]:
+        near(s["busy_s"], busy[s["name"]], f"{s['name']} busy")
+        near(s["busy_s"] + s["idle_s"], wall, f"{s['name']} busy + idle")
+        near(s["busy_fraction"], busy[s["name"]] / wall, f"{s['name']} busy fraction")
+    rates = {x["name"]: x for x in drawn[0]["rates"]}
+    for s in doc["stages"]:
+        near(rates[s["name"]]["gb_per_s"], s["gb_per_s"], f"{s['name']} GB/s")
+    pct = f"{100 * (wall - union) / wall:.0f}%"
+    E.check(f"in no stage {wall - union:.3f} s ({pct} of wall)" in r.stdout,
+            f"stdout lacks the time in no stage:\n{r}")
+
+    # An older report (no any_stage_seconds): bounds from the busy seconds alone.
+    del doc["any_stage_seconds"]
+    old = E.write_text(os.path.join(os.path.dirname(report), "old.json"), json.dumps(doc))
+    r = plot(ctx, old, "-o", os.path.join(ctx.dir("charts"), "old.png"), "--json", drawn_path)
+    expect_plotted(r, "plot_report.py --json, old report")
+    check_png(os.path.join(ctx.dir("charts"), "old.png"))
+    with open(drawn_path) as f:
+        t = json.load(f)[0]["time"]
+    E.check(t["exact"] is False, f"an old report should give bounds: {t}")
+    near(t["no_stage_min_s"], max(0.0, wall - sum(busy.values())), "no stage, at least")
+    near(t["no_stage_max_s"], wall - max(busy.values()), "no stage, at most")
+    near(t["in_stage_min_s"] + t["no_stage_max_s"], wall, "bounds: least in a stage + most in none")
+    near(t["in_stage_max_s"] + t["no_stage_min_s"], wall, "bounds: most in a stage + least in none")
+    E.check(t["no_stage_min_s"] <= wall - union + 1e-9 <= t["no_stage_max_s"] + 2e-9,
+            f"the measured time in no stage {wall - union} lies outside the bounds {t}")
+    E.check("the report has no any_stage_seconds" in r.stdout, f"stdout should say the split is bounds:\n{r}")
+
+
 CASES = [
     ("plot_run_report", case_plot_run_report),
+    ("time_accounting", case_time_accounting),
     ("plot_report_with_limits", case_plot_report_with_limits),
     ("plot_two_reports", case_plot_two_reports),
     ("bad_report_exit_2", case_bad_report_exit_2),
