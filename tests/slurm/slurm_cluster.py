@@ -15,7 +15,8 @@ clusters of tests run in parallel do not meet.
 The daemons run in the foreground (-D, -F) as this process's children, so
 their process ids are known without pid files. They are stopped by those ids:
 on leaving the `with` block, at exit, on SIGTERM/SIGINT/SIGHUP, and, should
-this process be killed outright, by the kernel (PR_SET_PDEATHSIG). Job
+this process be killed outright (a ctest timeout), by the kernel
+(PR_SET_PDEATHSIG) and by a small reaper process that outlives it. Job
 processes (slurmstepd and the job's own) are found by their environment,
 which holds our unique SLURM_CONF path, and ended by process id as well.
 
@@ -34,6 +35,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -131,6 +133,7 @@ class Cluster:
         self.keep = keep
         self.log = log
         self.base = None
+        self.reaper = None
         self.procs = {}
         self.partition = "debug"
         self._stopped = False
@@ -169,6 +172,11 @@ class Cluster:
         for k in list(self.env):  # a caller's Slurm settings would leak in
             if k.startswith(("SLURM_", "SBATCH_", "SRUN_", "SALLOC_", "SQUEUE_")) and k != "SLURM_CONF":
                 del self.env[k]
+        reaper_env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
+        self.reaper = subprocess.Popen(
+            [sys.executable, os.path.abspath(__file__), "--reap", str(os.getpid()), self.conf, self.base],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            env=reaper_env, start_new_session=True)
         self._start_munge()
         self._write_conf()
         t0 = time.monotonic()
@@ -238,6 +246,9 @@ class Cluster:
             "SelectType=select/cons_tres",
             "SelectTypeParameters=CR_Core",
             "SchedulerType=sched/backfill",
+            # A requeued job starts as soon as its hold (cred_expire) ends, not at the
+            # next periodic pass (60 s by default).
+            "SchedulerParameters=sched_interval=1,bf_interval=1",
             "MpiDefault=none",
             "JobAcctGatherType=jobacct_gather/none",
             "AccountingStorageType=accounting_storage/none",
@@ -331,21 +342,7 @@ class Cluster:
         raise KeyboardInterrupt(f"signal {signal.Signals(signo).name}")
 
     def _our_pids(self):
-        """Processes whose environment holds our SLURM_CONF: the daemons' job
-        step daemons and the jobs themselves (not this process)."""
-        tag = f"SLURM_CONF={self.conf}".encode() + b"\0"
-        me = os.getpid()
-        pids = []
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit() or int(entry) == me:
-                continue
-            try:
-                with open(f"/proc/{entry}/environ", "rb") as f:
-                    if tag in f.read() + b"\0":
-                        pids.append(int(entry))
-            except OSError:
-                pass
-        return pids
+        return pids_with_conf(self.conf)
 
     def stop(self):
         if self._stopped or self.base is None:
@@ -375,6 +372,39 @@ class Cluster:
                 pass
         if not self.keep:
             shutil.rmtree(self.base, ignore_errors=True)
+        if self.reaper:
+            _end(self.reaper, grace=5)
+
+
+def pids_with_conf(conf):
+    """Processes whose environment holds SLURM_CONF=conf (the daemons, their
+    job step daemons and the jobs), this process left out."""
+    tag = f"\0SLURM_CONF={conf}\0".encode()
+    me = os.getpid()
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == me:
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                if tag in b"\0" + f.read() + b"\0":
+                    pids.append(int(entry))
+        except OSError:
+            pass
+    return pids
+
+
+def _reap(parent, conf, base):
+    """The reaper: once `parent` is gone without stopping its cluster, kill
+    what is left of it by pid and remove its folder."""
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    for pid in pids_with_conf(conf):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    shutil.rmtree(base, ignore_errors=True)
 
 
 def _end(proc, grace=10):
@@ -397,6 +427,10 @@ def _has_group(name):
 
 
 if __name__ == "__main__":
+    if len(sys.argv) == 5 and sys.argv[1] == "--reap":
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+        _reap(int(sys.argv[2]), sys.argv[3], sys.argv[4])
+        sys.exit(0)
     # Manual use: start a cluster, print how to reach it, stop on Enter or Ctrl-C.
     why = unavailable()
     if why:
