@@ -21,7 +21,7 @@ processes (slurmstepd and the job's own) are found by their environment,
 which holds our unique SLURM_CONF path, and ended by process id as well.
 
 Runs as root only (SlurmUser=root, munged started as the munge user, with
-proctrack/linuxproc and task/none: no cgroups and no systemd needed).
+proctrack/linuxproc and task/affinity: no cgroups and no systemd needed).
 `unavailable()` says why a cluster cannot start here, for a clean skip.
 """
 
@@ -242,7 +242,7 @@ class Cluster:
             "SlurmctldDebug=info",
             "SlurmdDebug=info",
             "ProctrackType=proctrack/linuxproc",
-            "TaskPlugin=task/none",
+            "TaskPlugin=task/affinity",
             "SelectType=select/cons_tres",
             "SelectTypeParameters=CR_Core",
             "SchedulerType=sched/backfill",

@@ -13,7 +13,9 @@ and ends with an exact check of the output against NumPy:
   scancel_resubmit     scancel mid-run leaves only <out>.partial, whose
                        recorded dates are right; a resubmission resumes;
   mpi_srun_2_tasks     cpu_cluster.sbatch: the MPI build, 2 tasks through
-                       `srun --mpi=pmix`, one output (MPI builds only).
+                       `srun --mpi=pmix`, one output; SIGUSR1 to the batch
+                       shell reaches both ranks, the requeued job resumes
+                       (MPI builds only).
 Exit 77 (skip) with the reason when Slurm, munge or root is missing.
 
 Pacing. A job only meets its time limit if it is still running a minute
@@ -121,19 +123,32 @@ def check_done(out, src):
 
 # ---- pacing -----------------------------------------------------------------
 
-def find_app(c, timeout=60):
-    """The pid of the job's discount_app (its environment holds our SLURM_CONF)."""
+def find_apps(c, count=1, timeout=60):
+    """The pids of the job's `count` discount_app processes (their environment
+    holds our SLURM_CONF)."""
     deadline = time.monotonic() + timeout
+    found = set()
     while time.monotonic() < deadline:
         for pid in c._our_pids():
             try:
                 with open(f"/proc/{pid}/comm") as f:
                     if f.read().strip() == "discount_app":
-                        return pid
+                        found.add(pid)
             except OSError:
                 pass
+        if len(found) >= count:
+            return sorted(found)
         time.sleep(0.005)
-    raise E.Failure(f"no discount_app started within {timeout} s")
+    raise E.Failure(f"{len(found)} of {count} discount_app processes started within {timeout} s")
+
+
+def find_app(c, timeout=60):
+    return find_apps(c, 1, timeout)[0]
+
+
+def signal_all(pids, signo):
+    for pid in pids:
+        os.kill(pid, signo)
 
 
 def alive(pid):
@@ -151,22 +166,24 @@ def recorded(partial):
         return -1  # not created yet, or caught mid-update
 
 
-def hold_after(pid, partial, units, timeout=60):
-    """Stop the app at once; let it run in short bursts until `units` dates
-    are recorded; leave it stopped. Returns the dates recorded."""
-    os.kill(pid, signal.SIGSTOP)
+def hold_after(pids, partial, units, timeout=60):
+    """Stop the app (every rank of it) at once; let it run in short bursts
+    until `units` dates are recorded; leave it stopped. Returns the dates
+    recorded."""
+    pids = [pids] if isinstance(pids, int) else pids
+    signal_all(pids, signal.SIGSTOP)
     deadline = time.monotonic() + timeout
     burst = 0.002
     while time.monotonic() < deadline:
         n = recorded(partial)
         if n >= units:
             return n
-        if not alive(pid):
+        if not all(alive(p) for p in pids):
             raise E.Failure(f"the app ended before {units} dates were recorded ({n}): job too small for this "
                             "machine?")
-        os.kill(pid, signal.SIGCONT)
+        signal_all(pids, signal.SIGCONT)
         time.sleep(burst)
-        os.kill(pid, signal.SIGSTOP)
+        signal_all(pids, signal.SIGSTOP)
         burst = min(burst * 1.5, 0.05)
     raise E.Failure(f"{units} dates not recorded within {timeout} s")
 
@@ -276,11 +293,13 @@ def scancel_resubmit(ctx):
 
 
 def mpi_srun_2_tasks(ctx):
+    """cpu_cluster.sbatch, 2 ranks through srun --mpi=pmix: stopped mid-run by
+    SIGUSR1 to the batch shell (what --signal=B:USR1 does), which srun passes
+    to both ranks; exit 75, requeue, the ranks resume and finish one output."""
     r = E.expect_rc(E.app(ctx, "--version"), 0, "--version")
     if "MPI" not in r.stdout:
         raise E.Skip("not an MPI build (DISCOUNT_ENABLE_MPI)")
-    src, yaml, out = job_input(ctx, dates=11, ids=5003, nums=5, seed=10,
-                               memory={"max_slab": 2 * 5003 * 5 * 8}, checkpoint=10)
+    src, yaml, out = job_input(ctx, dates=DATES, ids=5003, nums=5, seed=10)
     with Slurm(ctx) as c:
         plugins = c.cmd("srun", "--mpi=list").stdout + c.cmd("srun", "--mpi=list").stderr
         E.check("pmix" in plugins, f"srun offers no pmix plugin:\n{plugins}")
@@ -288,12 +307,27 @@ def mpi_srun_2_tasks(ctx):
         args = [f"--partition={c.partition}", "--nodes=1", "--ntasks-per-node=2", "--ntasks-per-socket=2",
                 "--cpus-per-task=1", os.path.join(SCRIPTS, "cpu_cluster.sbatch"), yaml]
         job = c.sbatch(args, cwd=ctx.work, env=job_env(ctx))
+        ranks = find_apps(c, 2)
+        held = hold_after(ranks, E.partial_of(out), 3)
+        c.cmd("scancel", "--batch", "--signal=USR1", job)
+        log_path = job_log(ctx, "discount-cpu", job)
+        wait_until("the script's SIGUSR1 line", lambda: "discount: SIGUSR1" in read_log(log_path), 30)
+        signal_all(ranks, signal.SIGCONT)
         info = c.wait_job(job, 180)
-        log = read_log(job_log(ctx, "discount-cpu", job))
+        log = read_log(log_path)
         print(log)
         E.check(info["JobState"] == "COMPLETED" and info["ExitCode"] == "0:0",
                 f"job {job}: {info['JobState']} exit {info['ExitCode']}")
-        in_order(log, "2 ranks on 1 nodes, 1 threads each", "2 ranks", "discount: done")
+        E.check(info["Restarts"] == "1", f"job {job} restarted {info['Restarts']} times, expected once")
+        first = in_order(log, f"discount: run 1 of job {job}: 2 ranks on 1 nodes, 1 threads each",
+                         "discount: SIGUSR1", "requeueing to resume", f"discount: run 2 of job {job}")
+        run1 = log[first[0]:first[3]]
+        # The app's one line (rank 0's), and srun's word that both ranks ended with 75.
+        E.check("interrupted by SIGUSR1" in run1 and "tasks 0-1: Exited with exit code 75" in run1,
+                "run 1: the ranks did not both stop on SIGUSR1 with exit 75")
+        m = re.search(r"by 2 ranks, resuming: (\d+) of \d+ dates already done", log)
+        E.check(m and held <= int(m.group(1)) < DATES, f"run 2 did not resume past the {held} dates recorded")
+        in_order(log, f"discount: run 2 of job {job}", "rank 0 of 2", "ranks: 2", "discount: done")
     check_done(out, src)
 
 
