@@ -87,19 +87,28 @@ def _mem_mib():
     raise RuntimeError("no MemTotal in /proc/meminfo")
 
 
-def _node_shape(slurmd, cpus):
-    """Sockets/cores/threads as slurmd sees them, when they add up to the CPUs we
-    declare (a cpuset-limited container may see fewer CPUs than the board has)."""
+def _node_line(slurmd, cpus):
+    """The node's CPUs, memory and, when they add up to the CPUs we declare (a
+    cpuset-limited container may see fewer CPUs than the board has), its
+    sockets, cores and threads as slurmd sees them (`slurmd -C`). Memory is
+    the smaller of /proc/meminfo's and slurmd's: a node declaring more than
+    slurmd finds is drained."""
+    mem = _mem_mib()
+    shape = ""
     try:
         out = subprocess.run([slurmd, "-C"], capture_output=True, text=True, timeout=30).stdout
     except (OSError, subprocess.TimeoutExpired):
-        return ""
+        out = ""
     got = dict(re.findall(r"(\w+)=(\S+)", out))
     try:
         s, c, t = (int(got[k]) for k in ("SocketsPerBoard", "CoresPerSocket", "ThreadsPerCore"))
+        if s * c * t == cpus:
+            shape = f" Sockets={s} CoresPerSocket={c} ThreadsPerCore={t}"
     except (KeyError, ValueError):
-        return ""
-    return f" Sockets={s} CoresPerSocket={c} ThreadsPerCore={t}" if s * c * t == cpus else ""
+        pass
+    if got.get("RealMemory", "").isdigit():
+        mem = min(mem, int(got["RealMemory"]))
+    return f"CPUs={cpus}{shape} RealMemory={mem}"
 
 
 def _child_setup(uid=None, gid=None):
@@ -178,11 +187,25 @@ class Cluster:
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             env=reaper_env, start_new_session=True)
         self._start_munge()
-        self._write_conf()
         t0 = time.monotonic()
-        self._spawn("slurmctld", [_which("slurmctld"), "-D", "-f", self.conf])
-        self._spawn("slurmd", [_which("slurmd"), "-D", "-f", self.conf, "-N", self.host])
-        self._wait_idle(60)
+        for attempt in range(3):
+            self._write_conf()
+            self._spawn("slurmctld", [_which("slurmctld"), "-D", "-f", self.conf])
+            self._spawn("slurmd", [_which("slurmd"), "-D", "-f", self.conf, "-N", self.host])
+            try:
+                self._wait_idle(60)
+                break
+            except ClusterError:
+                # Free ports are picked, then bound by the daemons: another
+                # cluster starting at the same moment may win one. Try others.
+                if attempt == 2 or "already in use" not in self.logs("slurmctld") + self.logs("slurmd"):
+                    raise
+                for name in ("slurmd", "slurmctld"):
+                    _end(self.procs.pop(name))
+                    if os.path.exists(self.path("log", f"{name}.log")):
+                        os.replace(self.path("log", f"{name}.log"), self.path("log", f"{name}.{attempt}.log"))
+                shutil.rmtree(self.path("state"))
+                os.makedirs(self.path("state"), mode=0o755)
         self.log(f"slurm: one node '{self.host}' ({self.cpus} CPUs) idle {time.monotonic() - t0:.1f} s after "
                  f"start, under {self.base}")
 
@@ -218,13 +241,12 @@ class Cluster:
     def _write_conf(self):
         ctld_port, slurmd_port = _free_ports(2)
         self.cluster_name = f"dtest{ctld_port}"
-        mem = _mem_mib()
-        shape = _node_shape(_which("slurmd"), self.cpus)
+        node = _node_line(_which("slurmd"), self.cpus)
         with open(self.path("etc", "plugstack.conf"), "w"):
             pass
         lines = [
             f"ClusterName={self.cluster_name}",
-            f"SlurmctldHost={self.host}",
+            f"SlurmctldHost={self.host}(127.0.0.1)",  # no name lookup needed
             f"SlurmctldPort={ctld_port}",
             f"SlurmdPort={slurmd_port}",
             "SlurmUser=root",
@@ -257,7 +279,7 @@ class Cluster:
             "MinJobAge=600",  # finished jobs stay visible to scontrol for the checks
             "KillWait=30",
             "InactiveLimit=0",
-            f"NodeName={self.host} NodeAddr=127.0.0.1 CPUs={self.cpus}{shape} RealMemory={mem} State=UNKNOWN",
+            f"NodeName={self.host} NodeAddr=127.0.0.1 {node} State=UNKNOWN",
             f"PartitionName={self.partition} Nodes={self.host} Default=YES MaxTime=INFINITE State=UP",
         ]
         with open(self.conf, "w") as f:
