@@ -173,7 +173,7 @@ class Cluster:
             self._old_handlers[signo] = signal.signal(signo, self._on_signal)
         self.base = tempfile.mkdtemp(prefix="dslurm.", dir="/tmp")
         os.chmod(self.base, 0o755)  # the munge user enters its own folder below
-        for d in ("state", "spool", "log", "run", "etc"):
+        for d in ("state", "spool", "log", "run", "etc", "tmp"):
             os.makedirs(self.path(d), mode=0o755)
         self.host = socket.gethostname().split(".")[0]
         self.conf = self.path("etc", "slurm.conf")
@@ -254,6 +254,10 @@ class Cluster:
             "AuthType=auth/munge",
             "CredType=cred/munge",
             f"AuthInfo=socket={self.munge_socket},cred_expire={self.cred_expire}",
+            # Job ids, and so the paths Slurm's pmix plugin and MPI derive
+            # from them, differ between clusters running side by side.
+            f"FirstJobId={ctld_port * 1000}",
+            f"TmpFS={self.path('tmp')}",
             f"StateSaveLocation={self.path('state')}",
             f"SlurmdSpoolDir={self.path('spool')}",
             f"SlurmctldPidFile={self.path('run', 'slurmctld.pid')}",
