@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Bootstrap the project's dependencies into deps/ (git-ignored):
 #   1. Debian packages (compiler, CMake, HDF5, yaml-cpp, CLI11, json, gtest,
-#      Python tools) through apt-get, skipped when all are installed;
+#      Python tools, Slurm for its tests) through apt-get, skipped when all are installed;
 #   2. Kokkos 3.4.01 and Kokkos Kernels 3.4.01 sources, taken from Debian's
 #      `trilinos` 13.2.0-4 source package (the only Kokkos this workplace can
 #      reach), into deps/src/{kokkos,kokkos-kernels};
@@ -27,6 +27,9 @@ APT_PACKAGES=(g++ cmake ninja-build make libhdf5-dev hdf5-tools libyaml-cpp-dev
   libcli11-dev nlohmann-json3-dev libgtest-dev python3-h5py python3-numpy python3-matplotlib
   python3-numba python3-dask dpkg-dev time xz-utils
   libopenmpi-dev openmpi-bin libhdf5-openmpi-dev)
+# A one-node Slurm for tests/slurm (started by the tests, not as services);
+# srun's pmix plugin loads libpmix.so, which only libpmix-dev provides.
+SLURM_PACKAGES=(slurm-wlm munge libpmix-dev)
 
 usage() {
   cat <<EOF
@@ -117,12 +120,12 @@ as_root() {
 step_apt() {
   local t0 missing=() p
   t0=$(now)
-  for p in "${APT_PACKAGES[@]}"; do
+  for p in "${APT_PACKAGES[@]}" "${SLURM_PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' \
       || missing+=("$p")
   done
   if ((${#missing[@]} == 0)); then
-    log "apt: all ${#APT_PACKAGES[@]} packages installed ($(elapsed "$t0"))"
+    log "apt: all $((${#APT_PACKAGES[@]} + ${#SLURM_PACKAGES[@]})) packages installed ($(elapsed "$t0"))"
     return
   fi
   log "apt: installing ${missing[*]}"
