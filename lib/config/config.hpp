@@ -74,6 +74,10 @@ struct ComputeConfig {
   std::vector<std::int64_t> tile;  // empty: auto
 };
 
+// The deepest pipeline a job may ask for: buffers beyond a few add nothing
+// but memory (docs/config.md).
+constexpr int kMaxPipelineDepth = 64;
+
 struct MemoryConfig {
   MemorySize device_budget{true, 80.0, 0};
   MemorySize host_budget{true, 25.0, 0};

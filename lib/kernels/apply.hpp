@@ -28,9 +28,6 @@ constexpr bool iterate_reversed() {
   return !Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible;
 }
 
-// CUDA's limit on blockDim.z, which a rank-3 MDRange tile's last entry becomes.
-constexpr std::int64_t kMaxBlockZ = 64;
-
 namespace detail {
 
 constexpr int set_bit(int mask, int n) {  // position of the n-th set bit
@@ -134,8 +131,8 @@ void launch(const ExecSpace& exec, const Slicing& slicing, const MultView& mult,
 
   // Auto tiles: on a GPU, up to 256 threads with the contiguous position on x;
   // on the host, about 2048 iterations per tile along the innermost positions.
-  // A CUDA block allows at most 64 threads along z (rank 3's last dimension):
-  // a larger tile would make the launch fail.
+  // A CUDA block allows at most kMaxBlockZ threads along z (rank 3's last
+  // dimension); resolve() has refused a user tile above it.
   const std::int64_t target = reverse ? 256 : 2048;
   std::int64_t product = 1;
   for (int q = 0; q < rank; ++q) {
@@ -143,10 +140,6 @@ void launch(const ExecSpace& exec, const Slicing& slicing, const MultView& mult,
     const std::int64_t user = slicing.tile[order[p]];
     std::int64_t cap = target / product;
     if (reverse && p == 2) cap = std::min<std::int64_t>(cap, kMaxBlockZ);
-    if (reverse && p == 2 && user > kMaxBlockZ)
-      throw config_error("compute.tile: " + std::to_string(user) +
-                         " along the slowest-varying parallel axis becomes the CUDA block's z, which allows at most " +
-                         std::to_string(kMaxBlockZ));
     tile[p] = user > 0 ? user : std::max<std::int64_t>(1, std::min(extent[p], cap));
     product *= tile[p];
   }

@@ -12,6 +12,10 @@
 
 namespace discount {
 
+// CUDA's limit on blockDim.z, which a rank-3 MDRange tile's last entry
+// becomes on a GPU (kernels/apply.hpp); resolve() refuses a user tile above it.
+constexpr std::int64_t kMaxBlockZ = 64;
+
 struct Slicing {
   std::array<bool, 3> parallel{true, true, true};  // by memory position
   std::array<std::int64_t, 3> tile{0, 0, 0};       // by memory position; 0: auto

@@ -126,8 +126,9 @@ std::string speed_text(const char* name, const LinkLimit& link) {
 }  // namespace
 
 std::string Limits::describe() const {
-  return speed_text("read", read) + ", " + speed_text("h2d", h2d) + ", " + speed_text("kernel", kernel) + ", " +
-         speed_text("d2h", d2h) + ", " + speed_text("write", write);
+  std::string text;
+  for (Stage stage : kAllStages) text += (text.empty() ? "" : ", ") + speed_text(stage_name(stage), of(stage));
+  return text;
 }
 
 Limits configured_limits(const LimitsConfig& config) {
