@@ -434,7 +434,8 @@ int run_command(const Config& config, const RunOptions& options) {
   std::unique_ptr<OutputSink> sink = open_sink(job, options.restart);
   auto* file_output = dynamic_cast<FileOutput*>(sink.get());
   if (file_output && file_output->state() == FileOutput::State::already_complete) {
-    if (talk) std::cout << "[discount_app] " << job.spec.output.path << " is already complete for this job; nothing to do\n";
+    if (talk)
+      std::cout << "[discount_app] " << job.spec.output.path << " is already complete for this job; nothing to do\n";
     return 0;
   }
   FileOutput* fresh_output = file_output && file_output->state() == FileOutput::State::fresh ? file_output : nullptr;

@@ -224,7 +224,8 @@ class Pipeline {
       const auto n = static_cast<std::size_t>(slab.elements());
       copy_prefix(exec, device_slab_[t.device], host_slab_[t.host], n);
       if (plan_.mult_per_slab)
-        copy_prefix(exec, device_mult_[t.device], host_mult_[t.host], static_cast<std::size_t>(slab.ids.size() * slab.nums));
+        copy_prefix(exec, device_mult_[t.device], host_mult_[t.host],
+                    static_cast<std::size_t>(slab.ids.size() * slab.nums));
       exec.fence();
       record(Stage::h2d, slab, t0);
       uploaded_.push(t);

@@ -142,7 +142,8 @@ std::vector<StagePrediction> predict(const Plan& plan, const Limits& limits, con
     StagePrediction p;
     p.stage = stage_name(stage);
     p.bytes = resident_stage_bytes(stage, plan.mult_bytes, plan.mult_per_slab);
-    for (int index : slabs) p.bytes += stage_bytes(stage, traffic(plan, plan.slabs.at(static_cast<std::size_t>(index))));
+    for (int index : slabs)
+      p.bytes += stage_bytes(stage, traffic(plan, plan.slabs.at(static_cast<std::size_t>(index))));
     const LinkLimit& link = limits.of(stage);
     if (link.known()) {
       p.gb_per_s = link.gb_per_s;

@@ -193,8 +193,9 @@ TEST(Pipeline, PredictedBytesAreCountedBytes) {
       const auto predicted = predict(p.plan, Limits{});
       const Result r = run_prepared(p);
       ASSERT_EQ(r.report.stages.size(), predicted.size());
-      const std::string where = std::string(axis_name(c.chunk_axis)) + " slabs, " + std::to_string(p.plan.slabs.size()) +
-                                " of them, " + (p.plan.request.device_copies ? "device copies" : "no copies");
+      const std::string where = std::string(axis_name(c.chunk_axis)) + " slabs, " +
+                                std::to_string(p.plan.slabs.size()) + " of them, " +
+                                (p.plan.request.device_copies ? "device copies" : "no copies");
       for (std::size_t s = 0; s < predicted.size(); ++s) {
         EXPECT_EQ(r.report.stages[s].name, predicted[s].stage) << where;
         EXPECT_EQ(r.report.stages[s].bytes, predicted[s].bytes) << r.report.stages[s].name << ", " << where;

@@ -272,7 +272,9 @@ class NoReadSource final : public InputSource {
     const std::int64_t n = dates.size() * ids.size() * shape_.nums;
     std::fill(buffer, buffer + n, 1.0);
   }
-  void read_multiplier(Range ids, double* buffer) override { std::fill(buffer, buffer + ids.size() * shape_.nums, 1.0); }
+  void read_multiplier(Range ids, double* buffer) override {
+    std::fill(buffer, buffer + ids.size() * shape_.nums, 1.0);
+  }
   std::string describe() const override { return "no reads (device path only)"; }
   std::string identity() const override { return "bench:no-reads"; }
   bool may_hold_nonfinite() const override { return false; }
