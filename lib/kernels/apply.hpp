@@ -21,8 +21,8 @@
 namespace discount {
 
 // GPUs map MDRange dimension 0 to threadIdx.x, so the fastest memory position
-// must come first there (PLATFORM.md: 0.36 TB/s otherwise); host backends
-// iterate the last dimension innermost.
+// must come first there or loads do not coalesce (docs/performance.md has the
+// cost); host backends iterate the last dimension innermost.
 template <class ExecSpace>
 constexpr bool iterate_reversed() {
   return !Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible;
@@ -168,9 +168,8 @@ void launch(const ExecSpace& exec, const Slicing& slicing, const MultView& mult,
 // `group` neighbouring pairs take all their chunks (chunk 0 of every pair,
 // then chunk 1, ...) before the next group starts. So the GPU works on a few
 // dates of a narrow band of rows at a time, close to a copy's linear stream
-// (one thread walking all dates of its pair reached 87% of a copy, in chunks
-// of 2 dates 95%: docs/performance.md), while the group's multBy stays in L2
-// between its chunks.
+// (short chunks beat one thread walking all dates: docs/performance.md),
+// while the group's multBy stays in L2 between its chunks.
 struct alignas(16) Pair {
   double first, second;
 };

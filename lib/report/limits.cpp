@@ -21,7 +21,7 @@ constexpr const char* kMeasured = "measured";
 constexpr const char* kConfigured = "configured";
 
 // Buffers of 256 MiB: large enough that launch and setup costs vanish, small
-// enough that the whole measurement stays near 0.1 s on an H200 node.
+// enough that the whole measurement stays well under a second.
 // The caller may cap them (a job's memory budget below 1 GiB): see measure_limits.
 constexpr std::size_t kBufferBytes = std::size_t{256} << 20;
 constexpr int kRepetitions = 3;  // the best counts

@@ -145,7 +145,7 @@ int kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, int rep
                     }, poison), 16.0 * n, ""});
   }
 
-  // The naive flat loop PLATFORM.md measured at 1.70 TB/s.
+  // The naive flat loop: one index per element, multBy found by a modulo.
   {
     const auto in_c = in, out_c = out, mult_c = mult;
     const std::int64_t row = m;
