@@ -10,7 +10,7 @@
 
 #include "common/error.hpp"
 #include "config/config.hpp"
-#include "pipeline/job.hpp"
+#include "commands/commands.hpp"
 #include "ranks/ranks.hpp"
 
 namespace {
@@ -75,8 +75,6 @@ int run(int argc, char** argv) {
   run_cmd->add_flag("--dry-run", run_options.dry_run, "validate everything and print the plan; write nothing");
   run_cmd->add_option("--report", run_options.report_path, "write the JSON run report here (overrides `report:`)");
   run_cmd->add_flag("-q,--quiet", run_options.quiet, "no progress or summary on stdout");
-  // Benchmarks only (scripts/bench): the device path alone, no I/O.
-  run_cmd->add_flag("--bench-device-path", run_options.device_path_only)->group("");
 
   auto* plan_cmd = app.add_subcommand("plan", "print shapes, slab size and count, buffers and bytes per stage");
   plan_cmd->add_option("config", config_path, "input YAML file")->required();
@@ -112,24 +110,13 @@ int run(int argc, char** argv) {
     std::cout << discount::version_text();
     return 0;
   }
-  // Under MPI every rank reads the config; a bad one fails them all alike.
-  auto load_on_every_rank = [&] {
-    return discount::ranks::collectively([&] { return discount::load_config(config_path); });
-  };
-  if (*run_cmd) return discount::run_command(load_on_every_rank(), run_options);
-  if (*plan_cmd) return discount::plan_command(load_on_every_rank());
-  if (*config_cmd) {
-    std::cout << discount::load_config(config_path).to_yaml();
-    return 0;
-  }
-  if (*verify_cmd) {
-    discount::VerifyOptions options;
-    options.full = !sample;
-    return discount::verify_command(discount::load_config(config_path), options);
-  }
+  if (*run_cmd) return discount::run_command(discount::load_config_on_every_rank(config_path), run_options);
+  if (*plan_cmd) return discount::plan_command(discount::load_config_on_every_rank(config_path));
+  if (*config_cmd) return discount::config_command(discount::load_config(config_path));
+  if (*verify_cmd) return discount::verify_job(discount::load_config(config_path), sample);
   if (*gen_cmd) {
     gen.axes = parse_axes(axes_text);
-    return discount::generate_command(gen);
+    return discount::generate_job(gen);
   }
   std::cout << app.help();
   return static_cast<int>(discount::ExitCode::usage);

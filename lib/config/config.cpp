@@ -473,7 +473,7 @@ class Parser {
       if (m.chunk_axis == Axis::num) fail(node["chunk_axis"], "'memory.chunk_axis' must be date or id");
     }
     if (node["pipeline_depth"])
-      m.pipeline_depth = static_cast<int>(int_value(node["pipeline_depth"], "memory.pipeline_depth", 1, 64));
+      m.pipeline_depth = static_cast<int>(int_value(node["pipeline_depth"], "memory.pipeline_depth", 1, kMaxPipelineDepth));
   }
 
  private:

@@ -1,5 +1,5 @@
-// The validated job description: every key of the input-file contract in
-// DESIGN.md, with explicit defaults. Pure: parsing takes text, not files.
+// The validated job description: every key of the input file (documented in
+// docs/config.md), with explicit defaults. Pure: parsing takes text, not files.
 #pragma once
 
 #include <array>
@@ -38,8 +38,8 @@ struct Range {  // half-open [begin, end)
   std::int64_t size() const { return end - begin; }
 };
 
-// Values computed from indices instead of read from a file (DESIGN: full scale
-// on a node whose disk cannot hold the input). Formula in lib/io/synthetic.hpp.
+// Values computed from indices instead of read from a file, so a full-scale
+// job runs on a node whose disk cannot hold the input. Formula in lib/io/synthetic.hpp.
 struct SyntheticSource {
   std::int64_t dates = 0, ids = 0, nums = 0;
   std::uint64_t seed = 1;
@@ -73,6 +73,10 @@ struct ComputeConfig {
   std::vector<Axis> parallel_dims{Axis::date, Axis::id, Axis::num};
   std::vector<std::int64_t> tile;  // empty: auto
 };
+
+// The deepest pipeline a job may ask for: buffers beyond a few add nothing
+// but memory (docs/config.md).
+constexpr int kMaxPipelineDepth = 64;
 
 struct MemoryConfig {
   MemorySize device_budget{true, 80.0, 0};

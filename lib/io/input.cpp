@@ -219,12 +219,4 @@ std::unique_ptr<InputSource> open_input(const InputConfig& config) {
   return std::make_unique<Hdf5Input>(config);
 }
 
-Range select_range(const std::optional<Range>& wanted, std::int64_t extent, const char* key, const char* what) {
-  if (!wanted) return {0, extent};
-  if (wanted->end > extent)
-    throw config_error(std::string(key) + " = [" + std::to_string(wanted->begin) + ", " + std::to_string(wanted->end) +
-                       "] exceeds the " + std::to_string(extent) + " " + what + " of the input");
-  return *wanted;
-}
-
 }  // namespace discount

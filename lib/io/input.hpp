@@ -46,9 +46,4 @@ class InputSource {
 // sub-ranges). Throws discount::Error with the documented codes.
 std::unique_ptr<InputSource> open_input(const InputConfig& config);
 
-// The selected sub-range of an input axis of `extent` (all of it when none is
-// wanted); one that exceeds the input is a config error (78). Shared by `run`
-// and `verify`, so both refuse the same selections.
-Range select_range(const std::optional<Range>& wanted, std::int64_t extent, const char* key, const char* what);
-
 }  // namespace discount

@@ -1,5 +1,5 @@
 // Where results go. The file sink implements the output protocol of
-// DESIGN.md: `<out>.partial` is created whole (structure, fingerprint,
+// docs/architecture.md: `<out>.partial` is created whole (structure, fingerprint,
 // pre-allocated contiguous dataset) and renamed into place; after that only
 // raw bytes at fixed offsets change, so a kill -9 cannot corrupt HDF5
 // metadata. Progress is one byte per index of the chunk axis.

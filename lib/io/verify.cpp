@@ -12,6 +12,7 @@
 #include "io/input.hpp"
 #include "io/synthetic.hpp"
 #include "io/tools.hpp"
+#include "resolve/resolve.hpp"
 
 namespace discount {
 

@@ -21,15 +21,12 @@
 namespace discount {
 
 // GPUs map MDRange dimension 0 to threadIdx.x, so the fastest memory position
-// must come first there (PLATFORM.md: 0.36 TB/s otherwise); host backends
-// iterate the last dimension innermost.
+// must come first there or loads do not coalesce (docs/performance.md has the
+// cost); host backends iterate the last dimension innermost.
 template <class ExecSpace>
 constexpr bool iterate_reversed() {
   return !Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible;
 }
-
-// CUDA's limit on blockDim.z, which a rank-3 MDRange tile's last entry becomes.
-constexpr std::int64_t kMaxBlockZ = 64;
 
 namespace detail {
 
@@ -134,8 +131,8 @@ void launch(const ExecSpace& exec, const Slicing& slicing, const MultView& mult,
 
   // Auto tiles: on a GPU, up to 256 threads with the contiguous position on x;
   // on the host, about 2048 iterations per tile along the innermost positions.
-  // A CUDA block allows at most 64 threads along z (rank 3's last dimension):
-  // a larger tile would make the launch fail.
+  // A CUDA block allows at most kMaxBlockZ threads along z (rank 3's last
+  // dimension); resolve() has refused a user tile above it.
   const std::int64_t target = reverse ? 256 : 2048;
   std::int64_t product = 1;
   for (int q = 0; q < rank; ++q) {
@@ -143,10 +140,6 @@ void launch(const ExecSpace& exec, const Slicing& slicing, const MultView& mult,
     const std::int64_t user = slicing.tile[order[p]];
     std::int64_t cap = target / product;
     if (reverse && p == 2) cap = std::min<std::int64_t>(cap, kMaxBlockZ);
-    if (reverse && p == 2 && user > kMaxBlockZ)
-      throw config_error("compute.tile: " + std::to_string(user) +
-                         " along the slowest-varying parallel axis becomes the CUDA block's z, which allows at most " +
-                         std::to_string(kMaxBlockZ));
     tile[p] = user > 0 ? user : std::max<std::int64_t>(1, std::min(extent[p], cap));
     product *= tile[p];
   }
@@ -175,9 +168,8 @@ void launch(const ExecSpace& exec, const Slicing& slicing, const MultView& mult,
 // `group` neighbouring pairs take all their chunks (chunk 0 of every pair,
 // then chunk 1, ...) before the next group starts. So the GPU works on a few
 // dates of a narrow band of rows at a time, close to a copy's linear stream
-// (one thread walking all dates of its pair reached 87% of a copy, in chunks
-// of 2 dates 95%: docs/performance.md), while the group's multBy stays in L2
-// between its chunks.
+// (short chunks beat one thread walking all dates: docs/performance.md),
+// while the group's multBy stays in L2 between its chunks.
 struct alignas(16) Pair {
   double first, second;
 };

@@ -12,6 +12,10 @@
 
 namespace discount {
 
+// CUDA's limit on blockDim.z, which a rank-3 MDRange tile's last entry
+// becomes on a GPU (kernels/apply.hpp); resolve() refuses a user tile above it.
+constexpr std::int64_t kMaxBlockZ = 64;
+
 struct Slicing {
   std::array<bool, 3> parallel{true, true, true};  // by memory position
   std::array<std::int64_t, 3> tile{0, 0, 0};       // by memory position; 0: auto
@@ -30,9 +34,8 @@ struct Slicing {
 // 1024) whose working set between two visits of the same multBy pair fits in
 // 40% of L2. Per pair that set is 16 B of multBy plus 32 B per date of the
 // chunk (discount read, cv written), the latter counted twice as a margin.
-// An H200 (50 MiB of L2) with chunks of 2 dates gets 131072 pairs (2 MiB of
-// multBy). Measured there: 95-96% of a copy at 131072 and 262144 pairs, 88%
-// at 524288, once multBy no longer stays in L2 (docs/performance.md).
+// Larger groups lose speed once a group's multBy no longer stays in L2
+// (docs/performance.md has the measured groups).
 inline std::int64_t row_pairs_auto_group(std::int64_t l2_bytes, std::int64_t chunk) {
   const std::int64_t per_pair = 16 * (4 * std::max<std::int64_t>(chunk, 1) + 1);
   std::int64_t group = 1024;

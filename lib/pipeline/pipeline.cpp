@@ -20,6 +20,7 @@
 #include "kernels/blas.hpp"
 #include "pipeline/exec_instances.hpp"
 #include "pipeline/queue.hpp"
+#include "ranks/ranks.hpp"
 
 namespace discount {
 
@@ -101,12 +102,11 @@ class Pipeline {
   using DeviceBuffer = Kokkos::View<double*, ComputeMemory>;
 
  public:
-  Pipeline(const PipelineJob& job, RunReport& report) : job_(job), plan_(*job.plan), report_(report) {
-    const auto& cfg = *job.config;
+  Pipeline(const PipelineJob& job, RunReport& report)
+      : job_(job), spec_(*job.spec), plan_(*job.plan), report_(report) {
     axes_ = job.input->axes();
-    slicing_ = make_slicing(axes_, cfg.compute.parallel_dims, cfg.compute.tile);
-    blas_ = cfg.compute.kernel == KernelKind::blas;
-    scan_ = cfg.input.nonfinite == NonFinite::error && job.input->may_hold_nonfinite();
+    blas_ = spec_.kernel == KernelKind::blas;
+    scan_ = spec_.check_finite && job.input->may_hold_nonfinite();
     const std::size_t slab_elems = plan_.slab_bytes / sizeof(double);
     const std::size_t mult_elems = plan_.slab_mult_bytes / sizeof(double);
     for (int s = 0; s < plan_.host_buffers; ++s) {
@@ -125,9 +125,9 @@ class Pipeline {
       const std::size_t n = plan_.mult_bytes / sizeof(double);
       resident_mult_host_ = HostBuffer(Kokkos::view_alloc(Kokkos::WithoutInitializing, "discount::multBy"), n);
       const auto t0 = Clock::now();
-      read_multiplier(job.ids, resident_mult_host_.data());
-      read_.bytes += plan_.mult_bytes;
-      read_.seconds += seconds_since(t0);
+      read_multiplier(spec_.ids, resident_mult_host_.data());
+      stats(Stage::read).bytes += resident_stage_bytes(Stage::read, plan_.mult_bytes, plan_.mult_per_slab);
+      stats(Stage::read).seconds += seconds_since(t0);
       busy_intervals_.emplace_back(t0, Clock::now());
       if (copies) {
         resident_mult_device_ =
@@ -143,7 +143,7 @@ class Pipeline {
       if (!job_.sink->slab_done(slab)) pending.push_back(slab.index);
     report_.slabs_total = static_cast<int>(plan_.slabs.size());
     report_.slabs_skipped = report_.slabs_total - static_cast<int>(pending.size());
-    pending = rank_share(pending, job_.rank, job_.ranks);
+    pending = rank_share(pending, spec_.rank, spec_.ranks);
     for (int s = 0; s < plan_.host_buffers; ++s) free_host_.push(s);
     for (int s = 0; s < plan_.device_buffers; ++s) free_device_.push(s);
     total_pending_ = static_cast<int>(pending.size());
@@ -160,29 +160,18 @@ class Pipeline {
     for (auto& t : threads) t.join();
     if (first_error_) std::rethrow_exception(first_error_);
 
-    report_.stages = {read_, h2d_, kernel_, d2h_, write_};
-    if (!copies) report_.stages = {read_, kernel_, write_};
-    report_.slabs_run = write_.slabs;
-    report_.input_bytes = read_.bytes;
-    report_.output_bytes = write_.bytes;
-    report_.interrupted = write_.slabs < total_pending_;
-    if (copies && d2h_.slabs > 0)
+    report_.stages.clear();
+    for (Stage stage : pipeline_stages(copies)) report_.stages.push_back(stats(stage));
+    report_.slabs_run = stats(Stage::write).slabs;
+    report_.input_bytes = stats(Stage::read).bytes;
+    report_.output_bytes = stats(Stage::write).bytes;
+    report_.interrupted = stats(Stage::write).slabs < total_pending_;
+    if (copies && stats(Stage::d2h).slabs > 0)
       report_.device_path_seconds = std::chrono::duration<double>(last_download_ - first_upload_).count();
     report_.any_stage_seconds = union_seconds(busy_intervals_);
   }
 
  private:
-  // One slab's work on a stage, timed from t0. The interval is kept too: the
-  // stages overlap, so the time in no stage is the wall time less their union.
-  void record(StageStats& stage, std::uint64_t bytes, Clock::time_point t0) {
-    const auto t1 = Clock::now();
-    stage.bytes += bytes;
-    stage.seconds += std::chrono::duration<double>(t1 - t0).count();
-    ++stage.slabs;
-    std::lock_guard<std::mutex> lock(busy_mutex_);
-    busy_intervals_.emplace_back(t0, t1);
-  }
-
   // Runs a stage; on failure records the first error and closes every queue
   // so the other stages stop; on success closes the stage's output queues.
   template <class Body>
@@ -212,7 +201,7 @@ class Pipeline {
     const std::int64_t n = ids.size() * plan_.request.nums;
     const std::int64_t bad = find_nonfinite(buffer, n);
     if (bad >= 0)
-      nonfinite_error(job_.config->input.multiplier, buffer[bad],
+      nonfinite_error(spec_.multiplier, buffer[bad],
                       "id " + std::to_string(ids.begin + bad / plan_.request.nums) + ", num " +
                           std::to_string(bad % plan_.request.nums));
   }
@@ -226,27 +215,19 @@ class Pipeline {
       t.slab = index;
       const Slab& slab = plan_.slabs[index];
       const auto t0 = Clock::now();
-      const Range dates = absolute(slab.dates, job_.dates), ids = absolute(slab.ids, job_.ids);
-      if (plan_.mult_per_slab) {
-        read_multiplier(ids, host_mult_[t.host].data());
-        read_.bytes += ids.size() * slab.nums * sizeof(double);
-      }
+      const Range dates = absolute(slab.dates, spec_.dates), ids = absolute(slab.ids, spec_.ids);
+      if (plan_.mult_per_slab) read_multiplier(ids, host_mult_[t.host].data());
       double* buffer = host_slab_[t.host].data();
       const Geometry g = geometry(axes_, slab);
-      if (job_.skip_host_io && filled_[t.host]) {
-        loaded_.push(t);
-        continue;
-      }
-      filled_[t.host] = true;
       job_.input->read_discount(dates, ids, buffer);
       if (scan_) {
         const std::int64_t bad = find_nonfinite(buffer, g.elements());
         if (bad >= 0) {
           const auto origin = discount_box(job_.input->shape(), axes_, dates, ids).start;
-          nonfinite_error(job_.config->input.discount, buffer[bad], slab_coordinates(bad, axes_, g.extent, origin));
+          nonfinite_error(spec_.discount, buffer[bad], slab_coordinates(bad, axes_, g.extent, origin));
         }
       }
-      record(read_, g.elements() * sizeof(double), t0);
+      record(Stage::read, slab, t0);
       loaded_.push(t);
     }
   }
@@ -256,18 +237,15 @@ class Pipeline {
     while (loaded_.pop(t) && !aborted_) {
       if (!free_device_.pop(t.device)) break;
       const auto t0 = Clock::now();
-      if (h2d_.slabs == 0) first_upload_ = t0;
+      if (stats(Stage::h2d).slabs == 0) first_upload_ = t0;
       const Slab& slab = plan_.slabs[t.slab];
       const auto n = static_cast<std::size_t>(slab.elements());
       copy_prefix(exec, device_slab_[t.device], host_slab_[t.host], n);
-      std::uint64_t bytes = n * sizeof(double);
-      if (plan_.mult_per_slab) {
-        const auto m = static_cast<std::size_t>(slab.ids.size() * slab.nums);
-        copy_prefix(exec, device_mult_[t.device], host_mult_[t.host], m);
-        bytes += m * sizeof(double);
-      }
+      if (plan_.mult_per_slab)
+        copy_prefix(exec, device_mult_[t.device], host_mult_[t.host],
+                    static_cast<std::size_t>(slab.ids.size() * slab.nums));
       exec.fence();
-      record(h2d_, bytes, t0);
+      record(Stage::h2d, slab, t0);
       uploaded_.push(t);
     }
   }
@@ -286,11 +264,11 @@ class Pipeline {
       const ConstFlatView<ComputeMemory> mult_view(mult, static_cast<std::size_t>(slab.ids.size() * slab.nums));
       const SlabView<ComputeMemory> slab_view(data, g.extent[0], g.extent[1], g.extent[2]);
       if (blas_) apply_blas(exec, mult_view, ConstSlabView<ComputeMemory>(slab_view), slab_view);
-      else apply_mdrange(exec, slicing_, mult_view, ConstSlabView<ComputeMemory>(slab_view), slab_view,
+      else apply_mdrange(exec, spec_.slicing, mult_view, ConstSlabView<ComputeMemory>(slab_view), slab_view,
                          g.mult_stride);
       exec.fence();
       check_device_errors("discount::apply");
-      record(kernel_, (2 * g.elements() + slab.ids.size() * slab.nums) * sizeof(double), t0);
+      record(Stage::kernel, slab, t0);
       output.push(t);
     }
   }
@@ -299,10 +277,10 @@ class Pipeline {
     Ticket t;
     while (kernel_done_.pop(t) && !aborted_) {
       const auto t0 = Clock::now();
-      const auto n = static_cast<std::size_t>(plan_.slabs[t.slab].elements());
-      copy_prefix(exec, host_slab_[t.host], device_slab_[t.device], n);
+      const Slab& slab = plan_.slabs[t.slab];
+      copy_prefix(exec, host_slab_[t.host], device_slab_[t.device], static_cast<std::size_t>(slab.elements()));
       exec.fence();
-      record(d2h_, n * sizeof(double), t0);
+      record(Stage::d2h, slab, t0);
       last_download_ = Clock::now();
       free_device_.push(t.device);
       computed_.push(t);
@@ -316,38 +294,54 @@ class Pipeline {
     while (computed_.pop(t) && !aborted_) {
       const auto t0 = Clock::now();
       const Slab& slab = plan_.slabs[t.slab];
-      if (!job_.skip_host_io) job_.sink->write_slab(slab, host_slab_[t.host].data());
-      record(write_, slab.elements() * sizeof(double), t0);
+      job_.sink->write_slab(slab, host_slab_[t.host].data());
+      record(Stage::write, slab, t0);
       free_host_.push(t.host);
       // A terminal gets one line redrawn every half second; a log file (Slurm)
       // gets a plain line every 5 s.
-      const bool last = write_.slabs == total_pending_;
+      const StageStats& written = stats(Stage::write);
+      const bool last = written.slabs == total_pending_;
       if (job_.progress && (seconds_since(last_print) >= (tty_ ? 0.5 : 5.0) || last)) {
         last_print = Clock::now();
         const double elapsed = seconds_since(start);
-        const double eta = elapsed / write_.slabs * (total_pending_ - write_.slabs);
+        const double eta = elapsed / written.slabs * (total_pending_ - written.slabs);
         std::fprintf(stdout, "%s[discount_app] %s%d/%d slabs written (%.0f%%), %.2f GB out, %.2f GB/s, ETA %.0f s%s",
-                     tty_ ? "\r" : "", rank_label_.c_str(), write_.slabs, total_pending_, 100.0 * write_.slabs / std::max(1, total_pending_),
-                     write_.bytes / 1e9, elapsed > 0 ? write_.bytes / elapsed / 1e9 : 0.0, eta,
+                     tty_ ? "\r" : "", rank_label_.c_str(), written.slabs, total_pending_,
+                     100.0 * written.slabs / std::max(1, total_pending_), written.bytes / 1e9,
+                     elapsed > 0 ? written.bytes / elapsed / 1e9 : 0.0, eta,
                      tty_ && !last ? "  " : "\n");
         std::fflush(stdout);
       }
     }
   }
 
+  // One slab's work on a stage, timed from t0, counted by plan/stages.hpp.
+  // The interval is kept too: the stages overlap, so the time in no stage is
+  // the wall time less their union.
+  void record(Stage stage, const Slab& slab, Clock::time_point t0) {
+    const auto t1 = Clock::now();
+    StageStats& s = stats(stage);
+    s.bytes += stage_bytes(stage, traffic(plan_, slab));
+    s.seconds += std::chrono::duration<double>(t1 - t0).count();
+    ++s.slabs;
+    std::lock_guard<std::mutex> lock(busy_mutex_);
+    busy_intervals_.emplace_back(t0, t1);
+  }
+  // Each stage's counters are written by its own thread only, read after join.
+  StageStats& stats(Stage stage) { return stats_[static_cast<std::size_t>(stage)]; }
+
   const PipelineJob& job_;
+  const PipelineSpec& spec_;
   // "rank 0 of 4: " under MPI (rank 0 prints its own share's progress).
   const std::string rank_label_ =
-      job_.ranks > 1 ? "rank " + std::to_string(job_.rank) + " of " + std::to_string(job_.ranks) + ": " : "";
+      spec_.ranks > 1 ? "rank " + std::to_string(spec_.rank) + " of " + std::to_string(spec_.ranks) + ": " : "";
   const Plan& plan_;
   RunReport& report_;
   std::array<Axis, 3> axes_{};
-  Slicing slicing_;
   bool blas_ = false, scan_ = false;
   int total_pending_ = 0;
 
   std::vector<HostBuffer> host_slab_, host_mult_;
-  std::vector<bool> filled_ = std::vector<bool>(64, false);  // per staging buffer (skip_host_io)
   std::vector<DeviceBuffer> device_slab_, device_mult_;
   HostBuffer resident_mult_host_;
   DeviceBuffer resident_mult_device_;
@@ -362,30 +356,37 @@ class Pipeline {
   std::mutex busy_mutex_;
   std::vector<std::pair<Clock::time_point, Clock::time_point>> busy_intervals_;  // every stage's timed work
   std::exception_ptr first_error_;
-
-  static StageStats named(const char* name) {
-    StageStats stage;
-    stage.name = name;
-    return stage;
-  }
-  StageStats read_ = named("read"), h2d_ = named("h2d"), kernel_ = named("kernel"), d2h_ = named("d2h"),
-             write_ = named("write");
+  std::array<StageStats, kStageCount> stats_ = [] {
+    std::array<StageStats, kStageCount> named{};
+    for (Stage stage : kAllStages) named[static_cast<std::size_t>(stage)].name = stage_name(stage);
+    return named;
+  }();
 };
 
 }  // namespace
-
-std::vector<StageStats> pipeline_stages(bool device_copies) {
-  std::vector<const char*> names{"read", "kernel", "write"};
-  if (device_copies) names = {"read", "h2d", "kernel", "d2h", "write"};
-  std::vector<StageStats> stages(names.size());
-  for (std::size_t j = 0; j < names.size(); ++j) stages[j].name = names[j];
-  return stages;
-}
 
 std::vector<int> rank_share(const std::vector<int>& pending, int rank, int ranks) {
   const auto n = static_cast<std::int64_t>(pending.size());
   const auto begin = n * rank / ranks, end = n * (rank + 1) / ranks;
   return {pending.begin() + begin, pending.begin() + end};
+}
+
+void combine_rank_reports(RunReport& report) {
+  if (!ranks::multi()) return;
+  for (auto& stage : report.stages) {
+    ranks::sum(stage.bytes);
+    stage.seconds = ranks::max(stage.seconds);
+    std::uint64_t slabs = static_cast<std::uint64_t>(stage.slabs);
+    ranks::sum(slabs);
+    stage.slabs = static_cast<int>(slabs);
+  }
+  ranks::sum(report.input_bytes);
+  ranks::sum(report.output_bytes);
+  std::uint64_t run = static_cast<std::uint64_t>(report.slabs_run);
+  ranks::sum(run);
+  report.slabs_run = static_cast<int>(run);
+  report.device_path_seconds = ranks::max(report.device_path_seconds);
+  report.any_stage_seconds = ranks::max(report.any_stage_seconds);
 }
 
 bool needs_device_copies(Space space) {
@@ -397,7 +398,7 @@ std::string execution_space_name(Space space) {
 }
 
 void run_pipeline(const PipelineJob& job, RunReport& report) {
-  if (job.config->compute.space == Space::device) {
+  if (job.spec->space == Space::device) {
     Pipeline<Kokkos::DefaultExecutionSpace> pipeline(job, report);
     pipeline.run();
   } else {

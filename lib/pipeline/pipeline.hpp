@@ -12,31 +12,26 @@
 #include "io/output.hpp"
 #include "plan/plan.hpp"
 #include "report/report.hpp"
+#include "resolve/resolve.hpp"
 
 namespace discount {
 
 struct PipelineJob {
-  const Config* config = nullptr;
+  const PipelineSpec* spec = nullptr;   // resolve()'s part for the pipeline
   const Plan* plan = nullptr;
   InputSource* input = nullptr;
   OutputSink* sink = nullptr;
-  Range dates, ids;                     // absolute selection in the source
   const std::atomic<int>* stop = nullptr;  // signal number once asked to stop
-  bool progress = false;                // periodic progress lines on stderr
-  // Benchmarks of the device path alone: each staging buffer is filled once,
-  // then slabs cycle host -> device -> host with no reads or writes.
-  bool skip_host_io = false;
-  // Under MPI: the slabs still to do are split into `ranks` contiguous runs;
-  // this process takes run number `rank`.
-  int rank = 0, ranks = 1;
+  bool progress = false;                // periodic progress lines on stdout
 };
 
 // The pending slabs' share of one rank: contiguous, sizes differing by at most one.
 std::vector<int> rank_share(const std::vector<int>& pending, int rank, int ranks);
 
-// The stages a run reports, named and empty, in the pipeline's order: read,
-// h2d, kernel, d2h, write with device copies; read, kernel, write without.
-std::vector<StageStats> pipeline_stages(bool device_copies);
+// Each rank's figures added up (bytes, slabs) or maximised (seconds: ranks
+// work side by side), so rank 0 reports the whole job. Collective under MPI;
+// report.stages must name the same stages on every rank (empty_stages()).
+void combine_rank_reports(RunReport& report);
 
 // True when compute.space maps to a memory space the host cannot read, so
 // the plan needs device buffers and copies.

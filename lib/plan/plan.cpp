@@ -29,7 +29,6 @@ Plan make_plan(const PlanRequest& req) {
   if (req.dates <= 0 || req.ids <= 0 || req.nums <= 0)
     throw data_error("empty dimension: dates=" + std::to_string(req.dates) + " ids=" + std::to_string(req.ids) +
                      " nums=" + std::to_string(req.nums) + "; nothing to compute");
-  if (req.pipeline_depth < 1) throw config_error("memory.pipeline_depth must be at least 1");
 
   Plan plan;
   plan.request = req;
@@ -113,8 +112,9 @@ std::string Plan::describe() const {
   out << "bytes per stage";
   const char* sep = " ";
   for (const auto& stage : predict(*this, Limits{})) {
-    const std::string label = stage.stage == "h2d" ? "H2D" : stage.stage == "d2h" ? "D2H" : stage.stage;
-    out << sep << label << " " << format_bytes(stage.bytes);
+    Stage named = Stage::read;
+    stage_named(stage.stage, named);
+    out << sep << stage_label(named) << " " << format_bytes(stage.bytes);
     sep = ", ";
   }
   out << "\n";
@@ -127,38 +127,31 @@ std::vector<StagePrediction> predict(const Plan& plan, const Limits& limits) {
   return predict(plan, limits, all);
 }
 
-std::vector<StagePrediction> predict(const Plan& plan, const Limits& limits, const std::vector<int>& slabs) {
-  const auto& r = plan.request;
-  const std::uint64_t elem = r.element_bytes;
-  std::uint64_t data = 0, slab_mult = 0, kernel = 0;
-  for (int index : slabs) {
-    const Slab& slab = plan.slabs.at(static_cast<std::size_t>(index));
-    const auto elements = static_cast<std::uint64_t>(slab.elements());
-    const auto rows = static_cast<std::uint64_t>(slab.ids.size()) * static_cast<std::uint64_t>(slab.nums);
-    data += elements * elem;
-    if (plan.mult_per_slab) slab_mult += rows * elem;
-    kernel += (2 * elements + rows) * elem;
-  }
-  const std::uint64_t mult_read = plan.mult_per_slab ? slab_mult : plan.mult_bytes;
+SlabTraffic traffic(const Plan& plan, const Slab& slab) {
+  SlabTraffic t;
+  t.elements = static_cast<std::uint64_t>(slab.elements());
+  t.mult_elements = static_cast<std::uint64_t>(slab.ids.size()) * static_cast<std::uint64_t>(slab.nums);
+  t.mult_per_slab = plan.mult_per_slab;
+  t.element_bytes = plan.request.element_bytes;
+  return t;
+}
 
+std::vector<StagePrediction> predict(const Plan& plan, const Limits& limits, const std::vector<int>& slabs) {
   std::vector<StagePrediction> stages;
-  auto add = [&](const char* name, std::uint64_t bytes) {
+  for (Stage stage : pipeline_stages(plan.request.device_copies)) {
     StagePrediction p;
-    p.stage = name;
-    p.bytes = bytes;
-    const LinkLimit* link = limits.of(name);
-    if (link && link->known()) {
-      p.gb_per_s = link->gb_per_s;
-      p.source = link->source;
-      p.seconds = static_cast<double>(bytes) / (link->gb_per_s * 1e9);
+    p.stage = stage_name(stage);
+    p.bytes = resident_stage_bytes(stage, plan.mult_bytes, plan.mult_per_slab);
+    for (int index : slabs)
+      p.bytes += stage_bytes(stage, traffic(plan, plan.slabs.at(static_cast<std::size_t>(index))));
+    const LinkLimit& link = limits.of(stage);
+    if (link.known()) {
+      p.gb_per_s = link.gb_per_s;
+      p.source = link.source;
+      p.seconds = static_cast<double>(p.bytes) / (link.gb_per_s * 1e9);
     }
     stages.push_back(p);
-  };
-  add("read", data + mult_read);
-  if (r.device_copies) add("h2d", data + slab_mult);
-  add("kernel", kernel);
-  if (r.device_copies) add("d2h", data);
-  add("write", data);
+  }
   return stages;
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "plan/stages.hpp"
 #include "report/limits.hpp"
 
 namespace discount {
@@ -56,26 +57,25 @@ struct Plan {
 
 // Throws discount::Error (ExitCode::config) when one minimal slab does not fit
 // a budget, and (ExitCode::data_invalid) for an empty dimension.
+// request.pipeline_depth is at least 1 (resolve() checks it).
 Plan make_plan(const PlanRequest& request);
 
-// One stage's share of the whole job: its bytes exactly as the pipeline will
-// count them (lib/pipeline/pipeline.cpp), and the time its link's limit allows.
+// What `slab` moves through the stages (plan/stages.hpp): the pipeline counts
+// these bytes and predict() adds them up, so the two cannot differ.
+SlabTraffic traffic(const Plan& plan, const Slab& slab);
+
+// One stage's share of the whole job: its bytes as stage_bytes() counts them,
+// and the time its link's limit allows.
 struct StagePrediction {
-  std::string stage;         // read, h2d, kernel, d2h, write (no h2d/d2h in host space)
+  std::string stage;         // stage_name(): no h2d/d2h in host space
   std::uint64_t bytes = 0;
   double seconds = -1;       // bytes / limit; < 0: the limit is unknown
   double gb_per_s = 0;       // the limit used; 0: unknown
   std::string source;        // "measured" | "configured" | ""
 };
 
-// The stages in pipeline order. Bytes for a fresh run of every slab:
-//   read   discount + multBy (resident or per slab, read once either way)
-//   h2d    discount + multBy when it travels with id slabs (the resident
-//          multBy's one upload is not counted)
-//   kernel per slab: discount read + cv written + that slab's multBy rows
-//          (date slabs: all of multBy once per slab)
-//   d2h    cv
-//   write  cv
+// The stages in pipeline order, with their bytes for a fresh run of every
+// slab (stage_bytes() per slab plus resident_stage_bytes()).
 std::vector<StagePrediction> predict(const Plan& plan, const Limits& limits);
 // The same for the slabs one process will run (a resume's pending slabs, an
 // MPI rank's share), by index into plan.slabs. The resident multBy (date

@@ -21,7 +21,7 @@ constexpr const char* kMeasured = "measured";
 constexpr const char* kConfigured = "configured";
 
 // Buffers of 256 MiB: large enough that launch and setup costs vanish, small
-// enough that the whole measurement stays near 0.1 s on an H200 node.
+// enough that the whole measurement stays well under a second.
 // The caller may cap them (a job's memory budget below 1 GiB): see measure_limits.
 constexpr std::size_t kBufferBytes = std::size_t{256} << 20;
 constexpr int kRepetitions = 3;  // the best counts
@@ -126,8 +126,9 @@ std::string speed_text(const char* name, const LinkLimit& link) {
 }  // namespace
 
 std::string Limits::describe() const {
-  return speed_text("read", read) + ", " + speed_text("h2d", h2d) + ", " + speed_text("kernel", kernel) + ", " +
-         speed_text("d2h", d2h) + ", " + speed_text("write", write);
+  std::string text;
+  for (Stage stage : kAllStages) text += (text.empty() ? "" : ", ") + speed_text(stage_name(stage), of(stage));
+  return text;
 }
 
 Limits configured_limits(const LimitsConfig& config) {

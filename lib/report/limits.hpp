@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <string>
 
+#include "plan/stages.hpp"
+
 namespace discount {
 
 struct LimitsConfig;  // config/config.hpp
@@ -25,15 +27,15 @@ struct LinkLimit {
 struct Limits {
   LinkLimit read, h2d, kernel, d2h, write;
 
-  // By the pipeline's stage name ("read", "h2d", "kernel", "d2h", "write");
-  // nullptr for any other name.
-  const LinkLimit* of(const std::string& stage) const {
-    if (stage == "read") return &read;
-    if (stage == "h2d") return &h2d;
-    if (stage == "kernel") return &kernel;
-    if (stage == "d2h") return &d2h;
-    if (stage == "write") return &write;
-    return nullptr;
+  // The link a stage crosses.
+  const LinkLimit& of(Stage stage) const {
+    const LinkLimit* links[kStageCount] = {&read, &h2d, &kernel, &d2h, &write};
+    return *links[static_cast<int>(stage)];
+  }
+  // By stage_name(); nullptr for any other name.
+  const LinkLimit* of(const std::string& name) const {
+    Stage stage = Stage::read;
+    return stage_named(name, stage) ? &of(stage) : nullptr;
   }
   // One line: "read 2.50 GB/s (configured), h2d 55.1 GB/s (measured), ..., write unknown".
   std::string describe() const;

@@ -83,9 +83,9 @@ std::string RunReport::to_json() const {
     j["stages"].push_back(stage);
   }
   j["limits"] = nlohmann::json::object();
-  for (const char* name : {"read", "h2d", "kernel", "d2h", "write"}) {
-    const LinkLimit* link = limits.of(name);
-    if (link && link->known()) j["limits"][name] = {{"gb_per_s", link->gb_per_s}, {"source", link->source}};
+  for (Stage stage : kAllStages) {
+    const LinkLimit& link = limits.of(stage);
+    if (link.known()) j["limits"][stage_name(stage)] = {{"gb_per_s", link.gb_per_s}, {"source", link.source}};
   }
   j["ranks"] = ranks;
   if (has_checksum) {
@@ -95,6 +95,15 @@ std::string RunReport::to_json() const {
                      {"date_bits", date_bits}};
   }
   return j.dump(2) + "\n";
+}
+
+std::vector<StageStats> empty_stages(bool device_copies) {
+  std::vector<StageStats> stages;
+  for (Stage stage : pipeline_stages(device_copies)) {
+    stages.emplace_back();
+    stages.back().name = stage_name(stage);
+  }
+  return stages;
 }
 
 void apply_limits(RunReport& report, const Limits& limits) {

@@ -63,6 +63,11 @@ struct RunReport {
   std::string to_json() const;
 };
 
+// The stages a run reports, named and empty, in the pipeline's order
+// (plan/stages.hpp): read, h2d, kernel, d2h, write with device copies; read,
+// kernel, write without.
+std::vector<StageStats> empty_stages(bool device_copies);
+
 // Records `limits` in the report and gives each stage its link's limit by
 // stage name. Call after run_pipeline (which sets report.stages).
 void apply_limits(RunReport& report, const Limits& limits);

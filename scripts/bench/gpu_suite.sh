@@ -63,7 +63,7 @@ s_scale_gpu() {
     --json "$logs/scale_gpu.json"
   step scale_gpu_path 300 $py scripts/bench/scaling.py --app $app --ranks "$list" --shape 200x10000000x5 \
     --space device --device-budget 16GiB --host-budget 8GiB --max-slab 512MiB --repeat 2 --device-path \
-    --mpirun-args "--bind-to none" \
+    --bench $bench --mpirun-args "--bind-to none" \
     --json "$logs/scale_gpu_path.json"
 }
 # PCIe with every GPU busy at once: the ceiling for the device path on all GPUs.

@@ -9,6 +9,10 @@ output. Every run's global checksum (or output digest) must equal the
 cv bytes out over the wall time), speed-up against the first R, and the
 bottleneck stage of the combined report.
 
+--device-path times the device path alone instead: `mpirun -n R
+discount_bench --mode stream` (the C++ benchmark of an MPI build: the app's
+pipeline with a source that reads nothing and a sink that writes nothing).
+
   scripts/bench/scaling.py --app build/cuda-mpi/app/discount_app --ranks 1,2 \\
       --shape 200x10000000x5 --space device --device-budget 16GiB
   scripts/bench/scaling.py --app build/mpi/app/discount_app --ranks 1,2 --space host --threads 1
@@ -38,8 +42,10 @@ def parse_args():
     p.add_argument("--repeat", type=int, default=2, help="runs per rank count; the best is reported")
     p.add_argument("--file", action="store_true", help="HDF5 file in, HDF5 file out (needs the disk space)")
     p.add_argument("--device-path", action="store_true",
-                   help="the device path alone (run --bench-device-path): staging buffers filled once, then slabs "
-                        "cycle host -> GPU -> host with no generation, reads, writes or checksum")
+                   help="the device path alone (discount_bench --mode stream): staging buffers filled once, then "
+                        "slabs cycle host -> GPU -> host with no generation, reads, writes or checksum")
+    p.add_argument("--bench", help="discount_bench of the same MPI build, for --device-path "
+                                   "(default: next to --app's build folder)")
     p.add_argument("--work", default=None, help="scratch directory (default: a temporary one)")
     p.add_argument("--mpirun", default=shutil.which("mpirun") or "mpirun")
     p.add_argument("--json", help="write the rows here")
@@ -59,9 +65,24 @@ def digest(path):
     return h.hexdigest()[:16]
 
 
+def mib(size):
+    """512MiB, 2GiB or a number of bytes, in MiB."""
+    units = {"kib": 1 / 1024, "mib": 1, "gib": 1024, "tib": 1024 * 1024, "b": 1 / 1048576}
+    text = size.strip().lower()
+    for unit, scale in units.items():
+        if text.endswith(unit):
+            return float(text[:-len(unit)]) * scale
+    return float(text) / 1048576
+
+
 def main():
     a = parse_args()
     a.app = os.path.abspath(a.app)
+    if a.device_path:
+        a.bench = os.path.abspath(a.bench or os.path.join(os.path.dirname(os.path.dirname(a.app)), "discount_bench"))
+        if not os.path.exists(a.bench):
+            print(f"--device-path needs discount_bench (not found at {a.bench}; give --bench)", file=sys.stderr)
+            return 64
     dates, ids, nums = (int(x) for x in a.shape.lower().split("x"))
     work = a.work or tempfile.mkdtemp(prefix="discount_scaling_")
     os.makedirs(work, exist_ok=True)
@@ -100,7 +121,13 @@ def main():
         for rep in range(a.repeat):
             report = os.path.join(work, f"report_{ranks}_{rep}.json")
             argv = [a.mpirun, "-n", str(ranks)] + a.mpirun_args.split() + [a.app, "run", "-q", job, "--report", report,
-                    "--kokkos-disable-warnings"] + (["--bench-device-path"] if a.device_path else [])
+                    "--kokkos-disable-warnings"]
+            if a.device_path:
+                argv = [a.mpirun, "-n", str(ranks)] + a.mpirun_args.split() + [
+                    a.bench, "--mode", "stream", "--space", a.space, "--dates", str(dates), "--ids", str(ids),
+                    "--nums", str(nums), "--slab-mib", str(mib(a.max_slab)), "--host-budget", a.host_budget,
+                    "--device-budget", a.device_budget, "--reps", "1", "--report", report,
+                    "--kokkos-disable-warnings"]
             t0 = time.monotonic()
             r = subprocess.run(argv, env=env, cwd=work, capture_output=True, text=True)
             if a.file:

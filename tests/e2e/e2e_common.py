@@ -34,7 +34,7 @@ MiB = 1024 * 1024
 KiB = 1024
 SKIP = 77
 
-# sysexits-style codes from DESIGN.md
+# sysexits-style codes (docs/errors.md)
 EX_OK, EX_USAGE, EX_DATA, EX_NOINPUT, EX_SOFTWARE = 0, 64, 65, 66, 70
 EX_CANTCREAT, EX_IOERR, EX_TEMPFAIL, EX_CONFIG = 73, 74, 75, 78
 

@@ -13,8 +13,9 @@
 #include "io/synthetic.hpp"
 #include "kokkos_env.hpp"
 #include "pipeline/pipeline.hpp"
-#include "ranks/ranks.hpp"
 #include "plan/plan.hpp"
+#include "ranks/ranks.hpp"
+#include "resolve/resolve.hpp"
 
 using namespace discount;
 
@@ -40,34 +41,48 @@ struct Result {
   RunReport report;
 };
 
-Result run_synthetic(const SyntheticSource& source, Config config, std::uint64_t host_budget,
-                     const std::atomic<int>* stop = nullptr) {
+// The job exactly as the app makes it: facts, resolve(), make_plan(); the
+// budgets are set in the config as fixed sizes.
+struct Prepared {
+  std::unique_ptr<InputSource> input;
+  JobSpec spec;
+  Plan plan;
+};
+
+Prepared prepare_synthetic(const SyntheticSource& source, Config config, std::uint64_t host_budget) {
   config.input.synthetic = source;
   config.output.mode = OutputMode::checksum;
-  auto input = open_input(config.input);
-  PlanRequest request;
-  request.dates = source.dates;
-  request.ids = source.ids;
-  request.nums = source.nums;
-  request.chunk_axis = config.memory.chunk_axis;
-  request.pipeline_depth = config.memory.pipeline_depth;
-  request.device_copies = needs_device_copies(config.compute.space);
-  request.host_budget = host_budget;
-  request.device_budget = host_budget;
-  const Plan plan = make_plan(request);
-  ChecksumOutput sink(input->axes(), source.dates, source.ids, source.nums);
+  config.memory.host_budget = MemorySize{false, 0.0, host_budget};
+  config.memory.device_budget = MemorySize{false, 0.0, host_budget};
+  Prepared p;
+  p.input = open_input(config.input);
+  SystemFacts facts;
+  facts.input = input_facts(*p.input);
+  facts.separate_device_memory = needs_device_copies(Space::device);
+  p.spec = resolve(config, facts);
+  p.plan = make_plan(p.spec.plan);
+  return p;
+}
+
+Result run_prepared(Prepared& p, const std::atomic<int>* stop = nullptr) {
+  const PlanRequest& r = p.plan.request;
+  ChecksumOutput sink(p.input->axes(), r.dates, r.ids, r.nums);
   PipelineJob job;
-  job.config = &config;
-  job.plan = &plan;
-  job.input = input.get();
+  job.spec = &p.spec.pipeline;
+  job.plan = &p.plan;
+  job.input = p.input.get();
   job.sink = &sink;
-  job.dates = {0, source.dates};
-  job.ids = {0, source.ids};
   job.stop = stop;
   Result result;
   run_pipeline(job, result.report);
   result.bits = sink.date_bits();
   return result;
+}
+
+Result run_synthetic(const SyntheticSource& source, Config config, std::uint64_t host_budget,
+                     const std::atomic<int>* stop = nullptr) {
+  Prepared p = prepare_synthetic(source, std::move(config), host_budget);
+  return run_prepared(p, stop);
 }
 
 std::uint64_t resident_bytes() {
@@ -147,6 +162,48 @@ TEST(Pipeline, AStopRequestBeforeTheFirstSlabRunsNothing) {
   EXPECT_TRUE(r.report.interrupted);
   EXPECT_EQ(r.report.slabs_run, 0);
   EXPECT_EQ(r.report.slabs_total, 9);  // one date per slab: three buffers fill the budget
+}
+
+// The plan's predicted bytes per stage are the pipeline's counted bytes, on
+// jobs of odd sizes with either chunk axis, several depths and budgets, both
+// spaces (device copies where the build has a separate device memory), and
+// an id selection that is not the whole input.
+TEST(Pipeline, PredictedBytesAreCountedBytes) {
+  struct Case {
+    SyntheticSource source;
+    Axis chunk_axis;
+    int depth;
+    std::uint64_t budget;
+  };
+  const std::vector<Case> cases{
+      {{11, 1009, 3, 7}, Axis::date, 3, 1009 * 3 * 8 * 5},    // several date slabs, the last one short
+      {{7, 2003, 5, 2}, Axis::id, 2, 7 * 5 * 8 * 2 * 300},    // id slabs carry their multBy rows
+      {{5, 301, 7, 3}, Axis::date, 1, std::uint64_t{64} << 20},  // one slab
+      {{13, 97, 1, 4}, Axis::id, 4, 13 * 8 * 4 * 10 + 4096},  // nums 1, id slabs of 10
+  };
+  for (const auto& c : cases)
+    for (Space space : {Space::device, Space::host}) {
+      Config config;
+      config.compute.space = space;
+      config.memory.chunk_axis = c.chunk_axis;
+      config.memory.pipeline_depth = c.depth;
+      config.input.ids = Range{1, c.source.ids};  // the selection, not the whole input
+      Prepared p = prepare_synthetic(c.source, config, c.budget);
+      ASSERT_GT(p.plan.slabs.size(), 0u);
+      const auto predicted = predict(p.plan, Limits{});
+      const Result r = run_prepared(p);
+      ASSERT_EQ(r.report.stages.size(), predicted.size());
+      const std::string where = std::string(axis_name(c.chunk_axis)) + " slabs, " +
+                                std::to_string(p.plan.slabs.size()) + " of them, " +
+                                (p.plan.request.device_copies ? "device copies" : "no copies");
+      for (std::size_t s = 0; s < predicted.size(); ++s) {
+        EXPECT_EQ(r.report.stages[s].name, predicted[s].stage) << where;
+        EXPECT_EQ(r.report.stages[s].bytes, predicted[s].bytes) << r.report.stages[s].name << ", " << where;
+        EXPECT_EQ(r.report.stages[s].slabs, static_cast<int>(p.plan.slabs.size())) << where;
+      }
+      EXPECT_EQ(r.report.input_bytes, p.plan.input_bytes()) << where;
+      EXPECT_EQ(r.report.output_bytes, p.plan.output_bytes()) << where;
+    }
 }
 
 // Under MPI each rank runs a contiguous share of the slabs still to do;

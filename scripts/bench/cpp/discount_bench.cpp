@@ -2,8 +2,10 @@
 // each is judged against measured in the same run:
 //   kernel  data resident in one memory space: copy vs every slicing
 //   pcie    pinned host <-> device, each direction alone and both at once
-//   stream  the app's pipeline with host I/O skipped: slabs go pinned host ->
-//           device -> kernel -> pinned host on three execution space instances
+//   stream  the app's pipeline composed with a source that reads nothing and a
+//           sink that writes nothing: slabs go pinned host -> device -> kernel
+//           -> pinned host on three execution space instances (under mpirun,
+//           each rank streams its share, as the app's ranks do)
 // Every kernel result is checked element by element against a plain loop
 // (outputs poisoned with NaN first). Prints one table per mode.
 #include <CLI/CLI.hpp>
@@ -15,10 +17,12 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "commands/commands.hpp"
 #include "common/host_parallel.hpp"
 #include "io/input.hpp"
 #include "io/output.hpp"
@@ -27,6 +31,8 @@
 #include "kernels/blas.hpp"
 #include "pipeline/pipeline.hpp"
 #include "plan/plan.hpp"
+#include "ranks/ranks.hpp"
+#include "resolve/resolve.hpp"
 
 using namespace discount;
 using Clock = std::chrono::steady_clock;
@@ -139,7 +145,7 @@ int kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, int rep
                     }, poison), 16.0 * n, ""});
   }
 
-  // The naive flat loop PLATFORM.md measured at 1.70 TB/s.
+  // The naive flat loop: one index per element, multBy found by a modulo.
   {
     const auto in_c = in, out_c = out, mult_c = mult;
     const std::int64_t row = m;
@@ -255,65 +261,101 @@ double pcie_mode(std::size_t bytes, int reps) {
 }
 #endif
 
-int stream_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, std::uint64_t slab_bytes, int depth, int reps,
-                Space space, double bidirectional_gbs) {
-  Config config;
+// The device path alone: a source that fills each staging buffer once (with
+// ones, so the kernel never meets denormals) and then hands it out as it is,
+// and a sink that keeps nothing.
+class NoReadSource final : public InputSource {
+ public:
+  explicit NoReadSource(const InputShape& shape) { shape_ = shape; }
+  void read_discount(Range dates, Range ids, double* buffer) override {
+    if (!filled_.insert(buffer).second) return;
+    const std::int64_t n = dates.size() * ids.size() * shape_.nums;
+    std::fill(buffer, buffer + n, 1.0);
+  }
+  void read_multiplier(Range ids, double* buffer) override {
+    std::fill(buffer, buffer + ids.size() * shape_.nums, 1.0);
+  }
+  std::string describe() const override { return "no reads (device path only)"; }
+  std::string identity() const override { return "bench:no-reads"; }
+  bool may_hold_nonfinite() const override { return false; }
+
+ private:
+  std::set<double*> filled_;
+};
+
+class NoWriteSink final : public OutputSink {
+ public:
+  bool slab_done(const Slab&) const override { return false; }
+  void write_slab(const Slab&, const double*) override {}
+  std::string describe() const override { return "no writes (device path only)"; }
+};
+
+int stream_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, const Config& base, int reps,
+                double bidirectional_gbs, const std::string& report_path) {
+  Config config = base;
   config.input.synthetic = SyntheticSource{dates, ids, nums, 1};
   config.output.mode = OutputMode::checksum;
-  config.compute.space = space;
   config.compute.parallel_dims = {Axis::id, Axis::num};
-  config.memory.pipeline_depth = depth;
-  auto input = open_input(config.input);
-  PlanRequest request;
-  request.dates = dates;
-  request.ids = ids;
-  request.nums = nums;
-  request.pipeline_depth = depth;
-  request.device_copies = needs_device_copies(space);
-  request.host_budget = request.device_budget = std::uint64_t{1} << 40;
-  request.max_slab = slab_bytes;
-  const Plan plan = make_plan(request);
-  std::printf("\nstream mode: %s, %zu slabs of %.0f MiB, depth %d, %.2f GB through the device path\n",
-              execution_space_name(space).c_str(), plan.slabs.size(), plan.slab_bytes / 1048576.0, depth,
-              plan.output_bytes() / 1e9);
+  NoReadSource input({dates, ids, nums});
+  // The app's own path from config to plan: facts, resolve, make_plan.
+  const JobSpec spec = resolve(config, system_facts(config, input));
+  const Plan plan = make_plan(spec.plan);
+  std::printf("\nstream mode: %s, %zu slabs of %.0f MiB, depth %d, %.2f GB through the device path, %d rank(s)\n",
+              execution_space_name(spec.pipeline.space).c_str(), plan.slabs.size(), plan.slab_bytes / 1048576.0,
+              plan.request.pipeline_depth, plan.output_bytes() / 1e9, ranks::size());
   std::vector<Row> rows;
   RunReport last;
   for (int r = 0; r <= reps; ++r) {
-    ChecksumOutput sink(input->axes(), dates, ids, nums);
+    NoWriteSink sink;
     PipelineJob job;
-    job.config = &config;
+    job.spec = &spec.pipeline;
     job.plan = &plan;
-    job.input = input.get();
+    job.input = &input;
     job.sink = &sink;
-    job.dates = {0, dates};
-    job.ids = {0, ids};
-    job.skip_host_io = true;
     RunReport report;
+    report.stages = empty_stages(plan.request.device_copies);
+    ranks::barrier();
     const auto t0 = Clock::now();
     run_pipeline(job, report);
-    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    report.wall_seconds = ranks::max(std::chrono::duration<double>(Clock::now() - t0).count());
+    report.ranks = ranks::size();
+    combine_rank_reports(report);
     if (r > 0) {
-      rows.push_back({"whole run " + std::to_string(r) + " (incl. pinned allocation)", s, 2.0 * plan.output_bytes(), ""});
+      rows.push_back({"whole run " + std::to_string(r) + " (incl. pinned allocation)", report.wall_seconds,
+                      2.0 * plan.output_bytes(), ""});
       rows.push_back({"device path " + std::to_string(r) + " (first H2D to last D2H)", report.device_path_seconds,
                       2.0 * plan.output_bytes(), ""});
     }
     last = report;
   }
+  last.outcome = "device-path benchmark (no reads, no writes, no checksum)";
+  last.space = execution_space_name(spec.pipeline.space);
+  last.slicing = spec.report.slicing;
+  last.plan = plan.describe();
   std::printf("stages of the last run:\n%s", last.to_text().c_str());
   print_table("stream: GB/s count H2D + D2H bytes; limit = bidirectional PCIe measured in this run", rows,
               bidirectional_gbs, "of bidir");
+  if (!report_path.empty() && ranks::is_root()) write_report(last, report_path);
   return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  Kokkos::ScopeGuard guard(argc, argv);
+  ranks::Session mpi(argc, argv);
+  // Under mpirun every rank streams its own share; rank 0 alone prints.
+  if (!ranks::is_root() && !std::freopen("/dev/null", "w", stdout)) return 1;
+  std::vector<std::string> kokkos_args = kokkos_arguments(std::vector<std::string>(argv + 1, argv + argc));
+  std::vector<char*> kokkos_argv;
+  for (auto& arg : kokkos_args) kokkos_argv.push_back(arg.data());
+  int kokkos_argc = static_cast<int>(kokkos_argv.size());
+  Kokkos::ScopeGuard guard(kokkos_argc, kokkos_argv.data());
   CLI::App app{"discount_app benchmarks: kernel, pcie, stream"};
   std::string mode = "kernel", space_name = "device";
   std::int64_t dates = 200, ids = 1000000, nums = 5;
   int reps = 10, depth = 3;
   double gib = 2.0, slab_mib = 512;
+  std::string host_budget = "1TiB", device_budget = "1TiB", report_path;
   bool slow = false;
   std::vector<std::int64_t> chunk_grid, group_grid{0};
   app.add_option("--mode", mode, "kernel | pcie | stream")->check(CLI::IsMember({"kernel", "pcie", "stream"}));
@@ -325,6 +367,9 @@ int main(int argc, char** argv) {
   app.add_option("--pcie-gib", gib, "bytes per transfer in pcie mode");
   app.add_option("--slab-mib", slab_mib, "slab size in stream mode");
   app.add_option("--depth", depth, "pipeline depth in stream mode");
+  app.add_option("--host-budget", host_budget, "stream mode: memory.host_budget (default 1TiB: --slab-mib decides)");
+  app.add_option("--device-budget", device_budget, "stream mode: memory.device_budget (default 1TiB)");
+  app.add_option("--report", report_path, "stream mode: the last run's JSON report (every rank's, combined)");
   app.add_flag("--slow", slow, "include the slow serial slicings (per date, id serial)");
   app.add_option("--chunks", chunk_grid, "kernel mode: also time the row pairs with dates cut into chunks of these sizes");
   app.add_option("--groups", group_grid, "kernel mode: ... in groups of these many pairs (0: from L2, -1: chunk-major)");
@@ -342,6 +387,11 @@ int main(int argc, char** argv) {
   if (mode == "pcie") std::printf("pcie mode needs a CUDA build\n");
 #endif
   if (mode == "pcie") return 0;
-  return stream_mode(dates, ids, nums, static_cast<std::uint64_t>(slab_mib * 1048576), depth, reps, space,
-                     bidirectional);
+  Config config;
+  config.compute.space = space;
+  config.memory.pipeline_depth = depth;
+  config.memory.max_slab = MemorySize{false, 0.0, static_cast<std::uint64_t>(slab_mib * 1048576)};
+  config.memory.host_budget = parse_memory_size(host_budget);
+  config.memory.device_budget = parse_memory_size(device_budget);
+  return stream_mode(dates, ids, nums, config, reps, bidirectional, report_path);
 }

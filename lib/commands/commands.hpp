@@ -1,0 +1,50 @@
+// The commands behind the CLI, in one place: run, plan, verify, generate,
+// config. Each validates everything it can before Kokkos starts or any output
+// exists, and returns the process exit status; failures are discount::Error.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "config/config.hpp"
+#include "io/input.hpp"
+#include "io/tools.hpp"
+#include "resolve/resolve.hpp"
+
+namespace discount {
+
+struct RunOptions {
+  bool restart = false;
+  bool dry_run = false;
+  std::string report_path;        // overrides config.report when set
+  std::vector<std::string> kokkos_args;  // --kokkos-* passed through
+  bool quiet = false;
+};
+
+// `discount_app run`: the job, resumed where a killed run stopped.
+int run_command(const Config& config, const RunOptions& options);
+// `discount_app plan`: shapes, slabs, buffers, bytes and predicted seconds per stage.
+int plan_command(const Config& config);
+// `discount_app config`: the effective configuration, after the rules that
+// need no input (resolve/resolve.hpp's check_config).
+int config_command(const Config& config);
+// `discount_app verify` and `discount_app generate` (io/tools.hpp).
+int verify_job(const Config& config, bool sample);
+int generate_job(const GenerateOptions& options);
+
+// What resolve() needs to know of this machine, the same on every rank
+// (collective under MPI): each rank's share of the node's free host memory
+// and of its GPU's (for compute.space: device), the smallest over ranks, and
+// the most O_DIRECT writer threads.
+SystemFacts system_facts(const Config& config, const InputSource& input);
+// Kokkos' command line: `user_args` plus, under MPI, this rank's GPU and
+// share of the cores.
+std::vector<std::string> kokkos_arguments(const std::vector<std::string>& user_args);
+
+// The config file, read on every rank under MPI (a bad one fails them all alike).
+Config load_config_on_every_rank(const std::string& path);
+
+// App, git commit, Kokkos (backends, GPU arch), HDF5 and MPI versions.
+std::string version_text();
+
+}  // namespace discount

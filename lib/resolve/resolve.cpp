@@ -1,0 +1,137 @@
+#include "resolve/resolve.hpp"
+
+#include <algorithm>
+
+#include "common/error.hpp"
+#include "io/posix_io.hpp"
+
+namespace discount {
+
+InputFacts input_facts(const InputSource& input) {
+  InputFacts facts;
+  facts.dates = input.shape().dates;
+  facts.ids = input.shape().ids;
+  facts.nums = input.shape().nums;
+  facts.axes = input.axes();
+  facts.identity = input.identity();
+  return facts;
+}
+
+std::uint64_t host_share(std::uint64_t available_bytes, int local_ranks) {
+  return available_bytes / static_cast<std::uint64_t>(std::max(1, local_ranks));
+}
+
+std::uint64_t device_share(std::uint64_t free_bytes, int local_ranks, int visible_devices) {
+  const int devices = std::max(1, visible_devices);
+  const int sharing = (std::max(1, local_ranks) + devices - 1) / devices;
+  return free_bytes / static_cast<std::uint64_t>(sharing);
+}
+
+Range select_range(const std::optional<Range>& wanted, std::int64_t extent, const char* key, const char* what) {
+  if (!wanted) return {0, extent};
+  if (wanted->end > extent)
+    throw config_error(std::string(key) + " = [" + std::to_string(wanted->begin) + ", " + std::to_string(wanted->end) +
+                       "] exceeds the " + std::to_string(extent) + " " + what + " of the input");
+  return *wanted;
+}
+
+namespace {
+
+// On a GPU the MDRange's dimensions run reversed (kernels/apply.hpp), so with
+// three parallel dims the slowest-varying memory position becomes the CUDA
+// block's z, which holds at most kMaxBlockZ threads: a larger tile would make
+// every launch fail.
+void check_tile(const Config& config, const Slicing& slicing, bool gpu_order) {
+  if (config.compute.kernel != KernelKind::mdrange || !gpu_order || slicing.rank() != 3) return;
+  if (slicing.tile[0] > kMaxBlockZ)
+    throw config_error(config.source_path + ": compute.tile: " + std::to_string(slicing.tile[0]) +
+                       " along the slowest-varying parallel axis becomes the CUDA block's z, which allows at most " +
+                       std::to_string(kMaxBlockZ));
+}
+
+std::string identity_text(const Config& config, const InputFacts& input, Range dates, Range ids) {
+  const auto& in = config.input;
+  return "discount_app/1|" + input.identity + "|" + in.multiplier + "|" + in.discount + "|" + axis_name(in.axes[0]) +
+         axis_name(in.axes[1]) + axis_name(in.axes[2]) + "|" + std::to_string(dates.begin) + ":" +
+         std::to_string(dates.end) + "|" + std::to_string(ids.begin) + ":" + std::to_string(ids.end) + "|" +
+         (in.nonfinite == NonFinite::error ? "error" : "propagate") + "|" + config.output.dataset + "|" +
+         axis_name(config.memory.chunk_axis);
+}
+
+}  // namespace
+
+void check_config(const Config& config) {
+  if (config.compute.kernel == KernelKind::blas && !config.input.synthetic &&
+      !(config.input.axes[0] == Axis::date && config.input.axes[1] == Axis::id))
+    throw config_error(config.source_path +
+                       ": compute.kernel: blas needs input.axes [date, id, num]; use kernel: mdrange for other orders");
+  const int depth = config.memory.pipeline_depth;
+  if (depth < 1 || depth > kMaxPipelineDepth)
+    throw config_error(config.source_path + ": memory.pipeline_depth = " + std::to_string(depth) +
+                       " is out of range [1, " + std::to_string(kMaxPipelineDepth) + "]");
+}
+
+JobSpec resolve(const Config& config, const SystemFacts& facts) {
+  check_config(config);
+  const InputFacts& input = facts.input;
+  JobSpec spec;
+  spec.source_path = config.source_path;
+  const Range dates = select_range(config.input.dates, input.dates, "input.dates", "dates");
+  const Range ids = select_range(config.input.ids, input.ids, "input.ids", "ids");
+
+  PlanRequest& request = spec.plan;
+  request.dates = dates.size();
+  request.ids = ids.size();
+  request.nums = input.nums;
+  request.chunk_axis = config.memory.chunk_axis;
+  request.pipeline_depth = config.memory.pipeline_depth;
+  request.device_copies = config.compute.space == Space::device && facts.separate_device_memory;
+  request.host_budget = config.memory.host_budget.resolve(facts.host_bytes);
+  request.device_budget = request.device_copies ? config.memory.device_budget.resolve(facts.device_bytes) : 0;
+  request.max_slab = config.memory.max_slab.resolve(request.host_budget);
+  std::uint64_t direct_piece = 0;  // O_DIRECT bounce buffer per writer thread (0: no O_DIRECT)
+  if (config.output.mode == OutputMode::file && config.output.direct_io) {
+    direct_piece = DirectWriter::piece_for(request.host_budget, facts.writer_threads);
+    request.staging_bytes = facts.writer_threads * direct_piece;
+  }
+
+  PipelineSpec& pipeline = spec.pipeline;
+  pipeline.space = config.compute.space;
+  pipeline.kernel = config.compute.kernel;
+  pipeline.slicing = make_slicing(input.axes, config.compute.parallel_dims, config.compute.tile);
+  check_tile(config, pipeline.slicing, request.device_copies);
+  pipeline.check_finite = config.input.nonfinite == NonFinite::error;
+  pipeline.multiplier = config.input.multiplier;
+  pipeline.discount = config.input.discount;
+  pipeline.dates = dates;
+  pipeline.ids = ids;
+  pipeline.rank = facts.rank;
+  pipeline.ranks = facts.ranks;
+
+  OutputSpec& output = spec.output;
+  output.path = config.output.file;
+  output.input_file = config.input.file;
+  output.dataset = config.output.dataset;
+  output.overwrite = config.output.overwrite;
+  output.axes = input.axes;
+  output.dates = dates.size();
+  output.ids = ids.size();
+  output.nums = input.nums;
+  output.chunk_axis = config.memory.chunk_axis;
+  output.checkpoint_seconds = config.output.checkpoint_seconds;
+  output.direct_io = config.output.direct_io;
+  output.direct_piece = direct_piece;
+  spec.output_mode = config.output.mode;
+  spec.identity = identity_text(config, input, dates, ids);
+
+  spec.limits = config.limits;
+  spec.verify = config.verify;
+  spec.report_path = config.report;
+  spec.report.kernel = config.compute.kernel == KernelKind::blas ? "blas" : "mdrange";
+  spec.report.slicing = config.compute.kernel == KernelKind::blas ? "KokkosBlas::mult over whole slabs"
+                                                                  : pipeline.slicing.describe(input.axes);
+  spec.report.config_yaml = config.to_yaml();
+  return spec;
+}
+
+}  // namespace discount

@@ -1,0 +1,102 @@
+// From a parsed Config and the facts of this machine and input to everything
+// the job needs: every cross-field rule (with its error), the plan request,
+// the slicing, the output's layout, what the report shows and the text the
+// resume fingerprint is made of. Pure: no Kokkos, no HDF5, no I/O, so each
+// rule is unit-tested in milliseconds (tests/unit/test_resolve.cpp).
+//
+// The YAML parser (config.cpp) keeps the rules a single key or section can
+// check and point at by file:line:col; the rules that need two sections, the
+// input's shape or the machine live here.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "config/config.hpp"
+#include "io/input.hpp"
+#include "io/output.hpp"
+#include "kernels/slicing.hpp"
+#include "plan/plan.hpp"
+
+namespace discount {
+
+// The input's shape and identity, read once from the opened source.
+struct InputFacts {
+  std::int64_t dates = 0, ids = 0, nums = 0;  // full extents in the source
+  std::array<Axis, 3> axes{Axis::date, Axis::id, Axis::num};  // the file's axis order
+  std::string identity;  // InputSource::identity(): changes when the inputs change
+};
+InputFacts input_facts(const InputSource& input);
+
+// What this machine offers, gathered once by the caller. Under MPI the caller
+// makes them the same on every rank (smallest memory, most writer threads),
+// so every rank resolves the same job.
+struct SystemFacts {
+  InputFacts input;
+  // The default execution space's memory is not host memory (a GPU build):
+  // compute.space: device then needs device buffers and copies.
+  bool separate_device_memory = false;
+  std::uint64_t host_bytes = 0;    // host memory this rank may take (its share of what is free)
+  std::uint64_t device_bytes = 0;  // GPU memory this rank may take (its share of its GPU's free memory)
+  unsigned writer_threads = 2;     // O_DIRECT writer threads (io/posix_io.hpp)
+  int rank = 0, ranks = 1;         // under MPI: this process and how many share the job
+};
+
+// This rank's share of the node's free host memory: the node's ranks split it.
+std::uint64_t host_share(std::uint64_t available_bytes, int local_ranks);
+// This rank's share of its GPU's free memory: the node's ranks are spread over
+// its visible GPUs, and those on one GPU split it.
+std::uint64_t device_share(std::uint64_t free_bytes, int local_ranks, int visible_devices);
+
+// What the pipeline needs besides the plan.
+struct PipelineSpec {
+  Space space = Space::device;
+  KernelKind kernel = KernelKind::mdrange;
+  Slicing slicing;            // by memory position of the file's axis order
+  bool check_finite = true;   // input.nonfinite: error
+  std::string multiplier = "multBy", discount = "discount";  // dataset names, for messages
+  Range dates, ids;           // the selection, absolute in the source
+  int rank = 0, ranks = 1;    // this process takes share `rank` of `ranks` (rank_share)
+};
+
+// What the run report shows about the job.
+struct ReportSpec {
+  std::string kernel;       // "mdrange" | "blas"
+  std::string slicing;      // Slicing::describe, or the blas kernel's line
+  std::string config_yaml;  // the effective configuration
+};
+
+struct JobSpec {
+  std::string source_path;  // the YAML file, for messages
+  PlanRequest plan;
+  PipelineSpec pipeline;
+  // The output's layout and protocol settings. The caller adds what only it
+  // knows: restart (a command-line flag), fingerprint, provenance, attach.
+  OutputSpec output;
+  OutputMode output_mode = OutputMode::file;
+  // What identifies the job's result (fingerprint_of(identity)): the inputs,
+  // the selection and the result's layout; not budgets, slicing or the rank
+  // count, so a resumed job may change those.
+  std::string identity;
+  LimitsConfig limits;
+  VerifyMode verify = VerifyMode::none;
+  std::string report_path;  // `report:`; empty: none
+  ReportSpec report;
+};
+
+// The rules that need no facts (compute.kernel with input.axes,
+// memory.pipeline_depth's bound for a Config built in code). The caller runs
+// them before opening the input, so such a mistake costs no I/O; resolve()
+// runs them again. Throws discount::Error (ExitCode::config).
+void check_config(const Config& config);
+
+// The configured sub-range of an axis (input.dates / input.ids), or the
+// whole extent; a range past the input's end is a config_error. Shared by
+// run and verify.
+Range select_range(const std::optional<Range>& wanted, std::int64_t extent, const char* key, const char* what);
+
+// Throws discount::Error (ExitCode::config) for a rule the job breaks.
+JobSpec resolve(const Config& config, const SystemFacts& facts);
+
+}  // namespace discount

@@ -1,0 +1,271 @@
+// resolve(): every cross-field rule and what each part of the job gets,
+// from a Config and made-up facts. Links the pure parts only (no Kokkos, no HDF5).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "common/error.hpp"
+#include "config/config.hpp"
+#include "io/posix_io.hpp"
+#include "plan/plan.hpp"
+#include "resolve/resolve.hpp"
+
+using namespace discount;
+
+namespace {
+
+constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
+
+Config base_config() {
+  Config c;
+  c.source_path = "job.yaml";
+  c.input.file = "in.h5";
+  c.output.file = "out.h5";
+  return c;
+}
+
+SystemFacts facts(std::int64_t dates = 101, std::int64_t ids = 4003, std::int64_t nums = 5) {
+  SystemFacts f;
+  f.input.dates = dates;
+  f.input.ids = ids;
+  f.input.nums = nums;
+  f.input.identity = "hdf5:in.h5:1:2";
+  f.host_bytes = 64 * kGiB;
+  f.device_bytes = 16 * kGiB;
+  f.writer_threads = 3;
+  return f;
+}
+
+// The config error resolve() throws, or "" when it throws none.
+std::string config_error_of(const Config& config, const SystemFacts& f) {
+  try {
+    resolve(config, f);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::config) << e.what();
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(Resolve, BudgetsFromTheFactsAndDefaults) {
+  Config c = base_config();
+  SystemFacts f = facts();
+  f.separate_device_memory = true;
+  const JobSpec spec = resolve(c, f);
+  EXPECT_EQ(spec.plan.dates, 101);
+  EXPECT_EQ(spec.plan.ids, 4003);
+  EXPECT_EQ(spec.plan.nums, 5);
+  EXPECT_TRUE(spec.plan.device_copies);
+  EXPECT_EQ(spec.plan.host_budget, 16 * kGiB);                 // 25% of 64 GiB
+  EXPECT_EQ(spec.plan.device_budget, std::uint64_t(0.8 * 16 * kGiB));  // 80% of 16 GiB
+  EXPECT_EQ(spec.plan.max_slab, std::uint64_t{256} << 20);
+  EXPECT_EQ(spec.plan.pipeline_depth, 3);
+
+  c.compute.space = Space::host;  // no copies: no device budget
+  const JobSpec host = resolve(c, f);
+  EXPECT_FALSE(host.plan.device_copies);
+  EXPECT_EQ(host.plan.device_budget, 0u);
+  c.compute.space = Space::device;
+  f.separate_device_memory = false;  // an OpenMP build: the device is the host
+  EXPECT_FALSE(resolve(c, f).plan.device_copies);
+
+  c.memory.max_slab = parse_memory_size("10%");
+  c.memory.host_budget = parse_memory_size("2GiB");
+  const JobSpec fixed = resolve(c, f);
+  EXPECT_EQ(fixed.plan.host_budget, 2 * kGiB);
+  EXPECT_EQ(fixed.plan.max_slab, std::uint64_t(0.1 * 2 * kGiB));
+}
+
+TEST(Resolve, MemorySharesSplitTheNodeAndEachGpu) {
+  EXPECT_EQ(host_share(1000, 1), 1000u);
+  EXPECT_EQ(host_share(1000, 4), 250u);
+  EXPECT_EQ(host_share(1000, 0), 1000u);
+  EXPECT_EQ(device_share(800, 4, 4), 800u);  // one rank per GPU
+  EXPECT_EQ(device_share(800, 4, 2), 400u);  // two ranks per GPU
+  EXPECT_EQ(device_share(800, 3, 2), 400u);  // rounded up: the busier GPU counts
+  EXPECT_EQ(device_share(800, 2, 0), 400u);  // no GPU seen: as one
+}
+
+TEST(Resolve, OdirectStagingComesFromTheHostBudgetForFilesOnly) {
+  Config c = base_config();
+  c.memory.host_budget = parse_memory_size("1GiB");
+  const SystemFacts f = facts();
+  const std::uint64_t piece = DirectWriter::piece_for(kGiB, 3);
+  const JobSpec spec = resolve(c, f);
+  EXPECT_EQ(spec.plan.staging_bytes, 3 * piece);
+  EXPECT_EQ(spec.output.direct_piece, piece);
+  c.output.direct_io = false;
+  EXPECT_EQ(resolve(c, f).plan.staging_bytes, 0u);
+  EXPECT_EQ(resolve(c, f).output.direct_piece, 0u);
+  c.output.direct_io = true;
+  c.output.mode = OutputMode::checksum;
+  EXPECT_EQ(resolve(c, f).plan.staging_bytes, 0u);
+  EXPECT_EQ(resolve(c, f).output_mode, OutputMode::checksum);
+}
+
+TEST(Resolve, SelectionWithinTheInput) {
+  Config c = base_config();
+  c.input.dates = Range{10, 101};
+  c.input.ids = Range{3, 7};
+  const JobSpec spec = resolve(c, facts());
+  EXPECT_EQ(spec.plan.dates, 91);
+  EXPECT_EQ(spec.plan.ids, 4);
+  EXPECT_EQ(spec.pipeline.dates.begin, 10);
+  EXPECT_EQ(spec.pipeline.ids.end, 7);
+  EXPECT_EQ(spec.output.dates, 91);
+  EXPECT_EQ(spec.output.ids, 4);
+  c.input.dates = Range{10, 102};
+  EXPECT_EQ(config_error_of(c, facts()), "input.dates = [10, 102] exceeds the 101 dates of the input");
+  c.input.dates.reset();
+  c.input.ids = Range{0, 4004};
+  EXPECT_EQ(config_error_of(c, facts()), "input.ids = [0, 4004] exceeds the 4003 ids of the input");
+}
+
+TEST(Resolve, BlasNeedsDateThenIdUnlessSynthetic) {
+  Config c = base_config();
+  c.compute.kernel = KernelKind::blas;
+  EXPECT_EQ(config_error_of(c, facts()), "");
+  c.input.axes = {Axis::id, Axis::date, Axis::num};
+  EXPECT_NE(config_error_of(c, facts()).find("job.yaml: compute.kernel: blas needs input.axes [date, id, num]"),
+            std::string::npos);
+  EXPECT_THROW(check_config(c), Error);  // found before any input is opened
+  c.input.synthetic = SyntheticSource{2, 3, 4, 1};  // the synthetic source is always date, id, num
+  EXPECT_EQ(config_error_of(c, facts()), "");
+}
+
+TEST(Resolve, PipelineDepthWithinItsBound) {
+  Config c = base_config();
+  for (int depth : {0, -1, kMaxPipelineDepth + 1}) {
+    c.memory.pipeline_depth = depth;
+    EXPECT_EQ(config_error_of(c, facts()), "job.yaml: memory.pipeline_depth = " + std::to_string(depth) +
+                                               " is out of range [1, 64]");
+  }
+  for (int depth : {1, kMaxPipelineDepth}) {
+    c.memory.pipeline_depth = depth;
+    const JobSpec spec = resolve(c, facts());
+    EXPECT_EQ(spec.plan.pipeline_depth, depth);
+    EXPECT_EQ(make_plan(spec.plan).host_buffers, depth);
+  }
+}
+
+// A tile found too large on a GPU used to fail at the first launch, after
+// the output existed; resolve() finds it first.
+TEST(Resolve, GpuTileAlongTheSlowestParallelAxisFitsABlocksZ) {
+  Config c = base_config();
+  c.compute.tile = {65, 4, 1};  // date is memory position 0 in [date, id, num]
+  SystemFacts gpu = facts();
+  gpu.separate_device_memory = true;
+  EXPECT_NE(config_error_of(c, gpu).find("compute.tile: 65 along the slowest-varying parallel axis"),
+            std::string::npos);
+  c.compute.tile = {64, 4, 1};
+  EXPECT_EQ(config_error_of(c, gpu), "");
+  c.compute.tile = {1, 4, 65};  // id first in the file: the date tile is not the block's z
+  c.input.axes = {Axis::id, Axis::num, Axis::date};
+  gpu.input.axes = c.input.axes;  // the file's order, as the opened input reports it
+  EXPECT_EQ(config_error_of(c, gpu), "");
+  c.compute.tile = {1, 65, 4};  // ... the id tile is
+  EXPECT_NE(config_error_of(c, gpu).find("compute.tile: 65"), std::string::npos);
+  c.compute.space = Space::host;  // host order: no such limit
+  EXPECT_EQ(config_error_of(c, gpu), "");
+  c.compute.space = Space::device;
+  EXPECT_EQ(config_error_of(c, facts()), "");  // an OpenMP build's device is the host
+  c.compute.parallel_dims = {Axis::id, Axis::date};  // two parallel dims: no z
+  c.compute.tile = {100, 4};
+  EXPECT_EQ(config_error_of(c, gpu), "");
+}
+
+TEST(Resolve, PipelineOutputAndReportGetTheirParts) {
+  Config c = base_config();
+  c.input.axes = {Axis::id, Axis::date, Axis::num};
+  c.input.multiplier = "m";
+  c.input.discount = "d";
+  c.input.nonfinite = NonFinite::propagate;
+  c.compute.parallel_dims = {Axis::date, Axis::num};
+  c.compute.tile = {8, 5};
+  c.output.dataset = "result";
+  c.output.overwrite = true;
+  c.output.checkpoint_seconds = 2.5;
+  c.memory.chunk_axis = Axis::id;
+  c.verify = VerifyMode::sample;
+  c.report = "run.json";
+  SystemFacts f = facts();
+  f.input.axes = c.input.axes;
+  f.rank = 2;
+  f.ranks = 3;
+  const JobSpec spec = resolve(c, f);
+  EXPECT_EQ(spec.pipeline.space, Space::device);
+  EXPECT_EQ(spec.pipeline.kernel, KernelKind::mdrange);
+  EXPECT_EQ(spec.pipeline.slicing.parallel, (std::array<bool, 3>{false, true, true}));
+  EXPECT_EQ(spec.pipeline.slicing.tile, (std::array<std::int64_t, 3>{0, 8, 5}));
+  EXPECT_FALSE(spec.pipeline.check_finite);
+  EXPECT_EQ(spec.pipeline.multiplier, "m");
+  EXPECT_EQ(spec.pipeline.discount, "d");
+  EXPECT_EQ(spec.pipeline.rank, 2);
+  EXPECT_EQ(spec.pipeline.ranks, 3);
+  EXPECT_EQ(spec.output.path, "out.h5");
+  EXPECT_EQ(spec.output.input_file, "in.h5");
+  EXPECT_EQ(spec.output.dataset, "result");
+  EXPECT_TRUE(spec.output.overwrite);
+  EXPECT_EQ(spec.output.axes, c.input.axes);
+  EXPECT_EQ(spec.output.chunk_axis, Axis::id);
+  EXPECT_EQ(spec.output.checkpoint_seconds, 2.5);
+  EXPECT_EQ(spec.plan.chunk_axis, Axis::id);
+  EXPECT_EQ(spec.verify, VerifyMode::sample);
+  EXPECT_EQ(spec.report_path, "run.json");
+  EXPECT_EQ(spec.report.kernel, "mdrange");
+  EXPECT_EQ(spec.report.slicing, "parallel over date/8 num/5, serial loop over id");
+  EXPECT_EQ(spec.report.config_yaml, c.to_yaml());
+  c.compute.kernel = KernelKind::blas;
+  c.input.axes = {Axis::date, Axis::id, Axis::num};
+  f.input.axes = c.input.axes;
+  EXPECT_EQ(resolve(c, f).report.slicing, "KokkosBlas::mult over whole slabs");
+  EXPECT_EQ(resolve(c, f).report.kernel, "blas");
+}
+
+// The fingerprint's text follows what the result is, not how it is computed.
+TEST(Resolve, IdentityFollowsTheResultNotTheResources) {
+  const Config c = base_config();
+  const std::string base = resolve(c, facts()).identity;
+  auto differs = [&](auto change) {
+    Config changed = c;
+    SystemFacts f = facts();
+    change(changed, f);
+    return resolve(changed, f).identity != base;
+  };
+  EXPECT_TRUE(differs([](Config&, SystemFacts& f) { f.input.identity = "hdf5:in.h5:9:9"; }));
+  EXPECT_TRUE(differs([](Config& x, SystemFacts&) { x.input.dates = Range{1, 101}; }));
+  EXPECT_TRUE(differs([](Config& x, SystemFacts&) { x.input.ids = Range{0, 4000}; }));
+  EXPECT_TRUE(differs([](Config& x, SystemFacts&) { x.output.dataset = "other"; }));
+  EXPECT_TRUE(differs([](Config& x, SystemFacts&) { x.memory.chunk_axis = Axis::id; }));
+  EXPECT_TRUE(differs([](Config& x, SystemFacts&) { x.input.nonfinite = NonFinite::propagate; }));
+  EXPECT_TRUE(differs([](Config& x, SystemFacts&) { x.input.multiplier = "m2"; }));
+  EXPECT_FALSE(differs([](Config& x, SystemFacts&) { x.memory.host_budget = parse_memory_size("1GiB"); }));
+  EXPECT_FALSE(differs([](Config& x, SystemFacts&) { x.compute.parallel_dims = {Axis::id}; }));
+  EXPECT_FALSE(differs([](Config& x, SystemFacts&) { x.memory.pipeline_depth = 5; }));
+  EXPECT_FALSE(differs([](Config&, SystemFacts& f) {
+    f.ranks = 4;
+    f.host_bytes /= 4;
+  }));
+}
+
+// A budget too small for one slab is still the plan's error (exit 78),
+// found from the resolved request before any I/O.
+TEST(Resolve, TheRequestGoesStraightToThePlan) {
+  Config c = base_config();
+  c.memory.host_budget = parse_memory_size("512KiB");
+  c.output.direct_io = false;
+  const JobSpec spec = resolve(c, facts());
+  try {
+    make_plan(spec.plan);
+    FAIL() << "512 KiB cannot hold one date of 4003 x 5 in three buffers plus multBy";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::config);
+    EXPECT_NE(std::string(e.what()).find("memory.host_budget = 512.00 KiB is too small"), std::string::npos);
+  }
+  c.memory.host_budget = parse_memory_size("64MiB");
+  const Plan plan = make_plan(resolve(c, facts()).plan);
+  EXPECT_EQ(plan.total_elements(), 101u * 4003 * 5);
+  EXPECT_EQ(plan.host_buffers, 3);
+}
