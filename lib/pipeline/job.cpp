@@ -89,6 +89,7 @@ Range select(const std::optional<Range>& wanted, std::int64_t extent, const char
 Prepared prepare(const Config& config) {
   Prepared p;
   PlanRequest request;
+  MachineMemory machine;
   ranks::collectively([&] {
     if (config.compute.kernel == KernelKind::blas && !config.input.synthetic &&
         !(config.input.axes[0] == Axis::date && config.input.axes[1] == Axis::id))
@@ -104,12 +105,14 @@ Prepared prepare(const Config& config) {
     request.chunk_axis = config.memory.chunk_axis;
     request.pipeline_depth = config.memory.pipeline_depth;
     request.device_copies = needs_device_copies(config.compute.space);
-    request.host_budget = config.memory.host_budget.resolve(host_available_bytes() / ranks::local_size());
+    machine.host_available = host_available_bytes() / ranks::local_size();
+    request.host_budget = config.memory.host_budget.resolve(machine.host_available);
     if (request.device_copies) {
       const int devices = std::max(1, visible_devices());
       const int sharing = (ranks::local_size() + devices - 1) / devices;
       const std::uint64_t free_bytes = device_free_bytes(ranks::local_device(visible_devices()));
-      request.device_budget = config.memory.device_budget.resolve(free_bytes / sharing);
+      machine.device_free = free_bytes / sharing;
+      request.device_budget = config.memory.device_budget.resolve(machine.device_free);
     }
   });
   request.host_budget = ranks::min(request.host_budget);
@@ -123,6 +126,9 @@ Prepared prepare(const Config& config) {
     request.staging_bytes = threads * p.direct_piece;
   }
   p.plan = ranks::collectively([&] { return make_plan(request); });
+  // Budgets against this rank's machine, before any output exists.
+  const std::string memory_warning = ranks::collectively([&] { return check_machine_memory(p.plan, machine); });
+  if (!memory_warning.empty() && ranks::is_root()) std::cerr << "discount_app: warning: " << memory_warning << std::endl;
 
   // What identifies the job's result: not budgets, slicing or rank count, so
   // a resumed job may use other memory settings or another number of ranks.
