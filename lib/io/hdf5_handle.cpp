@@ -8,6 +8,13 @@ void check(herr_t status, const char* call) {
   if (status < 0) throw internal_error(std::string("HDF5 call ") + call + " failed");
 }
 
+Id input_dataset_access() {
+  Id dapl = plist(H5Pcreate(H5P_DATASET_ACCESS));
+  check(H5Pset_efile_prefix(dapl.get(), "${ORIGIN}"), "H5Pset_efile_prefix");
+  check(H5Pset_virtual_prefix(dapl.get(), "${ORIGIN}"), "H5Pset_virtual_prefix");
+  return dapl;
+}
+
 std::string shape_string(const std::vector<hsize_t>& dims) {
   std::string text = "[";
   for (std::size_t i = 0; i < dims.size(); ++i) text += (i ? " x " : "") + std::to_string(dims[i]);

@@ -192,9 +192,7 @@ class Hdf5Input final : public InputSource {
       throw missing_error(where + " is a " + link_text(name) + " whose target cannot be opened");
     // External raw storage and virtual sources named relatively are found
     // beside the HDF5 file, wherever the job runs from.
-    h5::Id dapl = h5::plist(H5Pcreate(H5P_DATASET_ACCESS));
-    h5::check(H5Pset_efile_prefix(dapl.get(), "${ORIGIN}"), "H5Pset_efile_prefix");
-    h5::check(H5Pset_virtual_prefix(dapl.get(), "${ORIGIN}"), "H5Pset_virtual_prefix");
+    h5::Id dapl = h5::input_dataset_access();
     info.id = h5::dataset(H5Dopen2(file_.get(), name.c_str(), dapl.get()));
     if (!info.id) throw missing_error(key + ": '" + name + "' in '" + config_.file + "' is not a dataset");
     info.dims = h5::dataset_dims(info.id.get());

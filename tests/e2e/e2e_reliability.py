@@ -71,6 +71,8 @@ def expect_exact(layout, expected, read_path, input=None, dataset="cv"):
     E.check(read_path in line, f"expected read path '{read_path}' in the input line:\n{line}\n{r}")
     E.check_output(layout.out, expected, dataset=dataset)
     E.check(output_files(layout.data) == ["out.h5"], f"leftovers: {output_files(layout.data)}")
+    v = E.expect_rc(E.app(layout.ctx, "verify", job, cwd=layout.elsewhere), 0, "verify from elsewhere")
+    E.check("all equal" in v.stdout, str(v))
     return r
 
 
