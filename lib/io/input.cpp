@@ -249,7 +249,7 @@ class Hdf5Input final : public InputSource {
       why.push_back("external raw storage");
       check_external_files(dcpl.get(), externals, bytes, where);
     }
-    if (!H5Tequal(type.get(), H5T_NATIVE_DOUBLE)) why.push_back(info.type_text + " converted");
+    if (H5Tequal(type.get(), H5T_NATIVE_DOUBLE) <= 0) why.push_back(info.type_text + " converted");
 
     H5D_space_status_t status = H5D_SPACE_STATUS_ERROR;
     h5::check(H5Dget_space_status(info.id.get(), &status), "H5Dget_space_status");

@@ -406,6 +406,29 @@ def case_lock_stale_after_kill9(ctx):
     E.check(output_files(job.d) == ["out.h5"], f"leftovers (lock file?): {output_files(job.d)}")
 
 
+def case_lock_held_by_another_process(ctx):
+    """The lock is the flock, not the text: a holder that is not the app
+    (this test) blocks a run; the same file, unlocked, blocks nothing."""
+    import fcntl
+    d = ctx.dir("job")
+    mult, disc = arrays(33)
+    E.write_input(os.path.join(d, "in.h5"), mult, disc)
+    yaml = E.write_job(os.path.join(d, "job.yaml"), "in.h5", "out.h5")
+    lock = os.path.join(d, "out.h5.partial.lock")
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.write(fd, b"pid 4242 on host batch07\n")
+        r = E.expect_rc(E.app(ctx, "run", "-q", yaml), E.EX_CANTCREAT, "run on a locked output")
+        E.check(len(r.stderr_lines) == 1 and "pid 4242 on host batch07" in r.stderr, str(r))
+        E.check(output_files(d) == ["out.h5.partial.lock"], f"files after the refusal: {output_files(d)}")
+    finally:
+        os.close(fd)
+    E.expect_rc(E.app(ctx, "run", "-q", yaml), 0, "run once the lock is free")
+    E.check_output(os.path.join(d, "out.h5"), product(mult, disc))
+    E.check(output_files(d) == ["out.h5"], f"leftovers: {output_files(d)}")
+
+
 # --------------------------------------------------------------------------
 # 5. lost stdout
 
@@ -492,6 +515,7 @@ CASES = [
     ("output_in_groups_kill_resume", case_output_in_groups_kill_resume),
     ("lock_second_job_refused", case_lock_second_job_refused),
     ("lock_stale_after_kill9", case_lock_stale_after_kill9),
+    ("lock_held_by_another_process", case_lock_held_by_another_process),
     ("stdout_closed_head", case_stdout_closed_head),
     ("budget_beyond_machine_refused", case_budget_beyond_machine_refused),
     ("budget_beyond_machine_warned", case_budget_beyond_machine_warned),
