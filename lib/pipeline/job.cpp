@@ -128,7 +128,8 @@ Prepared prepare(const Config& config) {
   p.plan = ranks::collectively([&] { return make_plan(request); });
   // Budgets against this rank's machine, before any output exists.
   const std::string memory_warning = ranks::collectively([&] { return check_machine_memory(p.plan, machine); });
-  if (!memory_warning.empty() && ranks::is_root()) std::cerr << "discount_app: warning: " << memory_warning << std::endl;
+  if (!memory_warning.empty() && ranks::is_root())
+    std::cerr << "discount_app: warning: " << memory_warning << std::endl;
 
   // What identifies the job's result: not budgets, slicing or rank count, so
   // a resumed job may use other memory settings or another number of ranks.
