@@ -4,8 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <utility>
 #include <vector>
@@ -236,10 +236,12 @@ class Hdf5Input final : public InputSource {
       char stored[64] = {};
       const H5Z_filter_t id =
           H5Pget_filter2(dcpl.get(), static_cast<unsigned>(f), &flags, &n_values, nullptr, sizeof stored, stored,
-                         &config_flags);
+                         nullptr);
       const std::string filter = filter_name(id, stored);
-      // Refused here rather than on the first chunk read, mid-run.
-      if (id < 0 || H5Zfilter_avail(id) <= 0 || !(config_flags & H5Z_FILTER_CONFIG_DECODE_ENABLED))
+      // Refused here rather than on the first chunk read, mid-run. Asking
+      // H5Zfilter_avail first lets HDF5 load a plugin for it.
+      if (id < 0 || H5Zfilter_avail(id) <= 0 || H5Zget_filter_info(id, &config_flags) < 0 ||
+          !(config_flags & H5Z_FILTER_CONFIG_DECODE_ENABLED))
         throw data_error(where + " is stored with the HDF5 filter " + filter +
                          ", which this HDF5 library cannot decode (no such filter or plugin; see HDF5_PLUGIN_PATH)");
       why.push_back(filter);
