@@ -112,6 +112,14 @@ SystemFacts system_facts(const Config& config, const InputSource& input) {
 
 namespace {
 
+// Budgets against this rank's share of the machine, before any output exists:
+// a plan that would not fit is refused, a generous budget only warned about.
+void check_budgets_against_machine(const Plan& plan, const SystemFacts& facts) {
+  const MachineMemory machine{facts.host_bytes, facts.separate_device_memory ? facts.device_bytes : 0};
+  const std::string warning = ranks::collectively([&] { return check_machine_memory(plan, machine); });
+  if (!warning.empty() && ranks::is_root()) std::cerr << "discount_app: warning: " << warning << std::endl;
+}
+
 // Checks the config, opens the input, resolves the job and makes the plan,
 // before Kokkos starts or any output exists. Collective under MPI.
 Job prepare(const Config& config) {
@@ -123,6 +131,7 @@ Job prepare(const Config& config) {
   const SystemFacts facts = system_facts(config, *job.input);
   job.spec = ranks::collectively([&] { return resolve(config, facts); });
   job.plan = ranks::collectively([&] { return make_plan(job.spec.plan); });
+  check_budgets_against_machine(job.plan, facts);
   job.fingerprint = fingerprint_of(job.spec.identity);
   return job;
 }

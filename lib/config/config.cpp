@@ -217,6 +217,32 @@ class Parser {
     }
   }
 
+  // yaml-cpp keeps every pair of a mapping and lookups return the first one,
+  // so a key given twice would silently drop the later value: refuse it, at
+  // any depth, naming both places.
+  void refuse_duplicate_keys(const YAML::Node& node, const std::string& path) const {
+    if (node.IsSequence()) {
+      std::size_t index = 0;
+      for (const auto& item : node) refuse_duplicate_keys(item, path + "[" + std::to_string(index++) + "]");
+      return;
+    }
+    if (!node.IsMap()) return;
+    std::vector<std::pair<std::string, YAML::Mark>> seen;
+    for (const auto& entry : node) {
+      const std::string key = entry.first.IsScalar() ? entry.first.Scalar() : YAML::Dump(entry.first);
+      const std::string name = path.empty() ? key : path + "." + key;
+      for (const auto& [other, mark] : seen)
+        if (other == key) {
+          std::ostringstream first;
+          first << source_ << ":" << mark.line + 1 << ":" << mark.column + 1;
+          fail(entry.first, "duplicate key '" + name + "' (first given at " + first.str() +
+                                "); remove one of the two");
+        }
+      seen.emplace_back(key, entry.first.Mark());
+      refuse_duplicate_keys(entry.second, name);
+    }
+  }
+
   std::string scalar(const YAML::Node& node, const std::string& key) const {
     if (!node.IsScalar()) fail(node, "'" + key + "' must be a single value");
     return node.Scalar();
@@ -317,6 +343,7 @@ class Parser {
       fail(e.mark, "YAML syntax error: " + e.msg);
     }
     if (!root.IsDefined() || root.IsNull()) fail(YAML::Mark::null_mark(), "the file is empty");
+    refuse_duplicate_keys(root, "");
     require_map(root, "top level");
     check_keys(root, config_keys(""), "");
     Config config;

@@ -4,6 +4,17 @@
 
 namespace discount::h5 {
 
+void check(herr_t status, const char* call) {
+  if (status < 0) throw internal_error(std::string("HDF5 call ") + call + " failed");
+}
+
+Id input_dataset_access() {
+  Id dapl = plist(H5Pcreate(H5P_DATASET_ACCESS));
+  check(H5Pset_efile_prefix(dapl.get(), "${ORIGIN}"), "H5Pset_efile_prefix");
+  check(H5Pset_virtual_prefix(dapl.get(), "${ORIGIN}"), "H5Pset_virtual_prefix");
+  return dapl;
+}
+
 std::string shape_string(const std::vector<hsize_t>& dims) {
   std::string text = "[";
   for (std::size_t i = 0; i < dims.size(); ++i) text += (i ? " x " : "") + std::to_string(dims[i]);
@@ -21,8 +32,8 @@ std::vector<hsize_t> dataset_dims(hid_t dataset) {
 
 void write_string_attribute(hid_t object, const std::string& name, const std::string& value) {
   Id type = datatype(H5Tcopy(H5T_C_S1));
-  H5Tset_size(type.get(), value.empty() ? 1 : value.size());
-  H5Tset_strpad(type.get(), H5T_STR_NULLPAD);
+  check(H5Tset_size(type.get(), value.empty() ? 1 : value.size()), "H5Tset_size");
+  check(H5Tset_strpad(type.get(), H5T_STR_NULLPAD), "H5Tset_strpad");
   Id space = dataspace(H5Screate(H5S_SCALAR));
   if (H5Aexists(object, name.c_str()) > 0) H5Adelete(object, name.c_str());
   Id attr = attribute(H5Acreate2(object, name.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT));

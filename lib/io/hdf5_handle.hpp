@@ -76,6 +76,16 @@ class QuietErrors {
   void* data_ = nullptr;
 };
 
+// HDF5 setters and queries return a negative status on failure (an invalid
+// id, a value the library refuses): throw internal_error naming the call
+// rather than carry on with a default the code never asked for.
+void check(herr_t status, const char* call);
+
+// Dataset access for inputs: external raw storage files and virtual-dataset
+// sources named relatively are looked up beside the HDF5 file (HDF5's
+// ${ORIGIN} prefix), not in the working directory.
+Id input_dataset_access();
+
 std::string shape_string(const std::vector<hsize_t>& dims);
 std::vector<hsize_t> dataset_dims(hid_t dataset);
 void write_string_attribute(hid_t object, const std::string& name, const std::string& value);

@@ -4,8 +4,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <utility>
+#include <vector>
 
 #include "common/error.hpp"
 #include "common/host_parallel.hpp"
@@ -80,10 +83,42 @@ class SyntheticInput final : public InputSource {
 struct DatasetInfo {
   h5::Id id;
   std::vector<hsize_t> dims;
-  bool fast = false;  // contiguous, unfiltered, native little-endian float64
+  // Positional reads: contiguous, allocated, unfiltered, in the HDF5 file
+  // itself (not external raw storage, not virtual), native float64. `fd` is
+  // a duplicate of the descriptor HDF5 opened for the file that holds the
+  // dataset, which an external link makes another file than input.file.
+  bool fast = false;
+  UniqueFd fd;
   haddr_t offset = HADDR_UNDEF;
+  std::string holder;     // the file holding the dataset, when not input.file (external link)
+  std::string slow_why;   // why HDF5 reads it, when not fast
   std::string type_text;
 };
+
+std::string dir_of(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? std::string(".") : slash == 0 ? std::string("/") : path.substr(0, slash);
+}
+
+// A file an HDF5 dataset names (external raw storage, virtual source): an
+// absolute name as is, a relative one against the HDF5 file's folder, as the
+// ${ORIGIN} prefix makes HDF5 do.
+std::string beside(const std::string& h5_file, const std::string& name) {
+  return name.empty() || name[0] == '/' ? name : dir_of(h5_file) + "/" + name;
+}
+
+std::string filter_name(H5Z_filter_t id, const char* stored) {
+  switch (id) {
+    case H5Z_FILTER_DEFLATE: return "gzip";
+    case H5Z_FILTER_SHUFFLE: return "shuffle";
+    case H5Z_FILTER_FLETCHER32: return "fletcher32";
+    case H5Z_FILTER_SZIP: return "szip";
+    case H5Z_FILTER_NBIT: return "nbit";
+    case H5Z_FILTER_SCALEOFFSET: return "scaleoffset";
+    default: return (stored && *stored ? std::string(stored) : std::string("unnamed")) + " (filter id " +
+                    std::to_string(id) + ")";
+  }
+}
 
 class Hdf5Input final : public InputSource {
  public:
@@ -120,15 +155,6 @@ class Hdf5Input final : public InputSource {
     if (shape_.dates == 0 || shape_.ids == 0 || shape_.nums == 0)
       throw data_error("empty dimension: " + config.discount + " " + h5::shape_string(disc_.dims) + " [" +
                        axes_string(axes_) + "] has nothing to compute");
-    if (mult_.fast || disc_.fast) {
-      fd_ = ::open(config.file.c_str(), O_RDONLY | O_CLOEXEC);
-      if (fd_ < 0) mult_.fast = disc_.fast = false;
-      // Slabs are read front to back: a larger read-ahead window.
-      else ::posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL);
-    }
-  }
-  ~Hdf5Input() override {
-    if (fd_ >= 0) ::close(fd_);
   }
 
   void read_discount(Range dates, Range ids, double* buffer) override {
@@ -141,16 +167,33 @@ class Hdf5Input final : public InputSource {
   std::string describe() const override {
     return config_.file + " (" + config_.multiplier + " " + h5::shape_string(mult_.dims) + " " + mult_.type_text +
            ", " + config_.discount + " " + h5::shape_string(disc_.dims) + " " + disc_.type_text + " [" +
-           axes_string(axes_) + "]" + (disc_.fast ? ", positional reads" : ", HDF5 reads") + ")";
+           axes_string(axes_) + "], " + read_path_text() + ")";
+  }
+  // ", positional reads" when both datasets take the fast path in input.file
+  // itself; otherwise which path each one takes, and why.
+  std::string read_path_text() const {
+    auto one = [](const DatasetInfo& info) {
+      if (!info.fast) return "HDF5 reads (" + info.slow_why + ")";
+      return std::string("positional reads") + (info.holder.empty() ? "" : " from '" + info.holder + "'");
+    };
+    if (mult_.fast && disc_.fast && mult_.holder.empty() && disc_.holder.empty()) return "positional reads";
+    if (!mult_.fast && !disc_.fast && mult_.slow_why == disc_.slow_why) return one(disc_);
+    return config_.multiplier + ": " + one(mult_) + "; " + config_.discount + ": " + one(disc_);
   }
   std::string identity() const override { return "hdf5:" + config_.file + ":" + file_stat_ + ":" + describe(); }
 
  private:
   DatasetInfo open_dataset(const std::string& name, const std::string& key, int rank) {
     DatasetInfo info;
+    const std::string where = key + ": dataset '" + name + "' in '" + config_.file + "'";
     if (H5Lexists(file_.get(), name.c_str(), H5P_DEFAULT) <= 0)
       throw missing_error(key + ": dataset '" + name + "' not found in '" + config_.file + "'");
-    info.id = h5::dataset(H5Dopen2(file_.get(), name.c_str(), H5P_DEFAULT));
+    if (H5Oexists_by_name(file_.get(), name.c_str(), H5P_DEFAULT) <= 0)
+      throw missing_error(where + " is a " + link_text(name) + " whose target cannot be opened");
+    // External raw storage and virtual sources named relatively are found
+    // beside the HDF5 file, wherever the job runs from.
+    h5::Id dapl = h5::input_dataset_access();
+    info.id = h5::dataset(H5Dopen2(file_.get(), name.c_str(), dapl.get()));
     if (!info.id) throw missing_error(key + ": '" + name + "' in '" + config_.file + "' is not a dataset");
     info.dims = h5::dataset_dims(info.id.get());
     if (static_cast<int>(info.dims.size()) != rank)
@@ -173,12 +216,145 @@ class Hdf5Input final : public InputSource {
       throw data_error(key + ": dataset '" + name + "' has unsupported type " + what +
                        "; supported: float16/32/64 (either byte order) and integers up to 32 bits");
     }
+    hsize_t elements = 1;
+    for (auto d : info.dims) elements *= d;
+    const std::uint64_t bytes = static_cast<std::uint64_t>(elements) * size;
+
     h5::Id dcpl = h5::plist(H5Dget_create_plist(info.id.get()));
-    const bool contiguous = H5Pget_layout(dcpl.get()) == H5D_CONTIGUOUS;
-    const bool unfiltered = H5Pget_nfilters(dcpl.get()) == 0;
+    const H5D_layout_t layout = H5Pget_layout(dcpl.get());
+    std::vector<std::string> why;
+    if (layout == H5D_CHUNKED) why.push_back("chunked");
+    if (layout == H5D_COMPACT) why.push_back("compact");
+    if (layout == H5D_VIRTUAL) {
+      why.push_back("virtual");
+      check_virtual_sources(dcpl.get(), where);
+    }
+    const int filters = H5Pget_nfilters(dcpl.get());
+    for (int f = 0; f < filters; ++f) {
+      unsigned flags = 0, config_flags = 0;
+      std::size_t n_values = 0;
+      char stored[64] = {};
+      const H5Z_filter_t id =
+          H5Pget_filter2(dcpl.get(), static_cast<unsigned>(f), &flags, &n_values, nullptr, sizeof stored, stored,
+                         nullptr);
+      const std::string filter = filter_name(id, stored);
+      // Refused here rather than on the first chunk read, mid-run. Asking
+      // H5Zfilter_avail first lets HDF5 load a plugin for it.
+      if (id < 0 || H5Zfilter_avail(id) <= 0 || H5Zget_filter_info(id, &config_flags) < 0 ||
+          !(config_flags & H5Z_FILTER_CONFIG_DECODE_ENABLED))
+        throw data_error(where + " is stored with the HDF5 filter " + filter +
+                         ", which this HDF5 library cannot decode (no such filter or plugin; see HDF5_PLUGIN_PATH)");
+      why.push_back(filter);
+    }
+    const int externals = H5Pget_external_count(dcpl.get());
+    if (externals > 0) {
+      why.push_back("external raw storage");
+      check_external_files(dcpl.get(), externals, bytes, where);
+    }
+    if (H5Tequal(type.get(), H5T_NATIVE_DOUBLE) <= 0) why.push_back(info.type_text + " converted");
+
+    H5D_space_status_t status = H5D_SPACE_STATUS_ERROR;
+    h5::check(H5Dget_space_status(info.id.get(), &status), "H5Dget_space_status");
+    if (layout == H5D_CONTIGUOUS && externals <= 0 && status != H5D_SPACE_STATUS_ALLOCATED)
+      why.push_back("never written: fill value");
+    // With a userblock, H5Dget_offset adds the block's size even to an
+    // undefined address, so allocation is checked on its own above.
     info.offset = H5Dget_offset(info.id.get());
-    info.fast = contiguous && unfiltered && H5Tequal(type.get(), H5T_NATIVE_DOUBLE) > 0 && info.offset != HADDR_UNDEF;
+    if (why.empty() && info.offset == HADDR_UNDEF) why.push_back("no file offset");
+    if (why.empty()) open_holder(info, bytes, where, why);
+    info.fast = why.empty();
+    for (const auto& w : why) info.slow_why += (info.slow_why.empty() ? "" : ", ") + w;
     return info;
+  }
+
+  // "soft link to '/x'", "external link to 'f.h5:/x'", or "link".
+  std::string link_text(const std::string& name) const {
+    H5L_info_t link{};
+    if (H5Lget_info(file_.get(), name.c_str(), &link, H5P_DEFAULT) < 0) return "link";
+    std::vector<char> value(link.u.val_size + 1, '\0');
+    if (link.type == H5L_TYPE_SOFT &&
+        H5Lget_val(file_.get(), name.c_str(), value.data(), value.size(), H5P_DEFAULT) >= 0)
+      return "soft link to '" + std::string(value.data()) + "'";
+    const char *target_file = nullptr, *target = nullptr;
+    if (link.type == H5L_TYPE_EXTERNAL &&
+        H5Lget_val(file_.get(), name.c_str(), value.data(), value.size(), H5P_DEFAULT) >= 0 &&
+        H5Lunpack_elink_val(value.data(), value.size(), nullptr, &target_file, &target) >= 0)
+      return "external link to '" + std::string(target_file) + ":" + target + "'";
+    return "link";
+  }
+
+  // A virtual dataset reads fill values where a source file is missing:
+  // refuse that instead of computing with them.
+  void check_virtual_sources(hid_t dcpl, const std::string& where) const {
+    std::size_t count = 0;
+    h5::check(H5Pget_virtual_count(dcpl, &count), "H5Pget_virtual_count");
+    for (std::size_t i = 0; i < count; ++i) {
+      const ssize_t length = H5Pget_virtual_filename(dcpl, i, nullptr, 0);
+      if (length < 0) throw data_error(where + ": cannot read the source of virtual mapping " + std::to_string(i));
+      std::vector<char> text(static_cast<std::size_t>(length) + 1, '\0');
+      H5Pget_virtual_filename(dcpl, i, text.data(), text.size());
+      const std::string source(text.data());
+      if (source == ".") continue;  // this same file
+      struct stat st {};
+      if (::stat(beside(config_.file, source).c_str(), &st) != 0 && ::stat(source.c_str(), &st) != 0)
+        throw missing_error(where + " is virtual and its source file '" + source +
+                            "' is missing (HDF5 would read fill values in its place)");
+    }
+  }
+
+  // External raw storage: every byte the dataset needs must exist in its
+  // files (HDF5 reads zeros past a file's end).
+  void check_external_files(hid_t dcpl, int count, std::uint64_t bytes, const std::string& where) const {
+    std::uint64_t left = bytes;
+    for (int i = 0; i < count && left > 0; ++i) {
+      char name[4096] = {};
+      off_t offset = 0;
+      hsize_t size = 0;
+      if (H5Pget_external(dcpl, static_cast<unsigned>(i), sizeof name, name, &offset, &size) < 0)
+        throw data_error(where + ": cannot read its external storage list");
+      const std::uint64_t take = size == H5F_UNLIMITED ? left : std::min<std::uint64_t>(left, size);
+      const std::string path = beside(config_.file, name);
+      struct stat st {};
+      if (::stat(path.c_str(), &st) != 0)
+        throw missing_error(where + " keeps its data in the external file '" + path + "': " + std::strerror(errno));
+      const std::uint64_t needed = static_cast<std::uint64_t>(offset) + take;
+      if (static_cast<std::uint64_t>(st.st_size) < needed)
+        throw data_error(where + " keeps its data in the external file '" + path + "', which has " +
+                         std::to_string(st.st_size) + " bytes where " + std::to_string(needed) + " are needed");
+      left -= take;
+    }
+    if (left > 0) throw data_error(where + ": its external storage holds fewer bytes than the dataset");
+  }
+
+  // The descriptor for positional reads: the one HDF5 itself opened for the
+  // file that holds the dataset (input.file, or an external link's target).
+  void open_holder(DatasetInfo& info, std::uint64_t bytes, const std::string& where, std::vector<std::string>& why) {
+    h5::Id holder = h5::file(H5Iget_file_id(info.id.get()));
+    h5::Id fapl = holder ? h5::plist(H5Fget_access_plist(holder.get())) : h5::Id{};
+    void* handle = nullptr;
+    if (!fapl || H5Pget_driver(fapl.get()) != H5FD_SEC2 ||
+        H5Fget_vfd_handle(holder.get(), H5P_DEFAULT, &handle) < 0 || !handle) {
+      why.push_back("not a plain POSIX file");
+      return;
+    }
+    info.fd = UniqueFd(::fcntl(*static_cast<int*>(handle), F_DUPFD_CLOEXEC, 0));
+    if (info.fd.get() < 0) {
+      why.push_back("cannot duplicate the file descriptor");
+      return;
+    }
+    struct stat st {}, main_st {};
+    if (::fstat(info.fd.get(), &st) != 0) throw io_error(where + ": " + std::strerror(errno));
+    if (::stat(config_.file.c_str(), &main_st) != 0 || st.st_dev != main_st.st_dev || st.st_ino != main_st.st_ino) {
+      const ssize_t length = H5Fget_name(holder.get(), nullptr, 0);
+      std::vector<char> text(static_cast<std::size_t>(std::max<ssize_t>(length, 0)) + 1, '\0');
+      if (length > 0) H5Fget_name(holder.get(), text.data(), text.size());
+      info.holder = length > 0 ? text.data() : "another file";
+    }
+    if (info.offset + bytes > static_cast<std::uint64_t>(st.st_size))
+      throw data_error(where + " is truncated: its data ends at byte " + std::to_string(info.offset + bytes) +
+                       " of a file of " + std::to_string(st.st_size) + " bytes");
+    // Slabs are read front to back: a larger read-ahead window.
+    ::posix_fadvise(info.fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
   }
 
   void read_box(const DatasetInfo& info, const std::string& name, const std::array<std::int64_t, 3>& start,
@@ -187,7 +363,7 @@ class Hdf5Input final : public InputSource {
     if (info.fast) {
       std::array<std::int64_t, 3> dims{1, 1, 1};
       for (int j = 0; j < rank; ++j) dims[j] = static_cast<std::int64_t>(info.dims[j]);
-      pread_runs(fd_, info.offset, box_runs(dims, start, count), buffer, sizeof(double),
+      pread_runs(info.fd.get(), info.offset, box_runs(dims, start, count), buffer, sizeof(double),
                  "reading '" + name + "' from " + config_.file);
       return;
     }
@@ -208,7 +384,6 @@ class Hdf5Input final : public InputSource {
   InputConfig config_;
   h5::Id file_;
   DatasetInfo mult_, disc_;
-  int fd_ = -1;
   std::string file_stat_;
 };
 

@@ -1,6 +1,7 @@
 #include "io/output.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -105,6 +106,7 @@ FileOutput::FileOutput(const OutputSpec& spec) : spec_(spec) {
     throw create_error("output.file '" + spec.path + "': directory '" + dir + "' does not exist");
   if (::access(dir.c_str(), W_OK | X_OK) != 0)
     throw create_error("output.file '" + spec.path + "': directory '" + dir + "' is not writable");
+  take_lock();
   struct stat out_st {};
   if (::stat(spec.path.c_str(), &out_st) == 0) {
     if (!S_ISREG(out_st.st_mode))
@@ -139,10 +141,56 @@ FileOutput::FileOutput(const OutputSpec& spec) : spec_(spec) {
 
 FileOutput::~FileOutput() {
   if (fd_ >= 0) ::close(fd_);
-#ifdef DISCOUNT_HDF5_PARALLEL
-  // Not collective here: only reached when a run ends without close_collective.
-  if (mpio_data_ >= 0) H5Dclose(mpio_data_);
-#endif
+  // mpio_data_ and mpio_file_ (set only when a run ends without
+  // close_collective) close by themselves, dataset first; then the lock goes.
+}
+
+HeldLock::~HeldLock() {
+  if (fd.get() >= 0) ::unlink(path.c_str());  // while still held: see FileOutput::take_lock
+}
+
+// One job per output. flock() on `<out>.partial.lock`, kept open for the
+// whole run: the kernel drops it when the process ends however it ends, so a
+// file left by kill -9 never blocks; its text (pid, host) only names the
+// holder. The holder unlinks the file before closing it, so a job that
+// locked an unlinked file (opened just before) sees another inode at the
+// path and tries again. Under MPI rank 0 holds it for the job's ranks. On
+// NFS, flock() works across clients only where the mount supports it.
+void FileOutput::take_lock() {
+  if (!ranks::is_root()) return;
+  const std::string path = lock_path();
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+    if (fd.get() < 0) throw create_error("cannot create the lock file '" + path + "': " + std::strerror(errno));
+    if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
+      const int err = errno;
+      if (err != EWOULDBLOCK)
+        throw create_error("cannot lock '" + path + "': " + std::strerror(err) +
+                           " (on NFS, flock needs a mount that supports it)");
+      char text[256] = {};
+      const ssize_t n = ::pread(fd.get(), text, sizeof text - 1, 0);
+      std::string holder = n > 0 ? std::string(text, static_cast<std::size_t>(n)) : std::string();
+      while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
+      throw create_error("another job is writing '" + partial_path() + "' (" +
+                         (holder.empty() ? std::string("holder unknown") : holder) + ", lock '" + path +
+                         "'); wait for it to finish, or stop it and rerun to resume");
+    }
+    struct stat held {}, now {};
+    if (::fstat(fd.get(), &held) == 0 && ::stat(path.c_str(), &now) == 0 && held.st_dev == now.st_dev &&
+        held.st_ino == now.st_ino) {
+      char host[256] = {};
+      ::gethostname(host, sizeof host - 1);
+      const std::string text = "pid " + std::to_string(::getpid()) + " on host " + host + "\n";
+      if (::ftruncate(fd.get(), 0) == 0) {
+        const ssize_t written = ::pwrite(fd.get(), text.data(), text.size(), 0);
+        (void)written;  // the text is informative only
+      }
+      lock_.fd = std::move(fd);
+      lock_.path = path;
+      return;
+    }
+  }
+  throw create_error("cannot take the lock '" + path + "': it keeps being replaced");
 }
 
 bool FileOutput::try_resume() {
@@ -173,6 +221,12 @@ bool FileOutput::try_resume() {
 
 void FileOutput::create() {
   const std::string tmp = spec_.path + ".partial.tmp";
+  const std::string inner = spec_.dataset.substr(spec_.dataset.find_first_not_of('/') == std::string::npos
+                                                     ? 0
+                                                     : spec_.dataset.find_first_not_of('/'));
+  if (inner.empty() || inner == kGroup || inner.rfind(std::string(kGroup) + "/", 0) == 0)
+    throw config_error("output.dataset '" + spec_.dataset + "': the group '" + kGroup +
+                       "' holds the job's progress record; choose another path");
   ::unlink(tmp.c_str());  // a leftover from a kill during creation holds nothing
   const auto dims = file_dims(spec_);
   const std::int64_t units = spec_.chunk_axis == Axis::date ? spec_.dates : spec_.ids;
@@ -203,20 +257,23 @@ void FileOutput::create() {
     // Contiguous, allocated now, never filled: the data lives at one fixed
     // offset that positional writes address for the rest of the job.
     h5::Id dcpl = h5::plist(H5Pcreate(H5P_DATASET_CREATE));
-    H5Pset_layout(dcpl.get(), H5D_CONTIGUOUS);
-    H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY);
-    H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER);
+    h5::check(H5Pset_layout(dcpl.get(), H5D_CONTIGUOUS), "H5Pset_layout");
+    h5::check(H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY), "H5Pset_alloc_time");
+    h5::check(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER), "H5Pset_fill_time");
+    // output.dataset may be a path ("results/run1/cv"): its groups are made too.
+    h5::Id lcpl = h5::plist(H5Pcreate(H5P_LINK_CREATE));
+    h5::check(H5Pset_create_intermediate_group(lcpl.get(), 1), "H5Pset_create_intermediate_group");
     const hsize_t hdims[3] = {static_cast<hsize_t>(dims[0]), static_cast<hsize_t>(dims[1]),
                               static_cast<hsize_t>(dims[2])};
     h5::Id space = h5::dataspace(H5Screate_simple(3, hdims, nullptr));
     h5::Id group = h5::group(H5Gcreate2(file.get(), kGroup, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
     if (!group) fail("cannot create group");
-    h5::Id data = h5::dataset(H5Dcreate2(file.get(), spec_.dataset.c_str(), H5T_IEEE_F64LE, space.get(), H5P_DEFAULT,
+    h5::Id data = h5::dataset(H5Dcreate2(file.get(), spec_.dataset.c_str(), H5T_IEEE_F64LE, space.get(), lcpl.get(),
                                          dcpl.get(), H5P_DEFAULT));
     if (!data) fail("cannot create dataset '" + spec_.dataset + "' " + h5::shape_string({hdims, hdims + 3}));
     h5::Id pcpl = h5::plist(H5Pcreate(H5P_DATASET_CREATE));
-    H5Pset_layout(pcpl.get(), H5D_CONTIGUOUS);
-    H5Pset_alloc_time(pcpl.get(), H5D_ALLOC_TIME_EARLY);
+    h5::check(H5Pset_layout(pcpl.get(), H5D_CONTIGUOUS), "H5Pset_layout");
+    h5::check(H5Pset_alloc_time(pcpl.get(), H5D_ALLOC_TIME_EARLY), "H5Pset_alloc_time");
     const hsize_t pdims[1] = {static_cast<hsize_t>(units)};
     h5::Id pspace = h5::dataspace(H5Screate_simple(1, pdims, nullptr));
     h5::Id progress = h5::dataset(
@@ -302,29 +359,27 @@ void FileOutput::open_collective() {
   std::lock_guard<std::mutex> lock(h5::library_mutex());
   h5::QuietErrors quiet;
   h5::Id fapl = h5::plist(H5Pcreate(H5P_FILE_ACCESS));
-  H5Pset_fapl_mpio(fapl.get(), MPI_COMM_WORLD, MPI_INFO_NULL);
-  mpio_file_ = H5Fopen(partial_path().c_str(), H5F_ACC_RDWR, fapl.get());
-  if (mpio_file_ < 0) throw io_error("cannot open '" + partial_path() + "' through MPI-IO");
-  mpio_data_ = H5Dopen2(mpio_file_, spec_.dataset.c_str(), H5P_DEFAULT);
-  if (mpio_data_ < 0) throw io_error("cannot open dataset '" + spec_.dataset + "' of '" + partial_path() + "'");
+  h5::check(H5Pset_fapl_mpio(fapl.get(), MPI_COMM_WORLD, MPI_INFO_NULL), "H5Pset_fapl_mpio");
+  mpio_file_ = h5::file(H5Fopen(partial_path().c_str(), H5F_ACC_RDWR, fapl.get()));
+  if (!mpio_file_) throw io_error("cannot open '" + partial_path() + "' through MPI-IO");
+  mpio_data_ = h5::dataset(H5Dopen2(mpio_file_.get(), spec_.dataset.c_str(), H5P_DEFAULT));
+  if (!mpio_data_) throw io_error("cannot open dataset '" + spec_.dataset + "' of '" + partial_path() + "'");
 #endif
 }
 
 void FileOutput::close_collective() {
 #ifdef DISCOUNT_HDF5_PARALLEL
-  if (mpio_file_ < 0) return;
+  if (!mpio_file_) return;
   std::lock_guard<std::mutex> lock(h5::library_mutex());
-  if (mpio_data_ >= 0) H5Dclose(mpio_data_);
-  const herr_t status = H5Fclose(mpio_file_);
-  mpio_data_ = mpio_file_ = -1;
-  if (status < 0) throw io_error("closing '" + partial_path() + "' (MPI-IO) failed");
+  mpio_data_.reset();
+  if (!mpio_file_.close()) throw io_error("closing '" + partial_path() + "' (MPI-IO) failed");
 #endif
 }
 
 void FileOutput::write_slab(const Slab& slab, const double* buffer) {
   const FileBox box = output_box(spec_, slab.dates, slab.ids);
 #ifdef DISCOUNT_HDF5_PARALLEL
-  if (mpio_data_ >= 0) {
+  if (mpio_data_) {
     std::lock_guard<std::mutex> lock(h5::library_mutex());
     h5::QuietErrors quiet;
     hsize_t start[3], count[3];
@@ -332,12 +387,12 @@ void FileOutput::write_slab(const Slab& slab, const double* buffer) {
       start[j] = static_cast<hsize_t>(box.start[j]);
       count[j] = static_cast<hsize_t>(box.count[j]);
     }
-    h5::Id file_space = h5::dataspace(H5Dget_space(mpio_data_));
+    h5::Id file_space = h5::dataspace(H5Dget_space(mpio_data_.get()));
     h5::Id mem_space = h5::dataspace(H5Screate_simple(3, count, nullptr));
     h5::Id dxpl = h5::plist(H5Pcreate(H5P_DATASET_XFER));
-    H5Pset_dxpl_mpio(dxpl.get(), H5FD_MPIO_INDEPENDENT);
+    h5::check(H5Pset_dxpl_mpio(dxpl.get(), H5FD_MPIO_INDEPENDENT), "H5Pset_dxpl_mpio");
     if (H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr) < 0 ||
-        H5Dwrite(mpio_data_, H5T_NATIVE_DOUBLE, mem_space.get(), file_space.get(), dxpl.get(), buffer) < 0)
+        H5Dwrite(mpio_data_.get(), H5T_NATIVE_DOUBLE, mem_space.get(), file_space.get(), dxpl.get(), buffer) < 0)
       throw io_error("writing '" + partial_path() + "' through MPI-IO failed");
   } else
 #endif
@@ -412,7 +467,7 @@ void FileOutput::publish() {
 
 std::string FileOutput::describe() const {
   std::string text = spec_.path + " (dataset '" + spec_.dataset + "'";
-  if (mpio_data_ >= 0) text += ", written through MPI-IO (parallel HDF5) by " + std::to_string(ranks::size()) + " ranks";
+  if (mpio_data_) text += ", written through MPI-IO (parallel HDF5) by " + std::to_string(ranks::size()) + " ranks";
   else if (direct_ && direct_->active()) text += ", O_DIRECT writes";
   else if (direct_) text += ", page-cache writes: the file system refused O_DIRECT";
   if (state_ == State::resumed)

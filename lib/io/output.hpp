@@ -13,30 +13,12 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "io/hdf5_handle.hpp"
+#include "io/output_spec.hpp"
 #include "io/posix_io.hpp"
 #include "plan/plan.hpp"
 
 namespace discount {
-
-struct OutputSpec {
-  std::string path;
-  std::string input_file;  // refused as the output
-  std::string dataset = "cv";
-  bool overwrite = false;
-  bool restart = false;
-  std::array<Axis, 3> axes{Axis::date, Axis::id, Axis::num};
-  std::int64_t dates = 0, ids = 0, nums = 0;  // selected extents
-  Axis chunk_axis = Axis::date;
-  std::string fingerprint;  // job identity: inputs, selection, layout
-  std::string provenance;   // effective config and versions, stored as attributes
-  // How often written slabs are made durable (fdatasync) and recorded as done;
-  // 0: after every slab. Between checkpoints the page cache absorbs writes.
-  double checkpoint_seconds = 10.0;
-  bool direct_io = true;  // cv through DirectWriter (O_DIRECT), see io/posix_io.hpp
-  std::uint64_t direct_piece = DirectWriter::kMaxPiece;  // its bounce buffer per thread
-  // Another rank (rank 0) created or resumed the partial: open it as it is.
-  bool attach = false;
-};
 
 class OutputSink {
  public:
@@ -54,10 +36,22 @@ class OutputSink {
   virtual std::string describe() const = 0;
 };
 
+// A lock file held through a flock()ed descriptor; on destruction the file
+// is unlinked while still locked, then the descriptor closes.
+struct HeldLock {
+  UniqueFd fd;
+  std::string path;
+  HeldLock() = default;
+  HeldLock(HeldLock&&) = default;
+  HeldLock& operator=(HeldLock&&) = default;
+  ~HeldLock();
+};
+
 class FileOutput final : public OutputSink {
  public:
   enum class State { fresh, resumed, already_complete };
-  // Creates or resumes `<out>.partial`; refuses with ExitCode::cannot_create.
+  // Creates or resumes `<out>.partial`; refuses with ExitCode::cannot_create,
+  // also when another job holds the output's lock (see take_lock).
   explicit FileOutput(const OutputSpec& spec);
   ~FileOutput() override;
   State state() const { return state_; }
@@ -76,8 +70,11 @@ class FileOutput final : public OutputSink {
   void publish() override;
   std::string describe() const override;
   std::string partial_path() const { return spec_.path + ".partial"; }
+  // `<out>.partial.lock`: flock()ed for the whole run by the job's rank 0.
+  std::string lock_path() const { return spec_.path + ".partial.lock"; }
 
  private:
+  void take_lock();
   void create();
   bool try_resume();
   void open_fd();
@@ -91,7 +88,8 @@ class FileOutput final : public OutputSink {
   std::vector<std::uint8_t> done_;
   std::vector<std::pair<std::int64_t, std::int64_t>> unrecorded_;  // written, not yet durable
   std::chrono::steady_clock::time_point last_checkpoint_ = std::chrono::steady_clock::now();
-  std::int64_t mpio_file_ = -1, mpio_data_ = -1;  // hid_t, when writing through MPI-IO
+  HeldLock lock_;                 // from construction to destruction: one job per output
+  h5::Id mpio_file_, mpio_data_;  // when writing through MPI-IO; the dataset closes first
 };
 
 // output.mode: checksum. Per selected date: the float64 sum of cv (for

@@ -15,6 +15,11 @@
 
 namespace discount {
 
+void UniqueFd::reset() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
 namespace {
 
 struct Segment {

@@ -6,11 +6,35 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "io/box.hpp"
 
 namespace discount {
+
+// An owned file descriptor, closed once on destruction.
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+  UniqueFd(UniqueFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  UniqueFd& operator=(UniqueFd&& other) noexcept {
+    if (this != &other) {
+      reset();
+      fd_ = std::exchange(other.fd_, -1);
+    }
+    return *this;
+  }
+  ~UniqueFd() { reset(); }
+  void reset();
+  int get() const { return fd_; }
+
+ private:
+  int fd_ = -1;
+};
 
 // Moves the runs (element units of `element_bytes`) between the file at
 // `base` bytes and the packed buffer. Throws discount::Error (io_error) with

@@ -30,7 +30,9 @@ h5::Id open_dataset(const h5::Id& file, const std::string& name, const std::stri
   h5::QuietErrors quiet;
   if (H5Lexists(file.get(), name.c_str(), H5P_DEFAULT) <= 0)
     throw missing_error("dataset '" + name + "' not found in '" + path + "'");
-  return h5::dataset(H5Dopen2(file.get(), name.c_str(), H5P_DEFAULT));
+  h5::Id dataset = h5::dataset(H5Dopen2(file.get(), name.c_str(), h5::input_dataset_access().get()));
+  if (!dataset) throw missing_error("'" + name + "' in '" + path + "' cannot be opened as a dataset");
+  return dataset;
 }
 
 void read_box(const h5::Id& dataset, int rank, const std::array<std::int64_t, 3>& start,

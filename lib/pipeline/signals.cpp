@@ -26,6 +26,9 @@ void install_signal_handlers() {
   action.sa_flags = SA_RESTART;
   for (int signo : {SIGTERM, SIGINT, SIGUSR1}) ::sigaction(signo, &action, nullptr);
   ::signal(SIGXFSZ, SIG_IGN);
+  // A log pipe that goes away (`| head`, a dead `tee`) must not end the job:
+  // writes to it then fail with EPIPE, which every console write ignores.
+  ::signal(SIGPIPE, SIG_IGN);
 }
 
 const std::atomic<int>& stop_signal() { return g_stop; }

@@ -208,4 +208,30 @@ std::string describe_prediction(const Plan& plan, const std::vector<StagePredict
   return out.str();
 }
 
+std::string check_machine_memory(const Plan& plan, const MachineMemory& machine) {
+  struct Side {
+    const char* key;
+    const char* what;
+    std::uint64_t budget, needed, available;
+  };
+  std::vector<Side> sides{{"memory.host_budget", "host memory available (MemAvailable and cgroup limit)",
+                           plan.request.host_budget, plan.host_bytes, machine.host_available}};
+  if (plan.request.device_copies)
+    sides.push_back({"memory.device_budget", "free device memory", plan.request.device_budget, plan.device_bytes,
+                     machine.device_free});
+  std::string warning;
+  for (const Side& side : sides) {
+    if (side.available == 0) continue;  // unknown
+    if (side.needed > side.available)
+      throw config_error(std::string(side.key) + " = " + format_bytes(side.budget) + ": the plan needs " +
+                         format_bytes(side.needed) + " but only " + format_bytes(side.available) + " of " +
+                         side.what + " is there; lower it (a percentage such as 80% follows the machine)");
+    if (side.budget > side.available && warning.empty())
+      warning = std::string(side.key) + " = " + format_bytes(side.budget) + " is more than the " +
+                format_bytes(side.available) + " of " + side.what + "; this job needs only " +
+                format_bytes(side.needed) + ", so it runs";
+  }
+  return warning;
+}
+
 }  // namespace discount

@@ -64,6 +64,19 @@ Plan make_plan(const PlanRequest& request);
 // these bytes and predict() adds them up, so the two cannot differ.
 SlabTraffic traffic(const Plan& plan, const Slab& slab);
 
+// What this process may use, measured once (0: unknown): the host's
+// available memory (MemAvailable, capped by a cgroup limit) and the GPU's free
+// memory, each already divided among the ranks that share it.
+struct MachineMemory {
+  std::uint64_t host_available = 0;
+  std::uint64_t device_free = 0;
+};
+// A budget held against the machine, before any I/O. A plan that allocates
+// more than is available is refused (ExitCode::config): it would swap or be
+// killed mid-run. A budget above what is available whose plan fits (a small
+// job) is allowed; the returned line warns about it. Empty when all is well.
+std::string check_machine_memory(const Plan& plan, const MachineMemory& machine);
+
 // One stage's share of the whole job: its bytes as stage_bytes() counts them,
 // and the time its link's limit allows.
 struct StagePrediction {

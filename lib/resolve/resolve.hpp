@@ -15,7 +15,7 @@
 
 #include "config/config.hpp"
 #include "io/input.hpp"
-#include "io/output.hpp"
+#include "io/output_spec.hpp"
 #include "kernels/slicing.hpp"
 #include "plan/plan.hpp"
 

@@ -249,6 +249,29 @@ TEST(Config, SpeedForms) {
   EXPECT_THROW(parse_gb_per_s("1e9TB/s"), std::invalid_argument);
 }
 
+TEST(Config, DuplicateKeysAreRefusedWithBothPlaces) {
+  // Top level: a second memory section appended as an override.
+  auto [code, message] = error_of(std::string(kMinimal) + "memory: {host_budget: 1GiB}\nmemory: {host_budget: 2GiB}\n");
+  EXPECT_EQ(code, ExitCode::config);
+  EXPECT_NE(message.find("job.yaml:4:1: duplicate key 'memory' (first given at job.yaml:3:1)"), std::string::npos)
+      << message;
+  EXPECT_EQ(message.find('\n'), std::string::npos) << "one line: " << message;
+  // Nested, block style.
+  std::tie(code, message) = error_of("input:\n  file: a.h5\n  multiplier: m\n  file: b.h5\noutput: {file: o.h5}\n");
+  EXPECT_EQ(code, ExitCode::config);
+  EXPECT_NE(message.find("job.yaml:4:3: duplicate key 'input.file' (first given at job.yaml:2:3)"),
+            std::string::npos)
+      << message;
+  // Deeper, in flow style, and inside a sequence item.
+  std::tie(code, message) = error_of(std::string(kMinimal) + "limits: {disk_read: {a: 1, a: 2}}\n");
+  EXPECT_EQ(code, ExitCode::config);
+  EXPECT_NE(message.find("duplicate key 'limits.disk_read.a'"), std::string::npos) << message;
+  std::tie(code, message) = error_of(std::string(kMinimal) + "compute: {parallel_dims: [{x: 1, x: 2}]}\n");
+  EXPECT_NE(message.find("duplicate key 'compute.parallel_dims[0].x'"), std::string::npos) << message;
+  // The same key in two different mappings is not a duplicate.
+  EXPECT_NO_THROW(parse("input: {file: a.h5}\noutput: {file: o.h5, dataset: cv}\nreport: r.json\n"));
+}
+
 TEST(Config, EmptyFileIsAnError) {
   auto [code, message] = error_of("");
   EXPECT_EQ(code, ExitCode::config);

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include "common/error.hpp"
 #include "io/hdf5_handle.hpp"
@@ -292,8 +293,10 @@ TEST(Output, ResumesAfterACrashAndRefusesAnotherJob) {
   }
   EXPECT_EQ(read_all(out, "cv"), values);
   // Same job again: already complete, nothing to do.
-  FileOutput again(spec_for(out, dates, ids, nums));
-  EXPECT_EQ(again.state(), FileOutput::State::already_complete);
+  {
+    FileOutput again(spec_for(out, dates, ids, nums));
+    EXPECT_EQ(again.state(), FileOutput::State::already_complete);
+  }
   // Another job onto an existing output without overwrite is refused.
   auto other = spec_for(out, dates, ids, nums);
   other.fingerprint = "job-c";
@@ -301,6 +304,78 @@ TEST(Output, ResumesAfterACrashAndRefusesAnotherJob) {
   other.overwrite = true;
   FileOutput replacing(other);
   EXPECT_EQ(replacing.state(), FileOutput::State::fresh);
+}
+
+TEST(Output, OneWriterPerOutput) {
+  TempDir dir;
+  const std::string out = dir / "cv.h5";
+  const std::int64_t dates = 3, ids = 5, nums = 2;
+  {
+    FileOutput first(spec_for(out, dates, ids, nums));
+    ASSERT_TRUE(fs::exists(out + ".partial.lock"));
+    // flock() excludes a second open of the lock file, in this process too.
+    try {
+      FileOutput second(spec_for(out, dates, ids, nums));
+      FAIL() << "a second writer of the same output was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ExitCode::cannot_create);
+      EXPECT_NE(std::string(e.what()).find("pid " + std::to_string(::getpid()) + " on host "), std::string::npos)
+          << e.what();
+    }
+    EXPECT_TRUE(fs::exists(out + ".partial"));
+  }
+  EXPECT_FALSE(fs::exists(out + ".partial.lock"));
+  // A stale lock file (its holder killed) blocks nothing.
+  { std::ofstream(out + ".partial.lock") << "pid 1 on host elsewhere\n"; }
+  FileOutput resumed(spec_for(out, dates, ids, nums));
+  EXPECT_EQ(resumed.state(), FileOutput::State::resumed);
+}
+
+TEST(Output, DatasetInsideGroups) {
+  TempDir dir;
+  const std::string out = dir / "cv.h5";
+  const std::int64_t dates = 3, ids = 4, nums = 2, row = ids * nums;
+  std::vector<double> values(static_cast<std::size_t>(dates * row));
+  for (std::size_t e = 0; e < values.size(); ++e) values[e] = -3.5 + 0.25 * static_cast<double>(e);
+  auto spec = spec_for(out, dates, ids, nums);
+  spec.dataset = "results/run1/cv";
+  {
+    FileOutput sink(spec);
+    sink.write_slab(slab_of(0, 1, ids, nums, 0), values.data());
+  }
+  {
+    FileOutput resumed(spec);
+    EXPECT_EQ(resumed.state(), FileOutput::State::resumed);
+    EXPECT_EQ(resumed.units_done(), 1);
+    resumed.write_slab(slab_of(1, 3, ids, nums, 1), values.data() + row);
+    resumed.publish();
+  }
+  EXPECT_EQ(read_all(out, "results/run1/cv"), values);
+  auto inside = spec_for(dir / "other.h5", dates, ids, nums);
+  for (const char* name : {"discount_app/cv", "/discount_app", "discount_app"}) {
+    inside.dataset = name;
+    try {
+      FileOutput refused(inside);
+      FAIL() << name << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ExitCode::config) << e.what();
+    }
+  }
+}
+
+TEST(Hdf5, FailedSettersThrowNamingTheCall) {
+  h5::QuietErrors quiet;
+  try {
+    h5::check(H5Pset_layout(H5I_INVALID_HID, H5D_CONTIGUOUS), "H5Pset_layout");
+    FAIL() << "a failed H5Pset_layout went unnoticed";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::internal);
+    EXPECT_NE(std::string(e.what()).find("H5Pset_layout"), std::string::npos);
+  }
+  h5::Id dcpl = h5::plist(H5Pcreate(H5P_DATASET_CREATE));
+  EXPECT_NO_THROW(h5::check(H5Pset_layout(dcpl.get(), H5D_CONTIGUOUS), "H5Pset_layout"));
+  // A value the library refuses: a chunked layout of rank 0.
+  EXPECT_THROW(h5::check(H5Pset_chunk(dcpl.get(), 0, nullptr), "H5Pset_chunk"), Error);
 }
 
 TEST(Output, ChecksumMatchesAPlainSum) {

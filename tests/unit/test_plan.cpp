@@ -165,6 +165,46 @@ TEST(Plan, FullScaleFitsSixteenGiBOfDevice) {
   expect_tiles(p);
 }
 
+TEST(Plan, BudgetsAreHeldAgainstTheMachine) {
+  const std::uint64_t GiB = std::uint64_t{1} << 30;
+  // A small job under a huge budget: allowed, with one warning line.
+  Plan small = make_plan(request(7, 1013, 5, 1024 * GiB));
+  EXPECT_LT(small.host_bytes, GiB);
+  const std::string warning = check_machine_memory(small, {24 * GiB, 0});
+  EXPECT_NE(warning.find("memory.host_budget = 1.00 TiB"), std::string::npos) << warning;
+  EXPECT_EQ(warning.find('\n'), std::string::npos);
+  // The same job within what is available, or on a machine that says nothing.
+  EXPECT_EQ(check_machine_memory(make_plan(request(7, 1013, 5, GiB)), {24 * GiB, 0}), "");
+  EXPECT_EQ(check_machine_memory(small, {0, 0}), "");
+  // A plan that allocates more than is available: refused.
+  Plan big = make_plan(request(200, 10'000'000, 5, 1024 * GiB));
+  ASSERT_GT(big.host_bytes, 24 * GiB);
+  try {
+    check_machine_memory(big, {24 * GiB, 0});
+    FAIL() << "a plan of " << big.host_bytes << " bytes passed on 24 GiB";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::config);
+    EXPECT_NE(std::string(e.what()).find("memory.host_budget"), std::string::npos) << e.what();
+  }
+  // The device side, when the kernel runs in device memory.
+  auto on_device = request(200, 10'000'000, 5, 512 * GiB);
+  on_device.device_copies = true;
+  on_device.device_budget = 512 * GiB;
+  Plan device = make_plan(on_device);
+  ASSERT_GT(device.device_bytes, 40 * GiB);
+  try {
+    check_machine_memory(device, {1024 * GiB, 40 * GiB});
+    FAIL() << "a device plan of " << device.device_bytes << " bytes passed on 40 GiB free";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("memory.device_budget"), std::string::npos) << e.what();
+  }
+  auto small_device = request(7, 1013, 5, GiB);
+  small_device.device_copies = true;
+  small_device.device_budget = 512 * GiB;
+  EXPECT_NE(check_machine_memory(make_plan(small_device), {24 * GiB, 80 * GiB}).find("memory.device_budget"),
+            std::string::npos);
+}
+
 TEST(Plan, EmptyDimensionIsDataError) {
   try {
     make_plan(request(0, 10, 5, 1 << 20));
