@@ -5,6 +5,9 @@
 #   scripts/test.sh --asan       the debug-asan preset (AddressSanitizer + UBSan)
 #   scripts/test.sh --mpi        the mpi preset (OpenMP + MPI; adds the mpirun -n 1/2/3 tests)
 #   scripts/test.sh --cuda       the CUDA preset (on a GPU node; see scripts/gpu_check.sh)
+#   scripts/test.sh --kokkos 4.6.01 --third-party DIR
+#                                the openmp-k46 preset: against Kokkos 4.6.01, built by
+#                                scripts/deps.sh from the release tarballs in DIR
 #   scripts/test.sh --no-deps    skip the bootstrap (dependencies already there)
 # Extra arguments after -- go to ctest (e.g. -- -L unit).
 set -euo pipefail
@@ -21,7 +24,14 @@ while [[ $# -gt 0 ]]; do
     --cuda) preset=cuda; deps_args+=(--cuda sm_90) ;;
     --no-deps) run_deps=0 ;;
     --no-apt) deps_args+=(--no-apt) ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    --kokkos)
+      case "${2:-}" in
+        4.6.01) preset=openmp-k46; deps_args+=(--kokkos 4.6.01) ;;
+        *) echo "scripts/test.sh: --kokkos takes 4.6.01 (3.4.01 is the default)" >&2; exit 64 ;;
+      esac
+      shift ;;
+    --third-party) deps_args+=(--third-party "${2:?--third-party needs a folder}"); shift ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
     --) shift; ctest_args=("$@"); break ;;
     *) echo "scripts/test.sh: unknown option '$1' (see --help)" >&2; exit 64 ;;
   esac

@@ -12,6 +12,7 @@
 
 #include "common/affinity.hpp"
 #include "common/error.hpp"
+#include "common/host_pages.hpp"
 #include "io/finite.hpp"
 #include "kernels/apply.hpp"
 #include "kernels/blas.hpp"
@@ -88,7 +89,10 @@ class Pipeline {
 #else
   using StagingSpace = Kokkos::HostSpace;
 #endif
-  using HostBuffer = Kokkos::View<double*, StagingSpace>;
+  // Staging buffers are views of memory the pipeline owns: pinned Kokkos
+  // allocations for a GPU, else HostPages (common/host_pages.hpp says why).
+  using HostBuffer = Kokkos::View<double*, StagingSpace, Kokkos::MemoryUnmanaged>;
+  using PinnedBuffer = Kokkos::View<double*, StagingSpace>;
   using DeviceBuffer = Kokkos::View<double*, ComputeMemory>;
 
  public:
@@ -101,10 +105,8 @@ class Pipeline {
     const std::size_t slab_elems = plan_.slab_bytes / sizeof(double);
     const std::size_t mult_elems = plan_.slab_mult_bytes / sizeof(double);
     for (int s = 0; s < plan_.host_buffers; ++s) {
-      host_slab_.emplace_back(Kokkos::view_alloc(Kokkos::WithoutInitializing, "discount::staging_slab"), slab_elems);
-      if (plan_.mult_per_slab)
-        host_mult_.emplace_back(Kokkos::view_alloc(Kokkos::WithoutInitializing, "discount::staging_mult"),
-                                mult_elems);
+      host_slab_.push_back(host_buffer("discount::staging_slab", slab_elems));
+      if (plan_.mult_per_slab) host_mult_.push_back(host_buffer("discount::staging_mult", mult_elems));
     }
     for (int s = 0; s < plan_.device_buffers; ++s) {
       device_slab_.emplace_back(Kokkos::view_alloc(Kokkos::WithoutInitializing, "discount::device_slab"), slab_elems);
@@ -114,7 +116,7 @@ class Pipeline {
     }
     if (!plan_.mult_per_slab) {
       const std::size_t n = plan_.mult_bytes / sizeof(double);
-      resident_mult_host_ = HostBuffer(Kokkos::view_alloc(Kokkos::WithoutInitializing, "discount::multBy"), n);
+      resident_mult_host_ = host_buffer("discount::multBy", n);
       const auto t0 = Clock::now();
       read_multiplier(job.ids, resident_mult_host_.data());
       read_.bytes += plan_.mult_bytes;
@@ -161,6 +163,16 @@ class Pipeline {
   }
 
  private:
+  HostBuffer host_buffer(const char* label, std::size_t elements) {
+    if constexpr (std::is_same_v<StagingSpace, Kokkos::HostSpace>) {
+      host_pages_.emplace_back(elements * sizeof(double));
+      return HostBuffer(static_cast<double*>(host_pages_.back().data()), elements);
+    } else {
+      pinned_.emplace_back(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), elements);
+      return HostBuffer(pinned_.back().data(), elements);
+    }
+  }
+
   // Runs a stage; on failure records the first error and closes every queue
   // so the other stages stop; on success closes the stage's output queues.
   template <class Body>
@@ -324,6 +336,8 @@ class Pipeline {
   bool blas_ = false, scan_ = false;
   int total_pending_ = 0;
 
+  std::vector<HostPages> host_pages_;  // own the memory of the host buffers below
+  std::vector<PinnedBuffer> pinned_;
   std::vector<HostBuffer> host_slab_, host_mult_;
   std::vector<bool> filled_ = std::vector<bool>(64, false);  // per staging buffer (skip_host_io)
   std::vector<DeviceBuffer> device_slab_, device_mult_;
