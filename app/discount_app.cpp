@@ -10,6 +10,7 @@
 
 #include "common/error.hpp"
 #include "config/config.hpp"
+#include "kernels/features.hpp"
 #include "pipeline/job.hpp"
 #include "ranks/ranks.hpp"
 
@@ -120,6 +121,7 @@ int run(int argc, char** argv) {
   if (*plan_cmd) return discount::plan_command(load_on_every_rank());
   if (*config_cmd) {
     std::cout << discount::load_config(config_path).to_yaml();
+    std::cout << "# " << discount::compiled_parts_text() << "\n";  // a YAML comment: the output stays valid
     return 0;
   }
   if (*verify_cmd) {

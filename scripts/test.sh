@@ -9,6 +9,8 @@
 #                                the openmp-k46 preset: against Kokkos 4.6.01, built by
 #                                scripts/deps.sh from the release tarballs in DIR
 #   scripts/test.sh --no-deps    skip the bootstrap (dependencies already there)
+#   scripts/test.sh --without-kokkos-kernels
+#                                configure without Kokkos Kernels (blas refused, its tests skipped)
 # Extra arguments after -- go to ctest (e.g. -- -L unit).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,6 +19,7 @@ preset=openmp
 deps_args=()
 run_deps=1
 ctest_args=()
+kernels=AUTO
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --asan) preset=debug-asan ;;
@@ -31,7 +34,8 @@ while [[ $# -gt 0 ]]; do
       esac
       shift ;;
     --third-party) deps_args+=(--third-party "${2:?--third-party needs a folder}"); shift ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    --without-kokkos-kernels) kernels=OFF ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     --) shift; ctest_args=("$@"); break ;;
     *) echo "scripts/test.sh: unknown option '$1' (see --help)" >&2; exit 64 ;;
   esac
@@ -42,7 +46,8 @@ if [[ $run_deps == 1 ]]; then
   bash scripts/deps.sh "${deps_args[@]}"
 fi
 jobs=$(nproc)
-cmake --preset "$preset" >/dev/null
+# Given every time, so a build folder configured without Kokkos Kernels gets it back.
+cmake --preset "$preset" -DDISCOUNT_ENABLE_KOKKOS_KERNELS=$kernels >/dev/null
 cmake --build --preset "$preset" -j "$jobs"
 # Kokkos' OpenMP backend: two threads per test process keeps -j2 ctest honest on small machines.
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2} OMP_PROC_BIND=${OMP_PROC_BIND:-false}

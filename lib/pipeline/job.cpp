@@ -16,6 +16,7 @@
 #include "common/error.hpp"
 #include "io/input.hpp"
 #include "io/output.hpp"
+#include "kernels/features.hpp"
 #include "kernels/slicing.hpp"
 #include "pipeline/pipeline.hpp"
 #include "pipeline/signals.hpp"
@@ -61,7 +62,7 @@ std::string version_text() {
   return std::string("discount_app ") + DISCOUNT_VERSION + " (git " + DISCOUNT_GIT_HASH + ")\n" + "Kokkos " +
          std::to_string(KOKKOS_VERSION / 10000) + "." + std::to_string(KOKKOS_VERSION / 100 % 100) + "." +
          std::to_string(KOKKOS_VERSION % 100) + ", backends:" + backends + arch + "\n" + "HDF5 " +
-         std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(release) + hdf5_flavour + "\n" + mpi;
+         std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(release) + hdf5_flavour + "\n" + mpi + compiled_parts_text() + "\n";
 }
 
 namespace {
@@ -90,6 +91,7 @@ Prepared prepare(const Config& config) {
   Prepared p;
   PlanRequest request;
   ranks::collectively([&] {
+    require_compiled_parts(config);
     if (config.compute.kernel == KernelKind::blas && !config.input.synthetic &&
         !(config.input.axes[0] == Axis::date && config.input.axes[1] == Axis::id))
       throw config_error(config.source_path +

@@ -15,7 +15,10 @@
 #include "common/host_pages.hpp"
 #include "io/finite.hpp"
 #include "kernels/apply.hpp"
+#include "kernels/features.hpp"
+#ifdef DISCOUNT_HAVE_KOKKOSKERNELS
 #include "kernels/blas.hpp"
+#endif
 #include "pipeline/exec_instances.hpp"
 #include "pipeline/queue.hpp"
 
@@ -100,6 +103,7 @@ class Pipeline {
     const auto& cfg = *job.config;
     axes_ = job.input->axes();
     slicing_ = make_slicing(axes_, cfg.compute.parallel_dims, cfg.compute.tile);
+    require_compiled_parts(cfg);
     blas_ = cfg.compute.kernel == KernelKind::blas;
     scan_ = cfg.input.nonfinite == NonFinite::error && job.input->may_hold_nonfinite();
     const std::size_t slab_elems = plan_.slab_bytes / sizeof(double);
@@ -275,9 +279,11 @@ class Pipeline {
                                                : (copies ? resident_mult_device_.data() : resident_mult_host_.data());
       const ConstFlatView<ComputeMemory> mult_view(mult, static_cast<std::size_t>(slab.ids.size() * slab.nums));
       const SlabView<ComputeMemory> slab_view(data, g.extent[0], g.extent[1], g.extent[2]);
+#ifdef DISCOUNT_HAVE_KOKKOSKERNELS
       if (blas_) apply_blas(exec, mult_view, ConstSlabView<ComputeMemory>(slab_view), slab_view);
-      else apply_mdrange(exec, slicing_, mult_view, ConstSlabView<ComputeMemory>(slab_view), slab_view,
-                         g.mult_stride);
+      else
+#endif
+        apply_mdrange(exec, slicing_, mult_view, ConstSlabView<ComputeMemory>(slab_view), slab_view, g.mult_stride);
       exec.fence();
       check_device_errors("discount::apply");
       record(kernel_, (2 * g.elements() + slab.ids.size() * slab.nums) * sizeof(double), t0);
