@@ -11,6 +11,7 @@
 #include <malloc.h>
 #endif
 
+#include "common/error.hpp"
 #include "io/input.hpp"
 #include "io/output.hpp"
 #include "io/synthetic.hpp"
