@@ -272,7 +272,8 @@ third_party_dir() {
     [[ -n $d && -f $d/kokkos-$KOKKOS_VERSION.tar.gz ]] && { realpath "$d"; return; }
   done
   [[ -n $THIRD_PARTY ]] && die "--third-party $THIRD_PARTY: no kokkos-$KOKKOS_VERSION.tar.gz there"
-  die "no kokkos-$KOKKOS_VERSION.tar.gz: pass --third-party DIR (or set DISCOUNT_THIRD_PARTY, or copy the tarballs into deps/third_party)"
+  die "no kokkos-$KOKKOS_VERSION.tar.gz: pass --third-party DIR (or set DISCOUNT_THIRD_PARTY," \
+    "or copy the tarballs into deps/third_party)"
 }
 
 step_upstream_sources() {
@@ -474,7 +475,8 @@ if [[ $FLAVOUR == cuda ]]; then
   # 4.6.01 predates CUDA 13: scripts/kokkos_compat.sh must have run on its tree.
   cuda_major=$(nvcc --version | sed -nE 's/.*release ([0-9]+)\..*/\1/p')
   if ((UPSTREAM)) && [[ $KOKKOS_VERSION == 4.6.01 && ${cuda_major:-0} -ge 13 && ! -f $SRC/kokkos/.kokkos_compat ]]; then
-    die "Kokkos 4.6.01 does not build with CUDA $cuda_major as released; run scripts/kokkos_compat.sh ${SRC#"$ROOT"/}/kokkos first"
+    die "Kokkos 4.6.01 does not build with CUDA $cuda_major as released;" \
+      "run scripts/kokkos_compat.sh ${SRC#"$ROOT"/}/kokkos first"
   fi
 else
   KOKKOS_CXX=$(command -v "${CXX:-g++}") || die "C++ compiler ${CXX:-g++} not found"

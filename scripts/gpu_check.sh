@@ -70,7 +70,8 @@ if [[ -n $kokkos5_dir ]]; then
   cmake --preset openmp -B "$build" -DCMAKE_PREFIX_PATH="$prefix/usr" -DDISCOUNT_ENABLE_KOKKOS_KERNELS=AUTO \
     >"$logs/kokkos5-configure.log" 2>&1 || { tail -n 30 "$logs/kokkos5-configure.log"; exit 1; }
   grep 'discount_app:' "$logs/kokkos5-configure.log"
-  cmake --build "$build" -j "$(nproc)" >"$logs/kokkos5-build.log" 2>&1 || { tail -n 40 "$logs/kokkos5-build.log"; exit 1; }
+  cmake --build "$build" -j "$(nproc)" >"$logs/kokkos5-build.log" 2>&1 ||
+    { tail -n 40 "$logs/kokkos5-build.log"; exit 1; }
   stamp "Kokkos 5 build done"
   "$build/app/discount_app" --version | tee "$logs/kokkos5-version.txt"
   [[ $build_only == 1 ]] && exit 0
@@ -107,7 +108,8 @@ fi
 } 2>&1 | tee "$logs/k46-deps.log"
 stamp "Kokkos 4.6.01 (CUDA) ready"
 cmake --preset cuda-k46 >"$logs/k46-configure.log" 2>&1 || { tail -n 30 "$logs/k46-configure.log"; exit 1; }
-cmake --build --preset cuda-k46 -j "$(nproc)" >"$logs/k46-build.log" 2>&1 || { tail -n 40 "$logs/k46-build.log"; exit 1; }
+cmake --build --preset cuda-k46 -j "$(nproc)" >"$logs/k46-build.log" 2>&1 ||
+  { tail -n 40 "$logs/k46-build.log"; exit 1; }
 stamp "app built against Kokkos 4.6.01"
 build/cuda-k46/app/discount_app --version | tee "$logs/k46-version.txt"
 [[ $build_only == 1 ]] && exit 0

@@ -18,8 +18,8 @@ tree=${1:?usage: scripts/kokkos_compat.sh <kokkos-4.6.01 source folder>}
 MARK="kokkos_compat 4.6.01: nvcc_wrapper default arch, CUDA 13 prefetch/advise/graph signatures (v1)"
 die() { printf 'kokkos_compat: %s\n' "$*" >&2; exit 1; }
 [[ -f $tree/CMakeLists.txt && -f $tree/bin/nvcc_wrapper ]] || die "$tree is not a Kokkos source folder"
-grep -q 'set(Kokkos_VERSION_MAJOR 4)' "$tree/CMakeLists.txt" && grep -q 'set(Kokkos_VERSION_MINOR 6)' "$tree/CMakeLists.txt" \
-  || die "$tree is not Kokkos 4.6 (the changes are written for 4.6.01)"
+grep -q 'set(Kokkos_VERSION_MAJOR 4)' "$tree/CMakeLists.txt" &&
+  grep -q 'set(Kokkos_VERSION_MINOR 6)' "$tree/CMakeLists.txt" || die "$tree is not Kokkos 4.6 (the changes are written for 4.6.01)"
 if [[ -f $tree/.kokkos_compat ]]; then
   [[ $(<"$tree/.kokkos_compat") == "$MARK" ]] || die "$tree was changed by another version of this script; extract it again"
   echo "kokkos_compat: $tree already has the changes"; exit 0
