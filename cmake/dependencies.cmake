@@ -6,7 +6,32 @@
 set(DISCOUNT_VENDOR_DIR "${PROJECT_SOURCE_DIR}/deps/vendor" CACHE PATH "Vendored headers and sources")
 
 find_package(Kokkos 3.4 REQUIRED)
-find_package(KokkosKernels REQUIRED)
+if(NOT CMAKE_CXX_STANDARD)
+  if(Kokkos_CXX_STANDARD)  # set by Kokkos 4 and 5 (3.4 leaves it to its target's cxx_std_17)
+    set(CMAKE_CXX_STANDARD ${Kokkos_CXX_STANDARD})
+  else()
+    set(CMAKE_CXX_STANDARD 17)
+  endif()
+endif()
+# Kokkos Kernels serves compute.kernel: blas only, so it is optional: AUTO uses
+# it when found, ON requires it, OFF builds without it (blas is then refused
+# with exit 78 and its tests are skipped).
+set(DISCOUNT_ENABLE_KOKKOS_KERNELS AUTO CACHE STRING "Kokkos Kernels for compute.kernel: blas: AUTO, ON or OFF")
+set_property(CACHE DISCOUNT_ENABLE_KOKKOS_KERNELS PROPERTY STRINGS AUTO ON OFF)
+set(DISCOUNT_HAVE_KOKKOSKERNELS OFF)
+if(DISCOUNT_ENABLE_KOKKOS_KERNELS STREQUAL "ON")
+  find_package(KokkosKernels REQUIRED)
+  set(DISCOUNT_HAVE_KOKKOSKERNELS ON)
+elseif(DISCOUNT_ENABLE_KOKKOS_KERNELS STREQUAL "AUTO")
+  find_package(KokkosKernels QUIET)
+  if(KokkosKernels_FOUND)
+    set(DISCOUNT_HAVE_KOKKOSKERNELS ON)
+  endif()
+elseif(NOT DISCOUNT_ENABLE_KOKKOS_KERNELS STREQUAL "OFF")
+  message(FATAL_ERROR "DISCOUNT_ENABLE_KOKKOS_KERNELS must be AUTO, ON or OFF, not '${DISCOUNT_ENABLE_KOKKOS_KERNELS}'")
+endif()
+message(STATUS "discount_app: Kokkos ${Kokkos_VERSION} (C++${CMAKE_CXX_STANDARD}); Kokkos Kernels: "
+               "${DISCOUNT_HAVE_KOKKOSKERNELS} (DISCOUNT_ENABLE_KOKKOS_KERNELS=${DISCOUNT_ENABLE_KOKKOS_KERNELS})")
 if(DISCOUNT_ENABLE_MPI)
   find_package(MPI REQUIRED COMPONENTS C)
   # Debian installs serial and MPI flavours of HDF5 side by side: prefer the

@@ -11,6 +11,10 @@
 # package manager or network (the GPU node) gets deps/src carried in and runs
 #   scripts/deps.sh --no-apt --cuda sm_90
 # which then only builds.
+# A second, current Kokkos (what a cluster's Spack or module provides) comes
+# from upstream release tarballs instead, unpatched, into its own folders:
+#   scripts/deps.sh --kokkos 4.6.01 --third-party DIR
+# builds deps/install/openmp-k4.6.01 from DIR/kokkos{,-kernels}-4.6.01.tar.gz.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -21,7 +25,8 @@ SRC=$DEPS/src
 TRILINOS_VERSION=13.2.0-4
 TRILINOS_ORIG=trilinos_13.2.0.orig.tar.gz
 TRILINOS_ORIG_SHA256=0ddb47784ba7b8a6b9a07a4822b33be508feb4ccd54301b2a5d10c9e54524b90
-KOKKOS_VERSION=3.4.01
+KOKKOS_VERSION=3.4.01          # the default: Debian's trilinos sources
+UPSTREAM_VERSIONS=(4.6.01)     # from upstream release tarballs (--kokkos)
 
 APT_PACKAGES=(g++ cmake ninja-build make libhdf5-dev hdf5-tools libyaml-cpp-dev
   libcli11-dev nlohmann-json3-dev libgtest-dev python3-h5py python3-numpy python3-matplotlib
@@ -48,6 +53,14 @@ Options:
                        carry deps/src to a machine without network.
   --from-tarball FILE  take Kokkos from this $TRILINOS_ORIG instead of
                        downloading it with 'apt-get source'.
+  --kokkos VERSION     $KOKKOS_VERSION (default, Debian's sources) or ${UPSTREAM_VERSIONS[*]}: Kokkos and
+                       Kokkos Kernels VERSION from the upstream release tarballs
+                       (unpatched), into deps/src-kVERSION and the flavour
+                       <flavour>-kVERSION (e.g. deps/install/openmp-k4.6.01).
+  --third-party DIR    folder with kokkos-VERSION.tar.gz,
+                       kokkos-kernels-VERSION.tar.gz and their SHA256SUMS.
+                       Default: \$DISCOUNT_THIRD_PARTY, else deps/third_party,
+                       else ../third_party beside the repository's parent.
   --jobs N             parallel build jobs (default: nproc).
   --rebuild            ignore the install stamp and rebuild the flavour.
   --vendor             also copy the header-only CLI11 and nlohmann-json and
@@ -57,6 +70,7 @@ Options:
 
 Paths:
   deps/src/{kokkos,kokkos-kernels}   patched sources (about 13 MB)
+  deps/src-kVERSION/                 --kokkos VERSION sources
   deps/install/openmp                 OpenMP flavour install prefix
   deps/install/cuda                   CUDA flavour (bin/nvcc_wrapper inside)
   deps/logs/                          configure/build logs
@@ -74,6 +88,7 @@ FROM_TARBALL=
 JOBS=$(nproc 2>/dev/null || echo 2)
 REBUILD=0
 VENDOR=0
+THIRD_PARTY=
 while (($#)); do
   case $1 in
     --cuda)
@@ -87,6 +102,10 @@ while (($#)); do
     --jobs|-j) JOBS=${2:?--jobs needs a number}; shift ;;
     --rebuild) REBUILD=1 ;;
     --vendor) VENDOR=1 ;;
+    --kokkos) KOKKOS_VERSION=${2:?--kokkos needs a version}; shift ;;
+    --kokkos=*) KOKKOS_VERSION=${1#--kokkos=} ;;
+    --third-party) THIRD_PARTY=${2:?--third-party needs a folder}; shift ;;
+    --third-party=*) THIRD_PARTY=${1#--third-party=} ;;
     -h|--help) usage; exit 0 ;;
     *) echo "deps.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -108,6 +127,23 @@ run_logged() {
 }
 
 mkdir -p "$DEPS/logs"
+
+# --kokkos: the upstream release tarballs, pinned by their SHA-256 here (the
+# SHA256SUMS beside them is checked too), unpacked into their own source folder.
+declare -A UPSTREAM_SHA256=(
+  [kokkos-4.6.01.tar.gz]=af54a59821a88870ff98b0b05fad3a6571ba04c4c6d550bdb0b43da6f533b49f
+  [kokkos-kernels-4.6.01.tar.gz]=0f4585e85dc2831fa268a79ac8e83b9cd0545fc771f9d3951048fd5223855ef4
+)
+UPSTREAM=0
+FLAVOUR_SUFFIX=
+if [[ $KOKKOS_VERSION != 3.4.01 ]]; then
+  [[ " ${UPSTREAM_VERSIONS[*]} " == *" $KOKKOS_VERSION "* ]] \
+    || die "--kokkos $KOKKOS_VERSION: known versions are 3.4.01 ${UPSTREAM_VERSIONS[*]}"
+  [[ -z $FROM_TARBALL ]] || die "--from-tarball is Debian's trilinos tarball (Kokkos 3.4.01); use --third-party"
+  UPSTREAM=1
+  SRC=$DEPS/src-k$KOKKOS_VERSION
+  FLAVOUR_SUFFIX=-k$KOKKOS_VERSION
+fi
 
 # ---------------------------------------------------------------- 1. apt
 # Root runs apt-get directly, anyone else through sudo when available.
@@ -232,7 +268,53 @@ step_sources() {
   log "sources: $(du -sh "$SRC" | cut -f1) in deps/src ($(elapsed "$t0"))"
 }
 
-step_sources
+# --kokkos VERSION: both tarballs from the third-party folder, checked, unpacked.
+third_party_dir() {
+  local d
+  for d in "$THIRD_PARTY" "${DISCOUNT_THIRD_PARTY:-}" "$DEPS/third_party"; do
+    [[ -n $d && -f $d/kokkos-$KOKKOS_VERSION.tar.gz ]] && { realpath "$d"; return; }
+  done
+  [[ -n $THIRD_PARTY ]] && die "--third-party $THIRD_PARTY: no kokkos-$KOKKOS_VERSION.tar.gz there"
+  die "no kokkos-$KOKKOS_VERSION.tar.gz: pass --third-party DIR (or set DISCOUNT_THIRD_PARTY," \
+    "or copy the tarballs into deps/third_party)"
+}
+
+step_upstream_sources() {
+  local t0 dir name sums=() f
+  t0=$(now)
+  for name in kokkos kokkos-kernels; do
+    f=$name-$KOKKOS_VERSION.tar.gz
+    sums+=("$f sha256 ${UPSTREAM_SHA256[$f]}")
+  done
+  SOURCE_ID="upstream ${sums[*]}"
+  if [[ -f $SRC/.source.stamp && $(<"$SRC/.source.stamp") == "$SOURCE_ID" ]]; then
+    log "sources: deps/src-k$KOKKOS_VERSION is up to date"
+    return
+  fi
+  dir=$(third_party_dir)
+  for name in kokkos kokkos-kernels; do
+    f=$name-$KOKKOS_VERSION.tar.gz
+    [[ -f $dir/$f ]] || die "missing $dir/$f"
+    log "sources: checking $dir/$f"
+    echo "${UPSTREAM_SHA256[$f]}  $dir/$f" | sha256sum -c --quiet - \
+      || die "$dir/$f is not the $name $KOKKOS_VERSION release (sha256 mismatch)"
+    if [[ -f $dir/SHA256SUMS ]] && ! grep -q "^${UPSTREAM_SHA256[$f]}  $f\$" "$dir/SHA256SUMS"; then
+      die "$dir/SHA256SUMS disagrees with this script about $f"
+    fi
+  done
+  local tmp=$SRC.tmp
+  rm -rf "$tmp"; mkdir -p "$tmp"
+  for name in kokkos kokkos-kernels; do
+    tar xzf "$dir/$name-$KOKKOS_VERSION.tar.gz" -C "$tmp"
+    [[ -f $tmp/$name/CMakeLists.txt ]] || die "$name-$KOKKOS_VERSION.tar.gz has no $name/ folder"
+  done
+  rm -rf "$SRC"
+  mv "$tmp" "$SRC"
+  echo "$SOURCE_ID" >"$SRC/.source.stamp"
+  log "sources: $(du -sh "$SRC" | cut -f1) in deps/src-k$KOKKOS_VERSION ($(elapsed "$t0"))"
+}
+
+if ((UPSTREAM)); then step_upstream_sources; else step_sources; fi
 
 # ---------------------------------------------------------------- 3. patches
 # Patches apply to deps/src/kokkos in name order. Before a file is first
@@ -304,7 +386,14 @@ step_patches() {
   log "patches: done ($(elapsed "$t0"))"
 }
 
-step_patches
+# The upstream releases are built as released; only scripts/kokkos_compat.sh
+# (CUDA 13 signatures for 4.6.01) may change them, and says so in a marker.
+if ((UPSTREAM)); then
+  PATCH_SUM="none; compat: $(cat "$SRC/kokkos/.kokkos_compat" 2>/dev/null || echo none)"
+  log "patches: none for Kokkos $KOKKOS_VERSION (compat: ${PATCH_SUM#*compat: })"
+else
+  step_patches
+fi
 
 # ---------------------------------------------------------------- vendor
 # The GPU node has HDF5 and yaml-cpp but not these three; copies of the
@@ -325,14 +414,15 @@ step_vendor() {
 if ((VENDOR)); then step_vendor; fi
 
 if ((SRC_ONLY)); then
-  log "sources ready: $(du -sh "$SRC" | cut -f1) in deps/src"
+  log "sources ready: $(du -sh "$SRC" | cut -f1) in ${SRC#"$ROOT"/}"
   echo "KOKKOS_SRC=$SRC"
   exit 0
 fi
 
 # ---------------------------------------------------------------- 4. build
-PREFIX=$DEPS/install/$FLAVOUR
-BUILD=$DEPS/build/$FLAVOUR
+FLAVOUR_DIR=$FLAVOUR$FLAVOUR_SUFFIX     # openmp, cuda, openmp-k4.6.01, ...
+PREFIX=$DEPS/install/$FLAVOUR_DIR
+BUILD=$DEPS/build/$FLAVOUR_DIR
 command -v cmake >/dev/null || die "cmake not found"
 if command -v ninja >/dev/null; then GEN=(-G Ninja); else GEN=(-G "Unix Makefiles"); fi
 
@@ -356,6 +446,11 @@ KERNELS_OPTS=(-DKokkosKernels_ADD_DEFAULT_ETI=OFF
   -DKokkosKernels_ENABLE_TPL_CUSPARSE=OFF
   -DKokkosKernels_ENABLE_TESTS=OFF -DKokkosKernels_ENABLE_EXAMPLES=OFF
   "-DKokkos_ROOT=$PREFIX")
+# Kokkos Kernels 4 builds by component: the app uses BLAS only.
+if ((UPSTREAM)); then
+  KERNELS_OPTS+=(-DKokkosKernels_ENABLE_ALL_COMPONENTS=OFF -DKokkosKernels_ENABLE_COMPONENT_BLAS=ON
+    -DKokkosKernels_ENABLE_PERFTESTS=OFF -DKokkosKernels_ENABLE_BENCHMARK=OFF)
+fi
 
 if [[ $FLAVOUR == cuda ]]; then
   case $CUDA_ARCH in
@@ -380,6 +475,12 @@ if [[ $FLAVOUR == cuda ]]; then
   KERNELS_CXX=$PREFIX/bin/nvcc_wrapper
   KOKKOS_OPTS+=(-DKokkos_ENABLE_CUDA=ON -DKokkos_ENABLE_CUDA_LAMBDA=ON "-DKokkos_ARCH_$KARCH=ON")
   CONFIG_ID="cuda $CUDA_ARCH $(nvcc --version | tail -n 1)"
+  # 4.6.01 predates CUDA 13: scripts/kokkos_compat.sh must have run on its tree.
+  cuda_major=$(nvcc --version | sed -nE 's/.*release ([0-9]+)\..*/\1/p')
+  if ((UPSTREAM)) && [[ $KOKKOS_VERSION == 4.6.01 && ${cuda_major:-0} -ge 13 && ! -f $SRC/kokkos/.kokkos_compat ]]; then
+    die "Kokkos 4.6.01 does not build with CUDA $cuda_major as released;" \
+      "run scripts/kokkos_compat.sh ${SRC#"$ROOT"/}/kokkos first"
+  fi
 else
   KOKKOS_CXX=$(command -v "${CXX:-g++}") || die "C++ compiler ${CXX:-g++} not found"
   KERNELS_CXX=$KOKKOS_CXX
@@ -397,17 +498,17 @@ build_project() {  # build_project <name> <source dir> <c++ compiler> <cmake arg
   local t0 dir=$BUILD/$name
   t0=$(now)
   rm -rf "$dir"
-  log "build $FLAVOUR: configuring $name"
-  run_logged "$DEPS/logs/$FLAVOUR-$name-configure.log" \
+  log "build $FLAVOUR_DIR: configuring $name"
+  run_logged "$DEPS/logs/$FLAVOUR_DIR-$name-configure.log" \
     cmake -S "$src" -B "$dir" "${GEN[@]}" "-DCMAKE_CXX_COMPILER=$cxx" "$@"
-  log "build $FLAVOUR: building $name (-j$JOBS)"
-  run_logged "$DEPS/logs/$FLAVOUR-$name-build.log" cmake --build "$dir" -j "$JOBS"
-  run_logged "$DEPS/logs/$FLAVOUR-$name-install.log" cmake --install "$dir"
-  log "build $FLAVOUR: $name installed ($(elapsed "$t0"))"
+  log "build $FLAVOUR_DIR: building $name (-j$JOBS)"
+  run_logged "$DEPS/logs/$FLAVOUR_DIR-$name-build.log" cmake --build "$dir" -j "$JOBS"
+  run_logged "$DEPS/logs/$FLAVOUR_DIR-$name-install.log" cmake --install "$dir"
+  log "build $FLAVOUR_DIR: $name installed ($(elapsed "$t0"))"
 }
 
 if ((!REBUILD)) && [[ -f $INSTALL_STAMP && $(<"$INSTALL_STAMP") == "$BUILD_ID" ]]; then
-  log "build $FLAVOUR: deps/install/$FLAVOUR is up to date"
+  log "build $FLAVOUR_DIR: deps/install/$FLAVOUR_DIR is up to date"
 else
   t_build=$(now)
   rm -rf "$PREFIX"
@@ -417,7 +518,7 @@ else
   echo "$BUILD_ID" >"$INSTALL_STAMP"
   rm -rf "$BUILD"   # objects are not needed once installed
   rmdir "$DEPS/build" 2>/dev/null || true
-  log "build $FLAVOUR: done ($(elapsed "$t_build"))"
+  log "build $FLAVOUR_DIR: done ($(elapsed "$t_build"))"
 fi
 
 if [[ $FLAVOUR == cuda ]]; then

@@ -16,6 +16,7 @@
 #include "common/error.hpp"
 #include "io/input.hpp"
 #include "io/output.hpp"
+#include "kernels/features.hpp"
 #include "pipeline/pipeline.hpp"
 #include "pipeline/signals.hpp"
 #include "pipeline/system_memory.hpp"
@@ -61,7 +62,8 @@ std::string version_text() {
   return std::string("discount_app ") + DISCOUNT_VERSION + " (git " + DISCOUNT_GIT_HASH + ")\n" + "Kokkos " +
          std::to_string(KOKKOS_VERSION / 10000) + "." + std::to_string(KOKKOS_VERSION / 100 % 100) + "." +
          std::to_string(KOKKOS_VERSION % 100) + ", backends:" + backends + arch + "\n" + "HDF5 " +
-         std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(release) + hdf5_flavour + "\n" + mpi;
+         std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(release) + hdf5_flavour + "\n" + mpi +
+         compiled_parts_text() + "\n";
 }
 
 namespace {
@@ -471,6 +473,7 @@ int plan_command(const Config& config) { return plan_with_limits(prepare(config)
 
 int config_command(const Config& config) {
   std::cout << config.to_yaml();
+  std::cout << "# " << compiled_parts_text() << "\n";  // a YAML comment: the output stays valid
   return 0;
 }
 

@@ -16,6 +16,7 @@
 #include <type_traits>
 
 #include "common/error.hpp"
+#include "common/gpu_runtime.hpp"
 #include "kernels/slicing.hpp"
 
 namespace discount {
@@ -215,9 +216,7 @@ template <class ExecSpace>
 std::int64_t l2_cache_bytes(const ExecSpace& exec) {
 #ifdef KOKKOS_ENABLE_CUDA
   if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) {
-    int bytes = 0;
-    if (cudaDeviceGetAttribute(&bytes, cudaDevAttrL2CacheSize, exec.cuda_device()) == cudaSuccess) return bytes;
-    (void)cudaGetLastError();  // not sticky; clear it so that check_device_errors does not report it
+    return gpu::l2_cache_bytes(exec.cuda_device());
   }
 #endif
   (void)exec;
@@ -272,16 +271,7 @@ void dispatch(const ExecSpace& exec, const Slicing& slicing, const MultView& mul
 
 // Kokkos 3.4 does not check kernel launches: a bad launch computes nothing
 // and says nothing. Call after a fence; throws std::runtime_error.
-inline void check_device_errors(const char* what) {
-#ifdef KOKKOS_ENABLE_CUDA
-  const cudaError_t status = cudaGetLastError();
-  if (status != cudaSuccess)
-    throw std::runtime_error(std::string(what) + ": CUDA error " + cudaGetErrorName(status) + ": " +
-                             cudaGetErrorString(status));
-#else
-  (void)what;
-#endif
-}
+inline void check_device_errors(const char* what) { gpu::check_last_error(what); }
 
 template <class MemorySpace>
 using SlabView = Kokkos::View<double***, Kokkos::LayoutRight, MemorySpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;

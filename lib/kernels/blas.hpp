@@ -7,6 +7,10 @@
 // function fences before and after and returns with the result complete.
 #pragma once
 
+#ifndef DISCOUNT_HAVE_KOKKOSKERNELS
+#error "kernels/blas.hpp needs Kokkos Kernels (DISCOUNT_HAVE_KOKKOSKERNELS); include it under #ifdef"
+#endif
+
 #include <KokkosBlas1_mult.hpp>
 #include <Kokkos_Core.hpp>
 

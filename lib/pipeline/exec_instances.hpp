@@ -7,6 +7,8 @@
 
 #include <Kokkos_Core.hpp>
 
+#include "common/gpu_runtime.hpp"
+
 #include <type_traits>
 #include <vector>
 
@@ -28,24 +30,23 @@ class ExecInstances<Kokkos::Cuda> {
  public:
   explicit ExecInstances(int count) {
     for (int i = 0; i < count; ++i) {
-      cudaStream_t stream = nullptr;
-      if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess)
-        Kokkos::abort("discount: cudaStreamCreate failed");
+      void* stream = gpu::create_stream();
+      if (!stream) Kokkos::abort("discount: cudaStreamCreate failed");
       streams_.push_back(stream);
-      instances_.emplace_back(stream);
+      instances_.emplace_back(static_cast<cudaStream_t>(stream));
     }
   }
   ~ExecInstances() {
     for (auto& instance : instances_) instance.fence();
     instances_.clear();
-    for (auto stream : streams_) cudaStreamDestroy(stream);
+    for (auto* stream : streams_) gpu::destroy_stream(stream);
   }
   ExecInstances(const ExecInstances&) = delete;
   ExecInstances& operator=(const ExecInstances&) = delete;
   const Kokkos::Cuda& get(int i) const { return instances_[static_cast<std::size_t>(i)]; }
 
  private:
-  std::vector<cudaStream_t> streams_;
+  std::vector<void*> streams_;  // gpu::create_stream's handles
   std::vector<Kokkos::Cuda> instances_;
 };
 #endif

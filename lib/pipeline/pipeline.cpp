@@ -15,9 +15,13 @@
 
 #include "common/affinity.hpp"
 #include "common/error.hpp"
+#include "common/host_pages.hpp"
 #include "io/finite.hpp"
 #include "kernels/apply.hpp"
+#include "kernels/features.hpp"
+#ifdef DISCOUNT_HAVE_KOKKOSKERNELS
 #include "kernels/blas.hpp"
+#endif
 #include "pipeline/exec_instances.hpp"
 #include "pipeline/queue.hpp"
 #include "ranks/ranks.hpp"
@@ -98,22 +102,24 @@ class Pipeline {
 #else
   using StagingSpace = Kokkos::HostSpace;
 #endif
-  using HostBuffer = Kokkos::View<double*, StagingSpace>;
+  // Staging buffers are views of memory the pipeline owns: pinned Kokkos
+  // allocations for a GPU, else HostPages (common/host_pages.hpp says why).
+  using HostBuffer = Kokkos::View<double*, StagingSpace, Kokkos::MemoryUnmanaged>;
+  using PinnedBuffer = Kokkos::View<double*, StagingSpace>;
   using DeviceBuffer = Kokkos::View<double*, ComputeMemory>;
 
  public:
   Pipeline(const PipelineJob& job, RunReport& report)
       : job_(job), spec_(*job.spec), plan_(*job.plan), report_(report) {
     axes_ = job.input->axes();
+    require_kernel_compiled_in(spec_.kernel);
     blas_ = spec_.kernel == KernelKind::blas;
     scan_ = spec_.check_finite && job.input->may_hold_nonfinite();
     const std::size_t slab_elems = plan_.slab_bytes / sizeof(double);
     const std::size_t mult_elems = plan_.slab_mult_bytes / sizeof(double);
     for (int s = 0; s < plan_.host_buffers; ++s) {
-      host_slab_.emplace_back(Kokkos::view_alloc(Kokkos::WithoutInitializing, "discount::staging_slab"), slab_elems);
-      if (plan_.mult_per_slab)
-        host_mult_.emplace_back(Kokkos::view_alloc(Kokkos::WithoutInitializing, "discount::staging_mult"),
-                                mult_elems);
+      host_slab_.push_back(host_buffer("discount::staging_slab", slab_elems));
+      if (plan_.mult_per_slab) host_mult_.push_back(host_buffer("discount::staging_mult", mult_elems));
     }
     for (int s = 0; s < plan_.device_buffers; ++s) {
       device_slab_.emplace_back(Kokkos::view_alloc(Kokkos::WithoutInitializing, "discount::device_slab"), slab_elems);
@@ -123,7 +129,7 @@ class Pipeline {
     }
     if (!plan_.mult_per_slab) {
       const std::size_t n = plan_.mult_bytes / sizeof(double);
-      resident_mult_host_ = HostBuffer(Kokkos::view_alloc(Kokkos::WithoutInitializing, "discount::multBy"), n);
+      resident_mult_host_ = host_buffer("discount::multBy", n);
       const auto t0 = Clock::now();
       read_multiplier(spec_.ids, resident_mult_host_.data());
       stats(Stage::read).bytes += resident_stage_bytes(Stage::read, plan_.mult_bytes, plan_.mult_per_slab);
@@ -172,6 +178,16 @@ class Pipeline {
   }
 
  private:
+  HostBuffer host_buffer(const char* label, std::size_t elements) {
+    if constexpr (std::is_same_v<StagingSpace, Kokkos::HostSpace>) {
+      host_pages_.emplace_back(elements * sizeof(double));
+      return HostBuffer(static_cast<double*>(host_pages_.back().data()), elements);
+    } else {
+      pinned_.emplace_back(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), elements);
+      return HostBuffer(pinned_.back().data(), elements);
+    }
+  }
+
   // Runs a stage; on failure records the first error and closes every queue
   // so the other stages stop; on success closes the stage's output queues.
   template <class Body>
@@ -263,9 +279,12 @@ class Pipeline {
                                                : (copies ? resident_mult_device_.data() : resident_mult_host_.data());
       const ConstFlatView<ComputeMemory> mult_view(mult, static_cast<std::size_t>(slab.ids.size() * slab.nums));
       const SlabView<ComputeMemory> slab_view(data, g.extent[0], g.extent[1], g.extent[2]);
+#ifdef DISCOUNT_HAVE_KOKKOSKERNELS
       if (blas_) apply_blas(exec, mult_view, ConstSlabView<ComputeMemory>(slab_view), slab_view);
-      else apply_mdrange(exec, spec_.slicing, mult_view, ConstSlabView<ComputeMemory>(slab_view), slab_view,
-                         g.mult_stride);
+      else
+#endif
+        apply_mdrange(exec, spec_.slicing, mult_view, ConstSlabView<ComputeMemory>(slab_view), slab_view,
+                      g.mult_stride);
       exec.fence();
       check_device_errors("discount::apply");
       record(Stage::kernel, slab, t0);
@@ -341,6 +360,8 @@ class Pipeline {
   bool blas_ = false, scan_ = false;
   int total_pending_ = 0;
 
+  std::vector<HostPages> host_pages_;  // own the memory of the host buffers below
+  std::vector<PinnedBuffer> pinned_;
   std::vector<HostBuffer> host_slab_, host_mult_;
   std::vector<DeviceBuffer> device_slab_, device_mult_;
   HostBuffer resident_mult_host_;

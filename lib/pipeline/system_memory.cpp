@@ -3,11 +3,11 @@
 
 #include <unistd.h>
 
-#include <Kokkos_Core.hpp>
-
 #include <fstream>
 #include <sstream>
 #include <string>
+
+#include "common/gpu_runtime.hpp"
 
 namespace discount {
 
@@ -54,33 +54,11 @@ std::uint64_t host_available_bytes() {
   return available;
 }
 
-std::uint64_t device_free_bytes(int device) {
-#ifdef KOKKOS_ENABLE_CUDA
-  std::size_t free_bytes = 0, total = 0;
-  if (cudaSetDevice(device) == cudaSuccess && cudaMemGetInfo(&free_bytes, &total) == cudaSuccess) return free_bytes;
-#else
-  (void)device;
-#endif
-  return 0;
-}
+std::uint64_t device_free_bytes(int device) { return gpu::free_bytes(device); }
 
-int visible_devices() {
-#ifdef KOKKOS_ENABLE_CUDA
-  int count = 0;
-  if (cudaGetDeviceCount(&count) == cudaSuccess) return count;
-#endif
-  return 0;
-}
+int visible_devices() { return gpu::device_count(); }
 
-std::string device_name() {
-#ifdef KOKKOS_ENABLE_CUDA
-  int device = 0;
-  cudaDeviceProp properties{};
-  if (cudaGetDevice(&device) == cudaSuccess && cudaGetDeviceProperties(&properties, device) == cudaSuccess)
-    return properties.name;
-#endif
-  return {};
-}
+std::string device_name() { return gpu::device_name(); }
 
 std::string host_name() {
   char name[256] = {};

@@ -4,6 +4,7 @@
 
 #include "common/error.hpp"
 #include "io/posix_io.hpp"
+#include "kernels/features.hpp"
 
 namespace discount {
 
@@ -61,6 +62,7 @@ std::string identity_text(const Config& config, const InputFacts& input, Range d
 }  // namespace
 
 void check_config(const Config& config) {
+  require_compiled_parts(config);
   if (config.compute.kernel == KernelKind::blas && !config.input.synthetic &&
       !(config.input.axes[0] == Axis::date && config.input.axes[1] == Axis::id))
     throw config_error(config.source_path +

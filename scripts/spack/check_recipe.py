@@ -562,13 +562,13 @@ def part_a(module, cmake_cls, cuda_cls):
 
     args, env = run("20", True, True, True)
     want = ["-DCMAKE_CXX_STANDARD:STRING=20", "-DDISCOUNT_ENABLE_MPI:BOOL=ON",
-            "-DDISCOUNT_ENABLE_KOKKOSKERNELS:BOOL=ON", "-DCMAKE_CXX_COMPILER:STRING=/k/bin/nvcc_wrapper",
+            "-DDISCOUNT_ENABLE_KOKKOS_KERNELS:BOOL=ON", "-DCMAKE_CXX_COMPILER:STRING=/k/bin/nvcc_wrapper",
             "-DDISCOUNT_ENABLE_TESTS:BOOL=OFF"]
     check(all(w in args for w in want) and env == {"NVCC_WRAPPER_DEFAULT_ARCH": "sm_90"},
           "kokkos cxxstd=20 +mpi +blas +cuda cuda_arch=90 -> " + " ".join(args) + f"; env {env}")
     args, env = run("17", False, False, False)
     want = ["-DCMAKE_CXX_STANDARD:STRING=17", "-DDISCOUNT_ENABLE_MPI:BOOL=OFF",
-            "-DDISCOUNT_ENABLE_KOKKOSKERNELS:BOOL=OFF"]
+            "-DDISCOUNT_ENABLE_KOKKOS_KERNELS:BOOL=OFF"]
     check(all(w in args for w in want) and env == {},
           "kokkos cxxstd=17 ~mpi ~blas ~cuda -> " + " ".join(args))
 

@@ -66,6 +66,13 @@ def with_input(write, **job_kw):
     return setup
 
 
+def blas_without_kokkos_kernels(ctx, d):
+    if E.has_kokkos_kernels(ctx):
+        raise E.Skip("built with Kokkos Kernels: compute.kernel: blas runs")
+    good_input(d)
+    return [job(d, compute={"kernel": "blas"})]
+
+
 def with_job(**job_kw):
     def setup(ctx, d):
         good_input(d)
@@ -275,6 +282,7 @@ ROWS = [
     Row("yaml_missing_output", yaml_text("input: {file: in.h5}\n"), 78, "output", regex=r"job\.yaml"),
     Row("blas_needs_date_id_num", with_job(input={"axes": ["id", "date", "num"]}, compute={"kernel": "blas"}),
         78, "blas"),
+    Row("blas_without_kokkos_kernels", blas_without_kokkos_kernels, 78, "compute.kernel: blas needs Kokkos Kernels"),
     Row("budget_too_small", budget_too_small, 78, "too small"),
     Row("subrange_dates_out_of_bounds", with_job(input={"dates": [2, 7]}), 78, "input.dates"),
     Row("subrange_ids_out_of_bounds", with_job(input={"ids": [0, SHAPE[1] + 1]}), 78, "input.ids"),

@@ -238,6 +238,13 @@ def app(ctx, *args, **kw):
     return run(ctx, [ctx.app] + [str(a) for a in args], **kw)
 
 
+def has_kokkos_kernels(ctx):
+    """Whether the binary was built with Kokkos Kernels (compute.kernel: blas), from --version."""
+    out = expect_rc(app(ctx, "--version"), 0, "--version").stdout
+    check("compiled in: " in out, f"--version does not list the optional parts:\n{out}")
+    return "Kokkos Kernels yes" in out
+
+
 def expect_rc(result, rc, what=""):
     check(result.rc == rc, f"{what}: expected exit {rc}, got {result.rc}\n{result}")
     return result

@@ -80,6 +80,8 @@ def run_and_check(ctx, input_path, expected, axes=E.CANON, input_extra=None, out
 
 def generated_case(shape, seed, axes=E.CANON, dates=None, ids=None, **kw):
     def case(ctx):
+        if kw.get("compute", {}).get("kernel") == "blas" and not E.has_kokkos_kernels(ctx):
+            raise E.Skip("built without Kokkos Kernels: compute.kernel: blas is refused (e2e_bad_input checks that)")
         d, i, n = shape
         src = E.generate(ctx, os.path.join(ctx.work, "in.h5"), d, i, n, seed=seed, axes=axes)
         # The generator must honour --axes and write random non-zero float64.

@@ -7,7 +7,10 @@
 #include <random>
 
 #include "kernels/apply.hpp"
+#include "kernels/features.hpp"
+#ifdef DISCOUNT_HAVE_KOKKOSKERNELS
 #include "kernels/blas.hpp"
+#endif
 #include "kokkos_env.hpp"
 
 using namespace discount;
@@ -150,6 +153,9 @@ TEST(Kernels, ManyTilesBeyondOneGridDimension) {
 }
 
 TEST(Kernels, BlasMatchesAPlainLoop) {
+#ifndef DISCOUNT_HAVE_KOKKOSKERNELS
+  GTEST_SKIP() << "built without Kokkos Kernels (compute.kernel: blas is refused)";
+#else
   using Memory = Kokkos::DefaultExecutionSpace::memory_space;
   const std::int64_t dates = 7, ids = 1009, nums = 3, n = dates * ids * nums, m = ids * nums;
   std::mt19937_64 rng(11);
@@ -176,4 +182,28 @@ TEST(Kernels, BlasMatchesAPlainLoop) {
       ++off_by_more_than_one_ulp;
   }
   EXPECT_EQ(off_by_more_than_one_ulp, 0);
+#endif
+}
+
+// A build without Kokkos Kernels refuses compute.kernel: blas with exit 78 and
+// names the component; a build with it accepts it. mdrange is always accepted.
+TEST(Features, BlasNeedsKokkosKernels) {
+  Config config;
+  config.source_path = "job.yaml";
+  EXPECT_NO_THROW(require_compiled_parts(config));
+  config.compute.kernel = KernelKind::blas;
+  if (have_kokkos_kernels) {
+    EXPECT_NO_THROW(require_compiled_parts(config));
+  } else {
+    try {
+      require_compiled_parts(config);
+      ADD_FAILURE() << "blas accepted without Kokkos Kernels";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ExitCode::config);
+      EXPECT_NE(std::string(e.what()).find("job.yaml: compute.kernel: blas needs Kokkos Kernels"), std::string::npos)
+          << e.what();
+    }
+  }
+  const std::string parts = compiled_parts_text();
+  EXPECT_NE(parts.find(have_kokkos_kernels ? "Kokkos Kernels yes" : "Kokkos Kernels no"), std::string::npos) << parts;
 }

@@ -28,7 +28,9 @@
 #include "io/output.hpp"
 #include "io/synthetic.hpp"
 #include "kernels/apply.hpp"
+#ifdef DISCOUNT_HAVE_KOKKOSKERNELS
 #include "kernels/blas.hpp"
+#endif
 #include "pipeline/pipeline.hpp"
 #include "plan/plan.hpp"
 #include "ranks/ranks.hpp"
@@ -216,10 +218,12 @@ int kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, int rep
     const double s = median_seconds(reps, [&] { apply_mdrange(exec, slicing, mult_v, inout_in, out_v, ms); }, restore);
     rows.push_back({"[id,num] default, in place (as the pipeline)", s, elem_bytes, check()});
   }
+#ifdef DISCOUNT_HAVE_KOKKOSKERNELS
   if (dates > 1) {
     const double s = median_seconds(reps, [&] { apply_blas(exec, mult_v, in_v, out_v); }, poison);
     rows.push_back({"KokkosBlas::mult over the slab", s, elem_bytes, check()});
   }
+#endif
   print_table("kernel: effective GB/s count 16 B per element + multBy; limit = copy in this run", rows, copy_gbs,
               "of copy");
   return 0;

@@ -149,7 +149,7 @@ class DiscountApp(CMakePackage, CudaPackage):
             # nvcc_wrapper with +cuda, Spack's compiler wrapper otherwise.
             self.define("CMAKE_CXX_COMPILER", self["kokkos"].kokkos_cxx),
             self.define_from_variant("DISCOUNT_ENABLE_MPI", "mpi"),
-            self.define_from_variant("DISCOUNT_ENABLE_KOKKOSKERNELS", "blas"),
+            self.define_from_variant("DISCOUNT_ENABLE_KOKKOS_KERNELS", "blas"),
             self.define("DISCOUNT_BUILD_BENCH", False),
             # The test suite needs GoogleTest and Python, present only with --test.
             self.define("DISCOUNT_ENABLE_TESTS", self.run_tests),
