@@ -279,6 +279,9 @@ void launch_row_pairs(const ExecSpace& exec, const Slicing& slicing, const MultV
 // read-for-ownership of every output line, as glibc's memcpy does for large
 // copies.
 constexpr std::int64_t kHostColumn = 4096;  // 32 KiB of multBy per column tile
+// Shorter runs are stored through the cache: a non-temporal store of part of a
+// cache line costs a read-modify-write in memory (`[num]` alone: 100x slower).
+constexpr std::int64_t kStreamMinRun = 1024;
 
 // Largest output (bytes) still written through the cache out of place: the
 // last-level cache, where the host reports it.
@@ -348,10 +351,11 @@ struct HostLoops {
     const bool joined = lo[2] == 0 && hi[2] == extent[2] && ms[1] == ms[2] * extent[2];
     const std::int64_t rows = joined ? 1 : hi[1] - lo[1];
     const std::int64_t len = joined ? (hi[1] - lo[1]) * extent[2] : hi[2] - lo[2];
+    const bool stream_runs = stream && std::min(len, column) >= kStreamMinRun;
     auto run = [&](std::int64_t x, std::int64_t r, std::int64_t from, std::int64_t n) {
       const std::int64_t y = lo[1] + r;
       const std::int64_t base = (x * extent[1] + y) * extent[2] + lo[2] + from;
-      run_piece(x * ms[0] + y * ms[1] + (lo[2] + from) * ms[2], base, n);
+      host_run(mult + x * ms[0] + y * ms[1] + (lo[2] + from) * ms[2], ms[2], in + base, out + base, n, stream_runs);
     };
     if (len >= column) {  // long rows: column pieces of one row, every x for each
       for (std::int64_t r = 0; r < rows; ++r)
@@ -363,10 +367,6 @@ struct HostLoops {
         for (std::int64_t x = lo[0]; x < hi[0]; ++x)
           for (std::int64_t r = r0; r < std::min(rows, r0 + group); ++r) run(x, r, 0, len);
     }
-  }
-
-  void run_piece(std::int64_t moff, std::int64_t off, std::int64_t n) const {
-    host_run(mult + moff, ms[2], in + off, out + off, n, stream);
   }
 
   // Share `part`: units [a, b) in row-major order, cut into at most five boxes.

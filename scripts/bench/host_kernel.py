@@ -51,6 +51,8 @@ def parse_args(argv=None):
     p.add_argument("--bench", help="--slicings: discount_bench binary (default: $DISCOUNT_BENCH, then "
                    "build/bench, build/openmp)")
     p.add_argument("--slow", action="store_true", help="--slicings: also the slow generic MDRange slicings")
+    p.add_argument("--columns", help="--slicings: also time the default and [id,num] in place with these column "
+                   "tiles (elements, comma-separated; the default tile is 4096)")
     p.add_argument("--seed-size", action="store_true", help="use the seed's size, %d x %d x %d" % SEED_SIZE)
     p.add_argument("--seed", type=int, default=1, help="synthetic value seed (as input.synthetic.seed)")
     p.add_argument("--max-slabs", default="64MiB,256MiB,1GiB",
@@ -238,7 +240,8 @@ def slicings_main(args, info) -> None:
         # discount_bench: every variant once per round, rounds interleaved, after its own warm-up round
         path = os.path.join(args.workdir, f"host_slicings_round{r}.json")
         cmd = [bench, "--mode", "kernel", "--space", "host", "--dates", str(D), "--ids", str(M), "--nums", str(O),
-               "--reps", str(args.repeat), "--json", path] + (["--slow"] if args.slow else [])
+               "--reps", str(args.repeat), "--json", path] + (["--slow"] if args.slow else []) + \
+              (["--columns"] + args.columns.split(",") if args.columns else [])
         bl.log(f"[host_kernel] round {r + 1}/{args.rounds}: {' '.join(cmd)}")
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:

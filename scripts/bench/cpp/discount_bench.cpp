@@ -325,11 +325,14 @@ int host_kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, in
     s.host_streaming_stores = 0;
     add(d.name + " cached stores", s, false);
   }
-  for (std::int64_t column : columns) {
-    Slicing s = make_slicing(axes, {Axis::id, Axis::num}, {});
-    s.host_column = column;
-    add("[id,num] column " + std::to_string(column), s, true);
-  }
+  // Other column tiles (the default is kHostColumn, kernels/apply.hpp); a
+  // column of a whole date walks each thread's dates one after another.
+  for (std::int64_t column : columns)
+    for (const auto& d : {all[0], all[4]}) {
+      Slicing s = make_slicing(axes, d.dims, {});
+      s.host_column = column;
+      add(d.name + " column " + std::to_string(column), s, true);
+    }
   // The generic MDRange functor (the host path before the host loops).
   for (const auto& d : all) {
     if (d.slow_generic && !include_slow) continue;
@@ -343,7 +346,8 @@ int host_kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, in
                           "kernel", in_place ? restore : poison,
                           [&, in_place] { apply_blas(exec, mult_v, in_place ? inout_v : in_v, out_v); },
                           check_product, {}});
-    using Matrix = Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+    using Matrix =
+        Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
     using ConstMatrix =
         Kokkos::View<const double**, Kokkos::LayoutLeft, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
     variants.push_back({"KokkosBlas::mult itself, in place", "kernel", restore, [&] {
@@ -518,7 +522,8 @@ int main(int argc, char** argv) {
   app.add_flag("--slow", slow, "include the slow serial slicings (per date, id serial)");
   app.add_option("--chunks", chunk_grid, "kernel mode: also time the row pairs with dates cut into chunks of these sizes");
   app.add_option("--groups", group_grid, "kernel mode: ... in groups of these many pairs (0: from L2, -1: chunk-major)");
-  app.add_option("--columns", columns, "kernel mode on the host: also time [id,num] in place with these column tiles");
+  app.add_option("--columns", columns,
+                 "kernel mode on the host: also time the default and [id,num] in place with these column tiles");
   app.add_option("--json", json_path, "kernel mode on the host: write every timing here");
   app.allow_extras();
   CLI11_PARSE(app, argc, argv);
