@@ -49,7 +49,7 @@ def parse_args(argv=None):
     p.add_argument("--rounds", type=int, default=5, help="--slicings: discount_bench runs, each followed by the "
                    "Python peers; every variant gets rounds x repeat timed runs")
     p.add_argument("--bench", help="--slicings: discount_bench binary (default: $DISCOUNT_BENCH, then "
-                   "build/bench, build/openmp)")
+                   "build/bench, build/openmp, build/cuda)")
     p.add_argument("--slow", action="store_true", help="--slicings: also the slow generic MDRange slicings")
     p.add_argument("--columns", help="--slicings: also time the default and [id,num] in place with these column "
                    "tiles (elements, comma-separated; the default tile is 4096)")
@@ -188,7 +188,7 @@ def app_runs(args, app, D, M, O, log_prefix="[host_kernel]"):
 def find_bench(explicit: str | None) -> str:
     """The discount_bench binary: --bench, $DISCOUNT_BENCH, or a build under the repo."""
     candidates = [explicit, os.environ.get("DISCOUNT_BENCH")]
-    candidates += [str(bl.REPO / "build" / d / "discount_bench") for d in ("bench", "openmp")]
+    candidates += [str(bl.REPO / "build" / d / "discount_bench") for d in ("bench", "openmp", "cuda")]
     for c in candidates:
         if c and os.path.isfile(c) and os.access(c, os.X_OK):
             return os.path.abspath(c)
