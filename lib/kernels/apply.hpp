@@ -296,40 +296,34 @@ inline std::int64_t host_streaming_threshold() {
   return bytes;
 }
 
-// d[k] = m[k * mstride] * s[k], k < len; d may equal s (each element is read
-// before it is written), so the loops may be vectorised without alias checks.
+// d[k] = m[k * mstride] * s[k], k < len; d may equal s. On x86 the contiguous
+// cases are written with SSE2 intrinsics: each pair is loaded before it is
+// stored, so d == s is safe, and the compiler needs no alias check (its
+// runtime check would send an in-place call to the scalar loop).
 inline void host_run(const double* m, std::int64_t mstride, const double* s, double* d, std::int64_t len,
                      bool stream) {
   std::int64_t k = 0;
 #if defined(__SSE2__) && !defined(__CUDA_ARCH__)
-  if (stream && mstride <= 1) {
-    for (; k < len && reinterpret_cast<std::uintptr_t>(d + k) % 16 != 0; ++k) d[k] = m[k * mstride] * s[k];
-    if (mstride == 1)
+  if (mstride <= 1 && len > 0) {
+    if (stream)
+      for (; k < len && reinterpret_cast<std::uintptr_t>(d + k) % 16 != 0; ++k) d[k] = m[k * mstride] * s[k];
+    const __m128d v = _mm_set1_pd(*m);
+    if (mstride == 1 && stream)
       for (; k + 2 <= len; k += 2) _mm_stream_pd(d + k, _mm_mul_pd(_mm_loadu_pd(m + k), _mm_loadu_pd(s + k)));
+    else if (mstride == 1)
+      for (; k + 2 <= len; k += 2) _mm_storeu_pd(d + k, _mm_mul_pd(_mm_loadu_pd(m + k), _mm_loadu_pd(s + k)));
+    else if (stream)
+      for (; k + 2 <= len; k += 2) _mm_stream_pd(d + k, _mm_mul_pd(v, _mm_loadu_pd(s + k)));
     else
-      for (const __m128d v = _mm_set1_pd(*m); k + 2 <= len; k += 2)
-        _mm_stream_pd(d + k, _mm_mul_pd(v, _mm_loadu_pd(s + k)));
+      for (; k + 2 <= len; k += 2) _mm_storeu_pd(d + k, _mm_mul_pd(v, _mm_loadu_pd(s + k)));
   }
 #else
   (void)stream;
 #endif
-  if (mstride == 1) {
-#if defined(__GNUC__) && !defined(__clang__)
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
 #pragma GCC ivdep
 #endif
-    for (std::int64_t j = k; j < len; ++j) d[j] = m[j] * s[j];
-  } else if (mstride == 0) {
-    const double v = *m;
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC ivdep
-#endif
-    for (std::int64_t j = k; j < len; ++j) d[j] = v * s[j];
-  } else {
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC ivdep
-#endif
-    for (std::int64_t j = k; j < len; ++j) d[j] = m[j * mstride] * s[j];
-  }
+  for (; k < len; ++k) d[k] = m[k * mstride] * s[k];
 }
 
 struct HostLoops {

@@ -235,7 +235,9 @@ void check_blas(bool in_place) {
   }
   EXPECT_EQ(off_by_more_than_one_ulp, 0) << "in_place " << in_place << " space " << ExecSpace::name();
   // On host spaces blas runs the host loops (kernels/blas.hpp): one rounding, bit for bit.
-  if (!iterate_reversed<ExecSpace>()) EXPECT_EQ(not_exact, 0) << "in_place " << in_place;
+  if (!iterate_reversed<ExecSpace>()) {
+    EXPECT_EQ(not_exact, 0) << "in_place " << in_place;
+  }
 }
 
 TEST(Kernels, BlasMatchesAPlainLoop) {
