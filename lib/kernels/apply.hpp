@@ -1,9 +1,10 @@
-// The kernel: cv = multBy * discount over one slab, as a Kokkos MDRangePolicy
-// spanning the configured parallel dims; the other dims are serial loops
-// inside the functor (the seed's one-worker-per-date / per-id / per-element
-// choices). Views are in the slab buffer's memory order; multBy is indexed
-// through per-position strides (0 along date), so any axes order works
-// without a transpose.
+// The kernel: cv = multBy * discount over one slab. On a GPU, a Kokkos
+// MDRangePolicy spans the configured parallel dims and the other dims are
+// serial loops inside the functor (the seed's one-worker-per-date / per-id /
+// per-element choices); on host backends the parallel dims are shared out
+// among the threads in contiguous pieces (HostLoops below). Views are in the
+// slab buffer's memory order; multBy is indexed through per-position strides
+// (0 along date), so any axes order works without a transpose.
 #pragma once
 
 #include <Kokkos_Core.hpp>
@@ -14,6 +15,11 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+
+#include <unistd.h>  // sysconf: the last-level cache size
+#if defined(__SSE2__) && !defined(__CUDA_ARCH__)
+#include <emmintrin.h>  // non-temporal stores on host backends
+#endif
 
 #include "common/error.hpp"
 #include "common/gpu_runtime.hpp"
@@ -248,12 +254,181 @@ void launch_row_pairs(const ExecSpace& exec, const Slicing& slicing, const MultV
                        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(exec, 0, functor.work()), functor);
 }
 
+// ---------------------------------------------------------------------------
+// Host backends (OpenMP, Serial). A host has a few cores, each with its own
+// stream into memory, so the slicing decides how the work is shared out, not
+// how many workers there are: the points of the parallel positions (in units
+// of compute.tile, one point by default) are taken in row-major order and cut
+// into one contiguous share per thread; each thread walks the serial positions
+// of its share completely. Inside a share the loops are arranged for streaming:
+// the innermost loop is a contiguous run along the fastest memory position
+// (vectorised), and when the share spans several entries of the slowest
+// position (dates, usually) it is walked in column tiles of `column` elements,
+// all dates of one column before the next, so that column's multBy stays in
+// L1/L2 while discount and cv stream through in runs of `column` elements.
+// Out of place, stores may bypass the cache (non-temporal): that saves the
+// read-for-ownership of every output line, as glibc's memcpy does for large
+// copies.
+// 128 KiB of multBy per column tile: in the same runs on 2 cores (docs/performance.md) 16384 beat 1024 and 4096
+// for both the default and [id, num], and a whole date (no tiling: multBy re-read per date) was slowest.
+constexpr std::int64_t kHostColumn = 16384;
+// Shorter runs are stored through the cache: a non-temporal store of part of a
+// cache line costs a read-modify-write in memory (`[num]` alone: 100x slower).
+constexpr std::int64_t kStreamMinRun = 1024;
+
+// Largest output (bytes) still written through the cache out of place: the
+// last-level cache, where the host reports it.
+inline std::int64_t host_streaming_threshold() {
+  static const std::int64_t bytes = [] {
+    long llc = 0;
+#ifdef _SC_LEVEL3_CACHE_SIZE
+    llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
+#endif
+    return llc > 0 ? std::int64_t(llc) : std::int64_t{32} << 20;
+  }();
+  return bytes;
+}
+
+// d[k] = m[k * mstride] * s[k], k < len; d may equal s. On x86 the contiguous
+// cases are written with SSE2 intrinsics: each pair is loaded before it is
+// stored, so d == s is safe, and the compiler needs no alias check (its
+// runtime check would send an in-place call to the scalar loop).
+inline void host_run(const double* m, std::int64_t mstride, const double* s, double* d, std::int64_t len,
+                     bool stream) {
+  std::int64_t k = 0;
+#if defined(__SSE2__) && !defined(__CUDA_ARCH__)
+  if (mstride <= 1 && len > 0) {
+    if (stream)
+      for (; k < len && reinterpret_cast<std::uintptr_t>(d + k) % 16 != 0; ++k) d[k] = m[k * mstride] * s[k];
+    const __m128d v = _mm_set1_pd(*m);
+    if (mstride == 1 && stream)
+      for (; k + 2 <= len; k += 2) _mm_stream_pd(d + k, _mm_mul_pd(_mm_loadu_pd(m + k), _mm_loadu_pd(s + k)));
+    else if (mstride == 1)
+      for (; k + 2 <= len; k += 2) _mm_storeu_pd(d + k, _mm_mul_pd(_mm_loadu_pd(m + k), _mm_loadu_pd(s + k)));
+    else if (stream)
+      for (; k + 2 <= len; k += 2) _mm_stream_pd(d + k, _mm_mul_pd(v, _mm_loadu_pd(s + k)));
+    else
+      for (; k + 2 <= len; k += 2) _mm_storeu_pd(d + k, _mm_mul_pd(v, _mm_loadu_pd(s + k)));
+  }
+#else
+  (void)stream;
+#endif
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
+#pragma GCC ivdep
+#endif
+  for (; k < len; ++k) d[k] = m[k * mstride] * s[k];
+}
+
+struct HostLoops {
+  const double* mult;
+  const double* in;
+  double* out;  // may alias `in`
+  std::int64_t extent[3];
+  std::int64_t ms[3];    // multBy stride of each memory position
+  std::int64_t tile[3];  // share unit along each position (serial positions: the whole extent)
+  std::int64_t grid[3];  // units along each position
+  std::int64_t column;   // elements per column tile
+  int parts;             // contiguous shares, one per thread
+  bool stream;           // non-temporal stores
+
+  // Elements [lo, hi) of every position: rows of the (y, z) plane, each
+  // contiguous; rows join into one when the box spans whole z rows and multBy
+  // runs on with the same stride.
+  void walk(const std::int64_t lo[3], const std::int64_t hi[3]) const {
+    const bool joined = lo[2] == 0 && hi[2] == extent[2] && ms[1] == ms[2] * extent[2];
+    const std::int64_t rows = joined ? 1 : hi[1] - lo[1];
+    const std::int64_t len = joined ? (hi[1] - lo[1]) * extent[2] : hi[2] - lo[2];
+    const bool stream_runs = stream && std::min(len, column) >= kStreamMinRun;
+    auto run = [&](std::int64_t x, std::int64_t r, std::int64_t from, std::int64_t n) {
+      const std::int64_t y = lo[1] + r;
+      const std::int64_t base = (x * extent[1] + y) * extent[2] + lo[2] + from;
+      host_run(mult + x * ms[0] + y * ms[1] + (lo[2] + from) * ms[2], ms[2], in + base, out + base, n, stream_runs);
+    };
+    if (len >= column) {  // long rows: column pieces of one row, every x for each
+      for (std::int64_t r = 0; r < rows; ++r)
+        for (std::int64_t from = 0; from < len; from += column)
+          for (std::int64_t x = lo[0]; x < hi[0]; ++x) run(x, r, from, std::min(column, len - from));
+    } else {  // short rows: groups of rows that make up about one column
+      const std::int64_t group = std::max<std::int64_t>(1, column / len);
+      for (std::int64_t r0 = 0; r0 < rows; r0 += group)
+        for (std::int64_t x = lo[0]; x < hi[0]; ++x)
+          for (std::int64_t r = r0; r < std::min(rows, r0 + group); ++r) run(x, r, 0, len);
+    }
+  }
+
+  // Share `part`: units [a, b) in row-major order, cut into at most five boxes.
+  void operator()(int part) const {
+    const std::int64_t units = grid[0] * grid[1] * grid[2];
+    std::int64_t a = units * part / parts;
+    const std::int64_t b = units * (part + 1) / parts;
+    const std::int64_t plane = grid[1] * grid[2];
+    while (a < b) {
+      const std::int64_t u2 = a % grid[2], u1 = a / grid[2] % grid[1], u0 = a / plane;
+      std::int64_t ulo[3] = {u0, u1, u2}, uhi[3] = {u0 + 1, u1 + 1, u2 + 1};
+      if (u2 != 0 || b - a < grid[2]) {
+        uhi[2] = u2 + std::min(grid[2] - u2, b - a);
+      } else if (u1 != 0 || b - a < plane) {
+        uhi[1] = u1 + std::min(grid[1] - u1, (b - a) / grid[2]);
+        uhi[2] = grid[2];
+      } else {
+        uhi[0] = u0 + (b - a) / plane;
+        uhi[1] = grid[1];
+        uhi[2] = grid[2];
+      }
+      a += (uhi[0] - ulo[0]) * (uhi[1] - ulo[1]) * (uhi[2] - ulo[2]);
+      std::int64_t lo[3], hi[3];
+      for (int p = 0; p < 3; ++p) {
+        lo[p] = ulo[p] * tile[p];
+        hi[p] = std::min(extent[p], uhi[p] * tile[p]);
+      }
+      walk(lo, hi);
+    }
+#if defined(__SSE2__) && !defined(__CUDA_ARCH__)
+    if (stream) _mm_sfence();  // order the non-temporal stores before the kernel's end
+#endif
+  }
+};
+
+// The host loops for `parts` shares (at most one per unit). A zero-sized
+// slab gives parts = 0.
+template <class MultView, class InView, class OutView>
+HostLoops make_host_loops(const Slicing& slicing, const MultView& mult, const InView& in, const OutView& out,
+                          const std::array<std::int64_t, 3>& ms, int parts) {
+  HostLoops loops{mult.data(), in.data(), out.data(), {}, {}, {}, {}, 0, 0, false};
+  for (int p = 0; p < 3; ++p) {
+    loops.extent[p] = std::int64_t(in.extent(p));
+    loops.ms[p] = ms[p];
+    const std::int64_t user = slicing.parallel[p] ? slicing.tile[p] : 0;
+    loops.tile[p] = std::max<std::int64_t>(1, slicing.parallel[p] ? user : loops.extent[p]);
+    loops.grid[p] = (loops.extent[p] + loops.tile[p] - 1) / loops.tile[p];
+  }
+  const std::int64_t units = loops.grid[0] * loops.grid[1] * loops.grid[2];
+  loops.column = slicing.host_column > 0 ? slicing.host_column : kHostColumn;
+  loops.parts = int(std::min<std::int64_t>(std::max(parts, 1), units));
+  const bool distinct = static_cast<const void*>(in.data()) != static_cast<const void*>(out.data());
+  const std::int64_t bytes = std::int64_t(out.span() * sizeof(double));
+  loops.stream = distinct && (slicing.host_streaming_stores > 0 ||
+                              (slicing.host_streaming_stores < 0 && bytes > host_streaming_threshold()));
+  return loops;
+}
+
+template <class ExecSpace, class MultView, class InView, class OutView>
+void launch_host(const ExecSpace& exec, const Slicing& slicing, const MultView& mult, const InView& in,
+                 const OutView& out, const std::array<std::int64_t, 3>& ms) {
+  const HostLoops loops = make_host_loops(slicing, mult, in, out, ms, exec.concurrency());
+  if (loops.parts == 0) return;
+  using Policy = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>;
+  Kokkos::parallel_for("discount::apply_host", Policy(exec, 0, loops.parts), loops);
+}
+
 template <class ExecSpace, class Index, class MultView, class InView, class OutView>
 void dispatch(const ExecSpace& exec, const Slicing& slicing, const MultView& mult, const InView& in,
               const OutView& out, const std::array<std::int64_t, 3>& ms) {
   if constexpr (iterate_reversed<ExecSpace>()) {
     if (row_pairs_apply(slicing, mult, in, out, ms))
       return launch_row_pairs<ExecSpace, Index>(exec, slicing, mult, in, out);
+  } else {
+    if (slicing.host_loops && slicing.mask() != 0) return launch_host(exec, slicing, mult, in, out, ms);
   }
   switch (slicing.mask()) {
     case 1: launch<ExecSpace, 1, Index>(exec, slicing, mult, in, out, ms); break;

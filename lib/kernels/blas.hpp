@@ -16,6 +16,8 @@
 
 #include <cstdint>
 
+#include "kernels/apply.hpp"
+
 namespace discount {
 
 template <class ExecSpace, class MultView, class InView, class OutView>
@@ -27,6 +29,15 @@ void apply_blas(const ExecSpace& exec, const MultView& mult, const InView& in, c
       Kokkos::View<const double**, Kokkos::LayoutLeft, Memory, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   const auto rows = static_cast<std::size_t>(in.extent(1) * in.extent(2));
   const auto cols = static_cast<std::size_t>(in.extent(0));
+  if constexpr (!iterate_reversed<ExecSpace>()) {
+    // Host spaces: KokkosBlas::mult gives each thread rows that it walks across
+    // every column, far from a copy's speed (docs/performance.md). The same
+    // C = A .* B, column by column, runs through the host loops with every
+    // position parallel (kernels/apply.hpp).
+    apply_mdrange(exec, Slicing{}, mult, in, out, {0, std::int64_t(in.extent(2)), 1});
+    exec.fence();
+    return;
+  }
   exec.fence();  // the views' producers may run on another instance
   KokkosBlas::mult(0.0, Matrix(out.data(), rows, cols), 1.0, mult, ConstMatrix(in.data(), rows, cols));
   // mult ran on the default instance; consumers wait on `exec`, so finish here.

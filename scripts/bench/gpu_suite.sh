@@ -5,7 +5,7 @@
 # Part 2: full scale through the whole pipeline (synthetic source, checksum
 # sink), and the largest file-to-file case the disk allows, verified.
 #   scripts/bench/gpu_suite.sh [--part 1|2|all|STEP,STEP,...] [--logs DIR] [--no-build]
-# Steps: build kernel_large kernel_seed pcie stream kernel_host peers_gpu
+# Steps: build kernel_large kernel_seed pcie stream kernel_host host_slicings host_slicings_large peers_gpu
 #        peers_host ctest stream_large ctest_mpi pcie_all scale_gpu scale_gpu_path scale_host scale_host_unbound full_scale file16
 #        file80 (80 GB in and out: the 4-GPU kind's disk)
 # --mpi: build the cuda-mpi preset (needed by ctest_mpi, scale_gpu, scale_host).
@@ -93,6 +93,13 @@ s_stream() { step stream 120 $bench --mode stream --dates 200 --ids 1000000 --nu
 # 40 GB each way: start and end of the stream weigh less than in the 8 GB one.
 s_stream_large() { step stream_large 240 $bench --mode stream --dates 200 --ids 5000000 --nums 5 --slab-mib 192 --depth 3 --reps 3; }
 s_kernel_host() { step kernel_host 120 $bench --mode kernel --space host --dates 200 --ids 1000000 --nums 5 --reps 5 --kokkos-threads=$threads; }
+# Every slicing of the host kernel against memcpy / NumPy copyto, NumPy and Numba (issue #18 item 1), one thread per core.
+s_host_slicings() {
+  OMP_NUM_THREADS=$threads OMP_PROC_BIND=spread OMP_PLACES=cores step host_slicings 300 $py scripts/bench/host_kernel.py \
+    --slicings --bench $bench --app $app --rounds 5 --repeat 3 --json "$logs/host_slicings.json"; }
+s_host_slicings_large() {
+  OMP_NUM_THREADS=$threads OMP_PROC_BIND=spread OMP_PLACES=cores step host_slicings_large 500 $py scripts/bench/host_kernel.py \
+    --slicings --bench $bench --app $app --dates 200 --ids 1000000 --rounds 3 --repeat 2 --json "$logs/host_slicings_large.json"; }
 s_peers_gpu() { step peers_gpu 120 $py scripts/bench/gpu_peers.py --sizes 100x4000x5,200x1000000x5 --json "$logs/peers_gpu.json"; }
 s_peers_host() { step peers_host 240 $py scripts/bench/host_kernel.py --app $app --repeat 5 --app-repeat 2 --max-slabs 256MiB,1GiB --json "$logs/peers_host.json"; }
 s_ctest() {
@@ -151,16 +158,16 @@ YAML
 
 slow=--slow
 case $part in
-  1) steps="build kernel_large kernel_seed pcie stream stream_large kernel_host peers_gpu peers_host ctest" ;;
+  1) steps="build kernel_large kernel_seed pcie stream stream_large kernel_host host_slicings peers_gpu peers_host ctest" ;;
   2) steps="full_scale file16" ;;
-  all) steps="build kernel_large kernel_seed pcie stream stream_large kernel_host peers_gpu peers_host ctest full_scale file16" ;;
+  all) steps="build kernel_large kernel_seed pcie stream stream_large kernel_host host_slicings peers_gpu peers_host ctest full_scale file16" ;;
   *) steps=${part//,/ }; slow= ;;  # an explicit list of steps, e.g. build,kernel_large,ctest
 esac
 [[ $build == 0 ]] && steps=${steps/build/}
 for s in $steps; do "s_$s"; done
 
 echo; echo "===== summary tables ====="
-for f in kernel_large kernel_seed pcie stream stream_large kernel_host peers_gpu peers_host ctest ctest_mpi pcie_all scale_gpu scale_gpu_path scale_host scale_host_unbound full_scale generate16 file16 cp16 verify16 h5py16 disk80 generate80 file80 verify80 h5py80; do
+for f in kernel_large kernel_seed pcie stream stream_large kernel_host host_slicings host_slicings_large peers_gpu peers_host ctest ctest_mpi pcie_all scale_gpu scale_gpu_path scale_host scale_host_unbound full_scale generate16 file16 cp16 verify16 h5py16 disk80 generate80 file80 verify80 h5py80; do
   [[ -f $logs/$f.log ]] || continue
   echo "--- $f"; grep -vE "^\[deps\]|OMP_PROC_BIND|OpenMP 4.0|OpenMP 3.1|unit testing" "$logs/$f.log" | tail -25
 done

@@ -23,6 +23,7 @@ Run with /usr/bin/python3 (NumPy, Numba).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -38,9 +39,20 @@ def parse_args(argv=None):
         description=__doc__.split("\n\n")[0],
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
         epilog="Example: /usr/bin/python3 scripts/bench/host_kernel.py --repeat 5 --max-slabs 64MiB,256MiB,1GiB")
-    p.add_argument("--dates", type=int, default=200)
-    p.add_argument("--ids", type=int, default=1_000_000)
+    p.add_argument("--dates", type=int, help="default 200 (--slicings: 100)")
+    p.add_argument("--ids", type=int, help="default 1,000,000 (--slicings: 250,000)")
     p.add_argument("--nums", type=int, default=5)
+    p.add_argument("--slicings", action="store_true",
+                   help="instead of the app runs: every compute.parallel_dims choice and blas of the app's host "
+                   "kernel (discount_bench), out of place and in place, against glibc memcpy and NumPy copyto, "
+                   "NumPy and Numba, interleaved in --rounds rounds of --repeat runs")
+    p.add_argument("--rounds", type=int, default=5, help="--slicings: discount_bench runs, each followed by the "
+                   "Python peers; every variant gets rounds x repeat timed runs")
+    p.add_argument("--bench", help="--slicings: discount_bench binary (default: $DISCOUNT_BENCH, then "
+                   "build/bench, build/openmp, build/cuda)")
+    p.add_argument("--slow", action="store_true", help="--slicings: also the slow generic MDRange slicings")
+    p.add_argument("--columns", help="--slicings: also time the default and [id,num] in place with these column "
+                   "tiles (elements, comma-separated; the default tile is 16384)")
     p.add_argument("--seed-size", action="store_true", help="use the seed's size, %d x %d x %d" % SEED_SIZE)
     p.add_argument("--seed", type=int, default=1, help="synthetic value seed (as input.synthetic.seed)")
     p.add_argument("--max-slabs", default="64MiB,256MiB,1GiB",
@@ -53,6 +65,10 @@ def parse_args(argv=None):
     p.add_argument("--workdir", default="/tmp/discount_bench", help="where the app's YAML and reports go")
     bl.add_common_args(p, repeat=5)
     args = p.parse_args(argv)
+    if args.dates is None:
+        args.dates = 100 if args.slicings else 200
+    if args.ids is None:
+        args.ids = 250_000 if args.slicings else 1_000_000
     if args.seed_size:
         args.dates, args.ids, args.nums = SEED_SIZE
     return args
@@ -165,6 +181,153 @@ def app_runs(args, app, D, M, O, log_prefix="[host_kernel]"):
 
 
 # ----------------------------------------------------------------------------
+# --slicings: every slicing of the app's host kernel against the copy limits and
+# the NumPy / Numba peers, interleaved
+
+
+def find_bench(explicit: str | None) -> str:
+    """The discount_bench binary: --bench, $DISCOUNT_BENCH, or a build under the repo."""
+    candidates = [explicit, os.environ.get("DISCOUNT_BENCH")]
+    candidates += [str(bl.REPO / "build" / d / "discount_bench") for d in ("bench", "openmp", "cuda")]
+    for c in candidates:
+        if c and os.path.isfile(c) and os.access(c, os.X_OK):
+            return os.path.abspath(c)
+    sys.exit("discount_bench not found: build it (cmake --build --preset openmp) or pass --bench PATH")
+
+
+def slicings_main(args, info) -> None:
+    import subprocess
+
+    import numba
+    import numpy as np
+
+    bench = find_bench(args.bench)
+    D, M, O = args.dates, args.ids, args.nums
+    N = D * M * O
+    kernel_bytes, copy_bytes = 16 * N + 8 * M * O, 16 * N
+    need = 2 * (16 * N + 8 * M * O)  # this process's arrays and discount_bench's, alive together
+    if need > 0.9 * bl.mem_available():
+        sys.exit(f"{D} x {M} x {O} needs {bl.fmt_bytes(need)} here and in discount_bench; only "
+                 f"{bl.fmt_bytes(bl.mem_available())} available: use a smaller --ids")
+    k = build_kernels()
+    m = np.empty((M, O))
+    d = np.empty((D, M, O))
+    o = np.empty((D, M, O))
+    k["fill"](m.reshape(-1), k["key"](args.seed, 1))
+    k["fill"](d.reshape(-1), k["key"](args.seed, 2))
+    d1, o1, m1 = d.reshape(-1), o.reshape(-1), m.reshape(-1)
+    d2, o2 = d.reshape(D, M * O), o.reshape(D, M * O)
+    nb = numba.config.NUMBA_NUM_THREADS
+    peers = [  # key, label, kind, body
+        ("numpy_copyto", "copy: NumPy copyto, 1 thread (limit)", "copy", lambda: np.copyto(o, d)),
+        ("numba_copy", f"copy: Numba prange o[n] = d[n], {nb} threads (limit)", "copy", lambda: k["copy"](d1, o1)),
+        ("numpy", "peer: NumPy multiply(m[None], d, out=o), 1 thread", "kernel",
+         lambda: np.multiply(m[None], d, out=o)),
+        ("numba_triple", f"peer: Numba prange, triple loop, {nb} threads", "kernel", lambda: k["triple"](m, d, o)),
+        ("numba_flat_rows", f"peer: Numba prange, rows flattened, {nb} threads", "kernel",
+         lambda: k["flat_rows"](m1, d2, o2)),
+        ("numba_flat_mod", f"peer: Numba prange, n % (M*O), {nb} threads", "kernel",
+         lambda: k["flat_mod"](m1, d1, o1)),
+    ]
+    samples = {key: [] for key, *_ in peers}
+    checks = {}
+    d_bits = bits_sum(d)
+    np.multiply(m[None], d, out=o)
+    reference = bits_sum(o)
+    app_rows = {}  # name -> {"kind", "bytes", "check", "seconds"}
+    os.makedirs(args.workdir, exist_ok=True)
+    for r in range(args.rounds):
+        # discount_bench: every variant once per round, rounds interleaved, after its own warm-up round
+        path = os.path.join(args.workdir, f"host_slicings_round{r}.json")
+        cmd = [bench, "--mode", "kernel", "--space", "host", "--dates", str(D), "--ids", str(M), "--nums", str(O),
+               "--reps", str(args.repeat), "--json", path] + (["--slow"] if args.slow else []) + \
+              (["--columns"] + args.columns.split(",") if args.columns else [])
+        bl.log(f"[host_kernel] round {r + 1}/{args.rounds}: {' '.join(cmd)}")
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            sys.exit(f"discount_bench failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+        with open(path) as f:
+            result = json.load(f)
+        for v in result["variants"]:
+            row = app_rows.setdefault(v["name"], {"kind": v["kind"], "bytes": v["bytes"], "check": v["check"],
+                                                  "seconds": []})
+            row["seconds"] += v["seconds"]
+            if v["check"] != "exact":
+                row["check"] = v["check"]
+        # the Python peers, the same number of times, in turn
+        for rep in range(args.repeat + 1):  # rep 0 is the warm-up (JIT, page faults)
+            for i in range(len(peers)):
+                key, _, kind, fn = peers[(i + rep) % len(peers)]
+                o.fill(np.nan)  # poison: a peer that writes nothing fails its check
+                t0 = time.perf_counter()
+                fn()
+                t = time.perf_counter() - t0
+                if rep:
+                    samples[key].append(t)
+                elif r == 0:
+                    checks[key] = "exact" if bits_sum(o) == (d_bits if kind == "copy" else reference) else "MISMATCH"
+
+    rows = []
+    for name, v in app_rows.items():
+        rows.append({"name": "app: " + name if not name.startswith("copy") else name, "kind": v["kind"],
+                     "bytes": v["bytes"], "seconds": v["seconds"], "check": v["check"]})
+    for key, label, kind, _ in peers:
+        rows.append({"name": label, "kind": kind, "bytes": copy_bytes if kind == "copy" else kernel_bytes,
+                     "seconds": samples[key], "check": checks.get(key, "?"), "key": key})
+    for row in rows:
+        s = sorted(row["seconds"])
+        row["median_s"] = bl.median(s)
+        row["gb_per_s"] = bl.gbps(row["bytes"], row["median_s"])
+        row["min_gb_per_s"], row["max_gb_per_s"] = bl.gbps(row["bytes"], s[-1]), bl.gbps(row["bytes"], s[0])
+    limits = [r for r in rows if r["name"].endswith("(limit)")]
+    limit = max(limits, key=lambda r: r["gb_per_s"])
+    for row in rows:
+        row["of_copy"] = row["gb_per_s"] / limit["gb_per_s"]
+
+    print("\n" + "=" * 78)
+    print(f"host kernel, every slicing: cv = multBy[None] * discount, [{D} x {M} x {O}] float64 "
+          f"({bl.fmt_bytes(8 * N)} per array, in memory)")
+    print(f"GB/s = (16 B x {N:,} elements + multBy {bl.fmt_bytes(8 * M * O)}) / median seconds (copies: 16 B per "
+          f"element); {args.rounds} rounds x {args.repeat} runs per variant, interleaved, after warm-ups")
+    print(f"limit = the fastest copy in this run: {limit['name']}, {limit['gb_per_s']:.1f} GB/s. Out of place the "
+          f"app's kernels store around the cache (non-temporal) above the LLC size, as glibc memcpy does; "
+          f"the 'cached stores' rows pay the write-allocate read")
+    bl.print_machine(info)
+    bl.print_table(["variant", "median ms", "GB/s", "min GB/s", "max GB/s", "of copy", "check"],
+                   [[r["name"], 1e3 * r["median_s"], r["gb_per_s"], r["min_gb_per_s"], r["max_gb_per_s"],
+                     f"{100 * r['of_copy']:.1f}%", r["check"]] for r in rows],
+                   title="figures (median, and the slowest and fastest run)")
+
+    def find(prefix):
+        return [r for r in rows if r["name"].startswith(prefix)]
+
+    loops = [r for r in rows if r["name"].startswith("app: [") and "generic" not in r["name"]
+             and "cached" not in r["name"] and "column" not in r["name"]]
+    blas = find("app: kernel: blas")
+    default = [r for r in loops if r["name"].startswith("app: [date,id,num] (default)")]
+    numba_best = max((r for r in rows if r.get("key", "").startswith("numba_") and r["kind"] == "kernel"),
+                     key=lambda r: r["gb_per_s"])
+    numpy = next(r for r in rows if r.get("key") == "numpy")
+    worst = min(loops + blas, key=lambda r: r["of_copy"])
+    worst_default = min(default, key=lambda r: r["of_copy"])
+    beat = min(worst_default["gb_per_s"] / numpy["gb_per_s"], worst_default["gb_per_s"] / numba_best["gb_per_s"])
+    targets = [
+        ["every slicing and blas, out of place and in place (worst: " + worst["name"][5:] + ")",
+         f"{100 * worst['of_copy']:.1f}%", ">= 80%", "met" if worst["of_copy"] >= 0.80 else "NOT met"],
+        ["the default, out of place and in place (worst: " + worst_default["name"][5:] + ")",
+         f"{100 * worst_default['of_copy']:.1f}%", ">= 95%", "met" if worst_default["of_copy"] >= 0.95 else "NOT met"],
+        [f"the default's worst / max(NumPy, best Numba: {numba_best['name'][6:]})", f"{beat:.2f}x", "> 1",
+         "met" if beat > 1 else "NOT met"],
+    ]
+    bl.print_table(["target (same run)", "figure", "target", "verdict"], targets, title="targets")
+    out = {"machine": info, "args": vars(args), "shape": [D, M, O], "limit": limit["name"],
+           "limit_gb_per_s": limit["gb_per_s"], "rows": rows, "targets": targets}
+    json_path = args.json or os.path.join(args.workdir, "host_slicings.json")
+    bl.write_json(json_path, out)
+    print(f"\nraw results: {json_path}")
+
+
+# ----------------------------------------------------------------------------
 
 
 def main(argv=None):
@@ -177,6 +340,8 @@ def main(argv=None):
     info = bl.machine_info(app)
     info["numba_threads"] = numba.config.NUMBA_NUM_THREADS
     info["numpy"], info["numba"] = np.__version__, numba.__version__
+    if args.slicings:
+        return slicings_main(args, info)
     D, M, O = args.dates, args.ids, args.nums
     N = D * M * O
     eff_bytes = 16 * N + 8 * M * O

@@ -25,6 +25,11 @@ struct Case {
   bool in_place;
   bool wide_index = false;  // force 64-bit index arithmetic (real slabs need 16 GiB for it)
   std::int64_t chunk = Slicing{}.row_pairs_chunk, group = 0;  // GPU row-pairs path only
+  // Host loops only: column tile (0 auto), streaming stores (-1 auto, 0, 1), and `parts` > 0 runs that many
+  // shares one after another on this thread (any share count, whatever the thread count).
+  std::int64_t column = 0;
+  int streaming = -1;
+  int parts = 0;
 };
 
 std::array<Axis, 3> permutation(int p) {
@@ -64,6 +69,8 @@ void check(const Case& c, std::mt19937_64& rng) {
   Slicing slicing;
   slicing.row_pairs_chunk = c.chunk;
   slicing.row_pairs_group = c.group;
+  slicing.host_column = c.column;
+  slicing.host_streaming_stores = c.streaming;
   for (int j = 0; j < 3; ++j) {
     slicing.parallel[j] = (c.mask >> j) & 1;
     slicing.tile[j] = slicing.parallel[j] ? c.tile[j] : 0;
@@ -72,8 +79,14 @@ void check(const Case& c, std::mt19937_64& rng) {
   const ConstFlatView<Memory> mult(d_mult.data(), m);
   const ConstSlabView<Memory> in(d_in.data(), extent[0], extent[1], extent[2]);
   const SlabView<Memory> out(c.in_place ? d_in.data() : d_out.data(), extent[0], extent[1], extent[2]);
-  if (c.wide_index) detail::dispatch<ExecSpace, std::int64_t>(exec, slicing, mult, in, out, ms);
-  else apply_mdrange(exec, slicing, mult, in, out, ms);
+  if (c.parts > 0) {
+    const detail::HostLoops loops = detail::make_host_loops(slicing, mult, in, out, ms, c.parts);
+    for (int part = 0; part < loops.parts; ++part) loops(part);
+  } else if (c.wide_index) {
+    detail::dispatch<ExecSpace, std::int64_t>(exec, slicing, mult, in, out, ms);
+  } else {
+    apply_mdrange(exec, slicing, mult, in, out, ms);
+  }
   exec.fence();
   check_device_errors("test apply_mdrange");
   Kokkos::deep_copy(h_out, c.in_place ? d_in : d_out);
@@ -92,7 +105,9 @@ void check(const Case& c, std::mt19937_64& rng) {
       }
   EXPECT_EQ(bad, 0) << "shape " << c.logical[0] << "x" << c.logical[1] << "x" << c.logical[2] << " axes "
                     << axis_name(c.axes[0]) << "," << axis_name(c.axes[1]) << "," << axis_name(c.axes[2]) << " mask "
-                    << c.mask << " in_place " << c.in_place << " space " << ExecSpace::name();
+                    << c.mask << " in_place " << c.in_place << " tile " << c.tile[0] << "," << c.tile[1] << ","
+                    << c.tile[2] << " parts " << c.parts << " column " << c.column << " streaming " << c.streaming
+                    << " space " << ExecSpace::name();
 }
 
 template <class ExecSpace>
@@ -121,6 +136,47 @@ TEST(Kernels, HostSpaceEverySlicingEveryLayout) {
   if (std::is_same<Kokkos::DefaultExecutionSpace, Kokkos::DefaultHostExecutionSpace>::value)
     GTEST_SKIP() << "host space is the default space in this build";
   sweep<Kokkos::DefaultHostExecutionSpace>();
+}
+
+TEST(Kernels, HostLoopsEveryShareColumnAndStore) {
+  // The host loops cut the parallel points into `parts` contiguous shares and
+  // each share into at most five boxes, walked in column tiles: shares that
+  // start and end mid-row and mid-plane, more shares than points, columns
+  // shorter and longer than a row, tiles that do not divide the extents, nums
+  // 1..7, one id, one date, streaming stores on and off.
+  std::mt19937_64 rng(20261201);
+  const std::array<std::array<std::int64_t, 3>, 12> shapes{{{1, 1, 1}, {1, 9, 4}, {11, 1, 3}, {5, 17, 1},
+                                                            {6, 23, 2}, {7, 13, 3}, {3, 31, 4}, {4, 19, 5},
+                                                            {9, 11, 6}, {2, 29, 7}, {13, 101, 5}, {1, 1009, 3}}};
+  const std::array<std::array<std::int64_t, 3>, 3> tiles{{{0, 0, 0}, {2, 3, 5}, {3, 7, 2}}};
+  const std::array<std::int64_t, 4> columns{1, 3, 64, 0};
+  int pick = 0;
+  for (const auto& shape : shapes)
+    for (int p = 0; p < 6; ++p)
+      for (int mask = 1; mask < 8; ++mask)
+        for (int parts : {1, 2, 3, 7, 64}) {
+          ++pick;
+          Case c{shape, permutation(p), mask, tiles[pick % 3], pick % 2 == 0};
+          c.column = columns[pick / 3 % 4];
+          c.streaming = pick / 2 % 2;
+          c.parts = parts;
+          check<Kokkos::DefaultHostExecutionSpace>(c, rng);
+        }
+}
+
+TEST(Kernels, HostLoopsThroughKokkos) {
+  // The same loops launched on the host space's threads, streaming stores
+  // forced on, off and by size, on slabs larger than one column tile.
+  std::mt19937_64 rng(7);
+  for (int streaming : {-1, 0, 1})
+    for (int mask = 1; mask < 8; ++mask)
+      for (bool in_place : {false, true}) {
+        Case c{{5, 2003, 5}, permutation(0), mask, {0, 0, 0}, in_place};
+        c.streaming = streaming;
+        check<Kokkos::DefaultHostExecutionSpace>(c, rng);
+        c.axes = permutation(4);
+        check<Kokkos::DefaultHostExecutionSpace>(c, rng);
+      }
 }
 
 TEST(Kernels, RowPairsEveryChunkAndGroup) {
@@ -152,11 +208,10 @@ TEST(Kernels, ManyTilesBeyondOneGridDimension) {
   check<Kokkos::DefaultExecutionSpace>({{3, 70001, 5}, permutation(0), 7, {5, 1, 1}, false}, rng);
 }
 
-TEST(Kernels, BlasMatchesAPlainLoop) {
-#ifndef DISCOUNT_HAVE_KOKKOSKERNELS
-  GTEST_SKIP() << "built without Kokkos Kernels (compute.kernel: blas is refused)";
-#else
-  using Memory = Kokkos::DefaultExecutionSpace::memory_space;
+#ifdef DISCOUNT_HAVE_KOKKOSKERNELS
+template <class ExecSpace>
+void check_blas(bool in_place) {
+  using Memory = typename ExecSpace::memory_space;
   const std::int64_t dates = 7, ids = 1009, nums = 3, n = dates * ids * nums, m = ids * nums;
   std::mt19937_64 rng(11);
   std::uniform_real_distribution<double> value(0.25, 4.0);
@@ -169,19 +224,36 @@ TEST(Kernels, BlasMatchesAPlainLoop) {
   Kokkos::deep_copy(d_in, h_in);
   Kokkos::deep_copy(d_mult, h_mult);
   Kokkos::deep_copy(d_out, std::nan(""));
-  Kokkos::DefaultExecutionSpace exec;
+  ExecSpace exec;
   apply_blas(exec, ConstFlatView<Memory>(d_mult.data(), m), ConstSlabView<Memory>(d_in.data(), dates, ids, nums),
-             SlabView<Memory>(d_out.data(), dates, ids, nums));
+             SlabView<Memory>(in_place ? d_in.data() : d_out.data(), dates, ids, nums));
   Kokkos::fence();
-  Kokkos::deep_copy(h_out, d_out);
-  std::int64_t off_by_more_than_one_ulp = 0;
+  Kokkos::deep_copy(h_out, in_place ? d_in : d_out);
+  std::int64_t off_by_more_than_one_ulp = 0, not_exact = 0;
   for (std::int64_t e = 0; e < n; ++e) {
     const double expected = h_mult(e % m) * h_in(e);
     const double got = h_out(e);
     if (!(got == expected || got == std::nextafter(expected, 0.0) || got == std::nextafter(expected, 10.0)))
       ++off_by_more_than_one_ulp;
+    not_exact += std::memcmp(&expected, &got, sizeof(double)) != 0;
   }
-  EXPECT_EQ(off_by_more_than_one_ulp, 0);
+  EXPECT_EQ(off_by_more_than_one_ulp, 0) << "in_place " << in_place << " space " << ExecSpace::name();
+  // On host spaces blas runs the host loops (kernels/blas.hpp): one rounding, bit for bit.
+  if (!iterate_reversed<ExecSpace>()) {
+    EXPECT_EQ(not_exact, 0) << "in_place " << in_place;
+  }
+}
+
+#endif
+
+TEST(Kernels, BlasMatchesAPlainLoop) {
+#ifndef DISCOUNT_HAVE_KOKKOSKERNELS
+  GTEST_SKIP() << "built without Kokkos Kernels (compute.kernel: blas is refused)";
+#else
+  for (bool in_place : {false, true}) {
+    check_blas<Kokkos::DefaultExecutionSpace>(in_place);
+    check_blas<Kokkos::DefaultHostExecutionSpace>(in_place);
+  }
 #endif
 }
 

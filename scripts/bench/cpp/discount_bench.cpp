@@ -12,6 +12,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -229,6 +230,198 @@ int kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, int rep
   return 0;
 }
 
+// Host kernel mode: every slicing on host memory, out of place and in place,
+// against glibc memcpy in the same process. The variants run interleaved: each
+// round times every variant once (starting at a different variant each round),
+// so that other work on the machine hits them all alike; round 0 is a warm-up
+// and checks every result element by element. Prints median, min and max.
+struct HostVariant {
+  std::string name;
+  std::string kind;  // "copy" (16 B per element) or "kernel" (16 B per element + multBy)
+  std::function<void()> prepare, body;
+  std::function<std::string()> check;
+  std::vector<double> seconds;
+};
+
+int host_kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, int rounds, bool include_slow,
+                     const std::vector<std::int64_t>& columns, const std::string& json_path) {
+  using Exec = Kokkos::DefaultHostExecutionSpace;
+  const std::int64_t n = dates * ids * nums, m = ids * nums;
+  const int threads = Exec::concurrency();
+  std::printf("host kernel mode: %s, %d threads, shape %lld x %lld x %lld (%.2f GB per array), %d rounds "
+              "(interleaved, after a warm-up round)\n",
+              Exec::name(), threads, (long long)dates, (long long)ids, (long long)nums, n * 8 / 1e9, rounds);
+  using HostView = Kokkos::View<double*, Kokkos::HostSpace>;
+  HostView in(Kokkos::view_alloc(Kokkos::WithoutInitializing, "discount::bench_in"), n);
+  HostView out(Kokkos::view_alloc(Kokkos::WithoutInitializing, "discount::bench_out"), n);
+  HostView mult(Kokkos::view_alloc(Kokkos::WithoutInitializing, "discount::bench_mult"), m);
+  const auto dk = synthetic::key(1, synthetic::discount), mk = synthetic::key(1, synthetic::multiplier);
+  // First touch on the kernel's threads and in its shares, as the pipeline's staging buffers get.
+  Kokkos::parallel_for("discount::bench_fill", Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(0, n),
+                       [=](std::int64_t j) {
+                         in(j) = synthetic::value(dk, j);
+                         out(j) = 0.0;
+                       });
+  for (std::int64_t j = 0; j < m; ++j) mult(j) = synthetic::value(mk, j);
+  Kokkos::fence();
+
+  Exec exec;
+  const std::function<void()> poison = [&] { Kokkos::deep_copy(exec, out, std::nan("")); };
+  const std::function<void()> restore = [&] { Kokkos::deep_copy(exec, out, in); };  // in place: out starts as the input
+  auto check_product = [&]() -> std::string {
+    std::atomic<std::int64_t> bad{0};
+    host_parallel(n, std::max(1u, std::thread::hardware_concurrency()), [&](std::int64_t b, std::int64_t e, unsigned) {
+      std::int64_t local = 0;
+      for (std::int64_t j = b; j < e; ++j) {
+        const double expected = mult(j % m) * in(j);
+        local += std::memcmp(&expected, &out(j), 8) != 0;
+      }
+      bad += local;
+    });
+    return bad == 0 ? "exact" : "WRONG: " + std::to_string(bad.load()) + " elements";
+  };
+  auto check_copy = [&]() -> std::string {
+    return std::memcmp(in.data(), out.data(), std::size_t(n) * 8) == 0 ? "exact" : "WRONG";
+  };
+
+  std::vector<HostVariant> variants;
+  // The copy limits: glibc memcpy (non-temporal stores above its threshold,
+  // so no read-for-ownership of the destination), on every thread in
+  // contiguous shares, and on one thread; Kokkos deep_copy for reference.
+  double* dst = out.data();
+  const double* src = in.data();
+  variants.push_back({"copy: glibc memcpy, " + std::to_string(threads) + " threads (limit)", "copy", poison, [&] {
+                        Kokkos::parallel_for("discount::bench_memcpy", Kokkos::RangePolicy<Exec>(exec, 0, threads),
+                                             [=](int t) {
+                                               const std::int64_t b = n * t / threads, e = n * (t + 1) / threads;
+                                               std::memcpy(dst + b, src + b, std::size_t(e - b) * 8);
+                                             });
+                      }, check_copy, {}});
+  variants.push_back({"copy: glibc memcpy, 1 thread (limit)", "copy", poison,
+                      [&] { std::memcpy(dst, src, std::size_t(n) * 8); }, check_copy, {}});
+  variants.push_back({"copy: Kokkos deep_copy", "copy", poison, [&] { Kokkos::deep_copy(exec, out, in); },
+                      check_copy, {}});
+
+  const std::array<Axis, 3> axes{Axis::date, Axis::id, Axis::num};
+  const std::array<std::int64_t, 3> ms{0, nums, 1};
+  const ConstFlatView<Kokkos::HostSpace> mult_v(mult.data(), m);
+  const ConstSlabView<Kokkos::HostSpace> in_v(in.data(), dates, ids, nums), inout_v(out.data(), dates, ids, nums);
+  const SlabView<Kokkos::HostSpace> out_v(out.data(), dates, ids, nums);
+  auto add = [&](const std::string& name, const Slicing& slicing, bool in_place) {
+    variants.push_back({name + (in_place ? ", in place" : ", out of place"), "kernel", in_place ? restore : poison,
+                        [&, slicing, in_place] {
+                          apply_mdrange(exec, slicing, mult_v, in_place ? inout_v : in_v, out_v, ms);
+                        },
+                        check_product, {}});
+  };
+  struct Dims {
+    std::string name;
+    std::vector<Axis> dims;
+    bool slow_generic;  // the generic MDRange of this slicing is slow here: only with --slow
+  };
+  const std::vector<Dims> all{{"[date,id,num] (default)", {Axis::date, Axis::id, Axis::num}, false},
+                              {"[date,id]", {Axis::date, Axis::id}, false},
+                              {"[date,num]", {Axis::date, Axis::num}, true},
+                              {"[date]", {Axis::date}, true},
+                              {"[id,num]", {Axis::id, Axis::num}, false},
+                              {"[id]", {Axis::id}, false},
+                              {"[num]", {Axis::num}, true}};
+  for (const auto& d : all)
+    for (bool in_place : {false, true}) add(d.name, make_slicing(axes, d.dims, {}), in_place);
+  // Out of place with stores through the cache: each output line is read
+  // before it is written (write-allocate), 24 B of traffic per element.
+  for (const auto& d : {all[0], all[4]}) {
+    Slicing s = make_slicing(axes, d.dims, {});
+    s.host_streaming_stores = 0;
+    add(d.name + " cached stores", s, false);
+  }
+  // Other column tiles (the default is kHostColumn, kernels/apply.hpp); a
+  // column of a whole date walks each thread's dates one after another.
+  for (std::int64_t column : columns)
+    for (const auto& d : {all[0], all[4]}) {
+      Slicing s = make_slicing(axes, d.dims, {});
+      s.host_column = column;
+      add(d.name + " column " + std::to_string(column), s, true);
+    }
+  // The generic MDRange functor (the host path before the host loops).
+  for (const auto& d : all) {
+    if (d.slow_generic && !include_slow) continue;
+    Slicing s = make_slicing(axes, d.dims, {});
+    s.host_loops = false;
+    add(d.name + " generic MDRange", s, true);
+  }
+  if (dates > 1) {
+    for (bool in_place : {false, true})
+      variants.push_back({std::string("kernel: blas (host loops), ") + (in_place ? "in place" : "out of place"),
+                          "kernel", in_place ? restore : poison,
+                          [&, in_place] { apply_blas(exec, mult_v, in_place ? inout_v : in_v, out_v); },
+                          check_product, {}});
+    using Matrix =
+        Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+    using ConstMatrix =
+        Kokkos::View<const double**, Kokkos::LayoutLeft, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+    variants.push_back({"KokkosBlas::mult itself, in place", "kernel", restore, [&] {
+                          KokkosBlas::mult(0.0, Matrix(out.data(), m, dates), 1.0, mult_v,
+                                           ConstMatrix(out.data(), m, dates));
+                        }, check_product, {}});
+  }
+
+  for (int r = 0; r <= rounds; ++r)
+    for (std::size_t i = 0; i < variants.size(); ++i) {
+      auto& v = variants[(i + std::size_t(r)) % variants.size()];
+      v.prepare();
+      exec.fence();
+      const auto t0 = Clock::now();
+      v.body();
+      exec.fence();
+      const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+      if (r == 0) {
+        const std::string verdict = v.check();
+        if (verdict != "exact") std::printf("%s: %s\n", v.name.c_str(), verdict.c_str());
+        v.check = [verdict] { return verdict; };
+      } else {
+        v.seconds.push_back(s);
+      }
+    }
+
+  auto bytes_of = [&](const HostVariant& v) { return v.kind == "copy" ? 16.0 * n : 16.0 * n + 8.0 * m; };
+  auto median = [](std::vector<double> x) {
+    std::sort(x.begin(), x.end());
+    return x.size() % 2 ? x[x.size() / 2] : 0.5 * (x[x.size() / 2 - 1] + x[x.size() / 2]);
+  };
+  double limit = 0;
+  for (const auto& v : variants)
+    if (v.name.find("(limit)") != std::string::npos) limit = std::max(limit, bytes_of(v) / median(v.seconds) / 1e9);
+  std::printf("\nhost kernel: GB/s count 16 B per element + multBy once (copies: 16 B); limit = the faster glibc "
+              "memcpy in this run, %.1f GB/s\n%-52s %9s %8s %8s %8s %8s  %s\n",
+              limit, "variant", "median ms", "GB/s", "min", "max", "of copy", "check");
+  std::FILE* json = json_path.empty() ? nullptr : std::fopen(json_path.c_str(), "w");
+  if (json)
+    std::fprintf(json, "{\"threads\": %d, \"shape\": [%lld, %lld, %lld], \"variants\": [", threads, (long long)dates,
+                 (long long)ids, (long long)nums);
+  bool first = true;
+  for (const auto& v : variants) {
+    const double med = median(v.seconds), lo = *std::min_element(v.seconds.begin(), v.seconds.end()),
+                 hi = *std::max_element(v.seconds.begin(), v.seconds.end());
+    const double b = bytes_of(v);
+    std::printf("%-52s %9.2f %8.1f %8.1f %8.1f %7.1f%%  %s\n", v.name.c_str(), med * 1e3, b / med / 1e9, b / hi / 1e9,
+                b / lo / 1e9, 100.0 * b / med / 1e9 / limit, v.check().c_str());
+    if (json) {
+      std::fprintf(json, "%s\n {\"name\": \"%s\", \"kind\": \"%s\", \"bytes\": %.0f, \"check\": \"%s\", \"seconds\": [",
+                   first ? "" : ",", v.name.c_str(), v.kind.c_str(), b, v.check().c_str());
+      for (std::size_t i = 0; i < v.seconds.size(); ++i) std::fprintf(json, "%s%.6f", i ? ", " : "", v.seconds[i]);
+      std::fprintf(json, "]}");
+    }
+    first = false;
+  }
+  if (json) {
+    std::fprintf(json, "\n]}\n");
+    std::fclose(json);
+  }
+  std::fflush(stdout);
+  return 0;
+}
+
 #ifdef KOKKOS_ENABLE_CUDA
 // Returns the bidirectional rate (GB/s), the limit for stream mode.
 double pcie_mode(std::size_t bytes, int reps) {
@@ -361,7 +554,8 @@ int main(int argc, char** argv) {
   double gib = 2.0, slab_mib = 512;
   std::string host_budget = "1TiB", device_budget = "1TiB", report_path;
   bool slow = false;
-  std::vector<std::int64_t> chunk_grid, group_grid{0};
+  std::vector<std::int64_t> chunk_grid, group_grid{0}, columns;
+  std::string json_path;
   app.add_option("--mode", mode, "kernel | pcie | stream")->check(CLI::IsMember({"kernel", "pcie", "stream"}));
   app.add_option("--space", space_name, "device | host")->check(CLI::IsMember({"device", "host"}));
   app.add_option("--dates", dates);
@@ -377,11 +571,14 @@ int main(int argc, char** argv) {
   app.add_flag("--slow", slow, "include the slow serial slicings (per date, id serial)");
   app.add_option("--chunks", chunk_grid, "kernel mode: also time the row pairs with dates cut into chunks of these sizes");
   app.add_option("--groups", group_grid, "kernel mode: ... in groups of these many pairs (0: from L2, -1: chunk-major)");
+  app.add_option("--columns", columns,
+                 "kernel mode on the host: also time the default and [id,num] in place with these column tiles");
+  app.add_option("--json", json_path, "kernel mode on the host: write every timing here");
   app.allow_extras();
   CLI11_PARSE(app, argc, argv);
   const Space space = space_name == "host" ? Space::host : Space::device;
   if (mode == "kernel") {
-    if (space == Space::host) return kernel_mode<Kokkos::DefaultHostExecutionSpace>(dates, ids, nums, reps, slow, chunk_grid, group_grid);
+    if (space == Space::host) return host_kernel_mode(dates, ids, nums, reps, slow, columns, json_path);
     return kernel_mode<Kokkos::DefaultExecutionSpace>(dates, ids, nums, reps, slow, chunk_grid, group_grid);
   }
   double bidirectional = 0;
