@@ -448,8 +448,11 @@ KERNELS_OPTS=(-DKokkosKernels_ADD_DEFAULT_ETI=OFF
   "-DKokkos_ROOT=$PREFIX")
 # Kokkos Kernels 4 builds by component: the app uses BLAS only.
 if ((UPSTREAM)); then
+  # With CUDA, Kokkos Kernels 4 also turns cuSOLVER on by default, which then
+  # insists on cuBLAS and cuSPARSE: every vendor TPL stays off.
   KERNELS_OPTS+=(-DKokkosKernels_ENABLE_ALL_COMPONENTS=OFF -DKokkosKernels_ENABLE_COMPONENT_BLAS=ON
-    -DKokkosKernels_ENABLE_PERFTESTS=OFF -DKokkosKernels_ENABLE_BENCHMARK=OFF)
+    -DKokkosKernels_ENABLE_PERFTESTS=OFF -DKokkosKernels_ENABLE_BENCHMARK=OFF
+    -DKokkosKernels_ENABLE_TPL_CUSOLVER=OFF)
 fi
 
 if [[ $FLAVOUR == cuda ]]; then

@@ -247,7 +247,7 @@ int host_kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, in
                      const std::vector<std::int64_t>& columns, const std::string& json_path) {
   using Exec = Kokkos::DefaultHostExecutionSpace;
   const std::int64_t n = dates * ids * nums, m = ids * nums;
-  const int threads = Exec::concurrency();
+  const int threads = Exec().concurrency();
   std::printf("host kernel mode: %s, %d threads, shape %lld x %lld x %lld (%.2f GB per array), %d rounds "
               "(interleaved, after a warm-up round)\n",
               Exec::name(), threads, (long long)dates, (long long)ids, (long long)nums, n * 8 / 1e9, rounds);
@@ -350,6 +350,7 @@ int host_kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, in
     s.host_loops = false;
     add(d.name + " generic MDRange", s, true);
   }
+#ifdef DISCOUNT_HAVE_KOKKOSKERNELS
   if (dates > 1) {
     for (bool in_place : {false, true})
       variants.push_back({std::string("kernel: blas (host loops), ") + (in_place ? "in place" : "out of place"),
@@ -365,6 +366,7 @@ int host_kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, in
                                            ConstMatrix(out.data(), m, dates));
                         }, check_product, {}});
   }
+#endif
 
   for (int r = 0; r <= rounds; ++r)
     for (std::size_t i = 0; i < variants.size(); ++i) {
