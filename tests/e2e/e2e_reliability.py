@@ -479,6 +479,8 @@ def case_budget_beyond_machine_refused(ctx):
     yaml = E.write_text(os.path.join(d, "job.yaml"), E.to_yaml({
         "input": {"synthetic": {"dates": dates, "ids": ids, "nums": NUMS, "seed": 1}},
         "output": {"mode": "checksum"},
+        # Host space: in a GPU build the device budget would cap the slabs first.
+        "compute": {"space": "host"},
         "memory": {"host_budget": "64TiB", "max_slab": "64TiB", "pipeline_depth": 2}}))
     for command in ("run", "plan"):
         r = E.expect_rc(E.app(ctx, command, yaml), E.EX_CONFIG, f"{command}: budget beyond the machine")

@@ -19,6 +19,7 @@ file's axis order.
 """
 
 import os
+import shutil
 import re
 import subprocess
 import sys
@@ -76,6 +77,11 @@ def case_page_runs(ctx):
     for kind in ("python", "sh", "yaml", "text"):
         E.check(kind in kinds, f"{PAGE} has no {kind} block: the page changed shape, update this test")
 
+    # The page's sh blocks use HDF5's command-line tools (Debian: hdf5-tools,
+    # installed by scripts/deps.sh); a node without them cannot run the page.
+    missing = [tool for tool in ("h5repack", "h5ls") if shutil.which(tool) is None]
+    if missing:
+        raise E.Skip(f"{', '.join(missing)} not on PATH (HDF5's tools, Debian package hdf5-tools)")
     work = ctx.dir("page")
     env = app_on_path(ctx)
     last = None  # the previous runnable block's Result

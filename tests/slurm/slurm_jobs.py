@@ -49,7 +49,9 @@ import slurm_cluster as S  # noqa: E402
 SCRIPTS = os.path.normpath(os.path.join(HERE, "..", "..", "scripts", "slurm"))
 # Odd sizes; one date per slab and a checkpoint after each, so a stop lands
 # between recorded dates.
-DATES, IDS, NUMS = 40, 3001, 5
+# Enough slabs (one date each, made durable one by one) that the app is still
+# running when the test catches it, even on an idle machine.
+DATES, IDS, NUMS = 200, 3001, 5
 ONE_DATE = IDS * NUMS * 8
 
 

@@ -7,6 +7,7 @@
 #include "common/error.hpp"
 #include "config/config.hpp"
 #include "io/posix_io.hpp"
+#include "kernels/features.hpp"
 #include "plan/plan.hpp"
 #include "resolve/resolve.hpp"
 
@@ -124,6 +125,7 @@ TEST(Resolve, SelectionWithinTheInput) {
 }
 
 TEST(Resolve, BlasNeedsDateThenIdUnlessSynthetic) {
+  if (!have_kokkos_kernels) GTEST_SKIP() << "built without Kokkos Kernels: blas is refused whatever the axes";
   Config c = base_config();
   c.compute.kernel = KernelKind::blas;
   EXPECT_EQ(config_error_of(c, facts()), "");
@@ -217,6 +219,7 @@ TEST(Resolve, PipelineOutputAndReportGetTheirParts) {
   EXPECT_EQ(spec.report.kernel, "mdrange");
   EXPECT_EQ(spec.report.slicing, "parallel over date/8 num/5, serial loop over id");
   EXPECT_EQ(spec.report.config_yaml, c.to_yaml());
+  if (!have_kokkos_kernels) return;  // blas is refused in this build (Features.BlasNeedsKokkosKernels)
   c.compute.kernel = KernelKind::blas;
   c.input.axes = {Axis::date, Axis::id, Axis::num};
   f.input.axes = c.input.axes;
