@@ -67,6 +67,14 @@ def app_on_path(ctx):
             "MPLCONFIGDIR": ctx.dir("mplconfig"), "OMP_PROC_BIND": "false"}
 
 
+def need_hdf5_tools():
+    """The page's sh blocks use HDF5's command-line tools (Debian: hdf5-tools,
+    installed by scripts/deps.sh); a node without them cannot run the page."""
+    missing = [tool for tool in ("h5repack", "h5ls") if shutil.which(tool) is None]
+    if missing:
+        raise E.Skip(f"{', '.join(missing)} not on PATH (HDF5's tools, Debian package hdf5-tools)")
+
+
 def case_page_runs(ctx):
     page = blocks(PAGE)
     kinds = [k for _, k, _, _ in page]
@@ -77,11 +85,7 @@ def case_page_runs(ctx):
     for kind in ("python", "sh", "yaml", "text"):
         E.check(kind in kinds, f"{PAGE} has no {kind} block: the page changed shape, update this test")
 
-    # The page's sh blocks use HDF5's command-line tools (Debian: hdf5-tools,
-    # installed by scripts/deps.sh); a node without them cannot run the page.
-    missing = [tool for tool in ("h5repack", "h5ls") if shutil.which(tool) is None]
-    if missing:
-        raise E.Skip(f"{', '.join(missing)} not on PATH (HDF5's tools, Debian package hdf5-tools)")
+    need_hdf5_tools()
     work = ctx.dir("page")
     env = app_on_path(ctx)
     last = None  # the previous runnable block's Result
@@ -121,6 +125,7 @@ def case_page_runs(ctx):
 
 def case_broken_snippet_fails(ctx):
     """The check has teeth: the page with one shell command misspelt must fail the case above."""
+    need_hdf5_tools()
     with open(PAGE) as f:
         text = f.read()
     broken = text.replace("discount_app verify", "discount_app verifyy", 1)
