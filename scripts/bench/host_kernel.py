@@ -131,6 +131,20 @@ def build_kernels():
     return {"fill": fill, "key": key, "copy": copy, "triple": triple, "flat_rows": flat_rows, "flat_mod": flat_mod}
 
 
+
+def random_arrays(D, M, O, seed):
+    """multBy, discount (random non-zero values from `seed`) and an output
+    array, with the flat and (date, row) views the peers use."""
+    import numpy as np
+    k = build_kernels()
+    m = np.empty((M, O))
+    d = np.empty((D, M, O))
+    o = np.empty((D, M, O))
+    k["fill"](m.reshape(-1), k["key"](seed, 1))
+    k["fill"](d.reshape(-1), k["key"](seed, 2))
+    return (k, m, d, o, d.reshape(-1), o.reshape(-1), m.reshape(-1),
+            d.reshape(D, M * O), o.reshape(D, M * O))
+
 def time_peer(fn, repeat: int) -> list[float]:
     fn()  # warm-up: JIT, page faults, caches
     times = []
@@ -209,14 +223,7 @@ def slicings_main(args, info) -> None:
     if need > 0.9 * bl.mem_available():
         sys.exit(f"{D} x {M} x {O} needs {bl.fmt_bytes(need)} here and in discount_bench; only "
                  f"{bl.fmt_bytes(bl.mem_available())} available: use a smaller --ids")
-    k = build_kernels()
-    m = np.empty((M, O))
-    d = np.empty((D, M, O))
-    o = np.empty((D, M, O))
-    k["fill"](m.reshape(-1), k["key"](args.seed, 1))
-    k["fill"](d.reshape(-1), k["key"](args.seed, 2))
-    d1, o1, m1 = d.reshape(-1), o.reshape(-1), m.reshape(-1)
-    d2, o2 = d.reshape(D, M * O), o.reshape(D, M * O)
+    k, m, d, o, d1, o1, m1, d2, o2 = random_arrays(D, M, O, args.seed)
     nb = numba.config.NUMBA_NUM_THREADS
     peers = [  # key, label, kind, body
         ("numpy_copyto", "copy: NumPy copyto, 1 thread (limit)", "copy", lambda: np.copyto(o, d)),
@@ -356,14 +363,7 @@ def main(argv=None):
     apps = app_runs(args, app, D, M, O) if app else []
 
     bl.log(f"[host_kernel] filling {bl.fmt_bytes(8 * N)} of synthetic discount values (seed {args.seed})")
-    k = build_kernels()
-    m = np.empty((M, O))
-    d = np.empty((D, M, O))
-    o = np.empty((D, M, O))
-    k["fill"](m.reshape(-1), k["key"](args.seed, 1))
-    k["fill"](d.reshape(-1), k["key"](args.seed, 2))
-    d1, o1, m1 = d.reshape(-1), o.reshape(-1), m.reshape(-1)
-    d2, o2 = d.reshape(D, M * O), o.reshape(D, M * O)
+    k, m, d, o, d1, o1, m1, d2, o2 = random_arrays(D, M, O, args.seed)
 
     peers = [
         ("copy", "Numba prange copy o[n] = d[n] (limit)", lambda: k["copy"](d1, o1)),
