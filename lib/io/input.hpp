@@ -32,8 +32,13 @@ class InputSource {
   virtual void read_discount(Range dates, Range ids, double* buffer) = 0;
   virtual void read_multiplier(Range ids, double* buffer) = 0;
   virtual std::string describe() const = 0;
-  // Stable text that changes when the inputs change (resume fingerprint).
+  // Stable text that changes when the inputs' content changes (resume
+  // fingerprint); the same for a byte-identical copy at another path.
   virtual std::string identity() const = 0;
+  // "device:inode:mtime" of the input file (empty: none). The same file with
+  // another time stamp was changed in place: a resume is refused then even
+  // when the sampled content in identity() still matches.
+  virtual std::string file_stat() const { return {}; }
   // Values may be NaN/Inf and need scanning under nonfinite: error.
   virtual bool may_hold_nonfinite() const { return true; }
 

@@ -19,6 +19,7 @@
 #include "common/host_parallel.hpp"
 #include "io/box.hpp"
 #include "io/hdf5_handle.hpp"
+#include "io/identity.hpp"
 #include "io/input.hpp"
 #include "io/posix_io.hpp"
 #include "ranks/ranks.hpp"
@@ -71,13 +72,28 @@ std::array<std::int64_t, 3> file_dims(const OutputSpec& spec) {
 }
 
 // Fingerprint stored in an existing output or partial; empty if unreadable.
-std::string stored_fingerprint(const std::string& path) {
+// An attribute of the file's discount_app group; empty when the file, the
+// group or the attribute is not there (older files have no identity).
+std::string stored_attribute(const std::string& path, const char* name) {
   h5::QuietErrors quiet;
   if (H5Fis_hdf5(path.c_str()) <= 0) return {};
   h5::Id file = h5::file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
   if (!file || H5Lexists(file.get(), kGroup, H5P_DEFAULT) <= 0) return {};
   h5::Id group = h5::group(H5Gopen2(file.get(), kGroup, H5P_DEFAULT));
-  return group ? h5::read_string_attribute(group.get(), "fingerprint") : std::string{};
+  if (!group || H5Aexists(group.get(), name) <= 0) return {};
+  try {
+    return h5::read_string_attribute(group.get(), name);
+  } catch (const Error&) {
+    return {};
+  }
+}
+
+std::string stored_fingerprint(const std::string& path) { return stored_attribute(path, "fingerprint"); }
+
+// "device:inode:mtime" of one file at two times: the same file, changed since.
+bool changed_in_place(const std::string& before, const std::string& now) {
+  const auto file_of = [](const std::string& stat) { return stat.substr(0, stat.rfind(':')); };
+  return !before.empty() && !now.empty() && before != now && file_of(before) == file_of(now);
 }
 
 }  // namespace
@@ -130,9 +146,7 @@ FileOutput::FileOutput(const OutputSpec& spec) : spec_(spec) {
       if (::unlink(partial.c_str()) != 0)
         throw create_error("cannot remove '" + partial + "': " + std::strerror(errno));
     } else if (!try_resume()) {
-      throw create_error("'" + partial +
-                         "' belongs to a different job (config or inputs changed) or is unreadable; rerun with "
-                         "--restart to discard it");
+      throw create_error("'" + partial + "' " + resume_refusal(partial) + "; rerun with --restart to discard it");
     }
   }
   if (state_ != State::resumed) create();
@@ -193,9 +207,22 @@ void FileOutput::take_lock() {
   throw create_error("cannot take the lock '" + path + "': it keeps being replaced");
 }
 
+// Why `partial` cannot be resumed, naming what changed where it can.
+std::string FileOutput::resume_refusal(const std::string& partial) const {
+  const std::string change = identity_change(stored_attribute(partial, "identity"), spec_.identity);
+  if (stored_fingerprint(partial) != spec_.fingerprint && !stored_attribute(partial, "identity").empty() &&
+      !change.empty())
+    return "belongs to a different job: " + change;
+  if (changed_in_place(stored_attribute(partial, "input_stat"), spec_.input_stat))
+    return "was written from input.file '" + spec_.input_file +
+           "' before that file was changed in place (same file, newer time stamp)";
+  return "belongs to a different job (config or inputs changed) or is unreadable";
+}
+
 bool FileOutput::try_resume() {
   const std::string partial = partial_path();
   if (stored_fingerprint(partial) != spec_.fingerprint) return false;
+  if (changed_in_place(stored_attribute(partial, "input_stat"), spec_.input_stat)) return false;
   h5::QuietErrors quiet;
   h5::Id file = h5::file(H5Fopen(partial.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
   if (!file) return false;
@@ -284,6 +311,8 @@ void FileOutput::create() {
       fail("cannot write progress record");
     try {
       h5::write_string_attribute(group.get(), "fingerprint", spec_.fingerprint);
+      h5::write_string_attribute(group.get(), "identity", spec_.identity);
+      h5::write_string_attribute(group.get(), "input_stat", spec_.input_stat);
       h5::write_string_attribute(group.get(), "chunk_axis", axis_name(spec_.chunk_axis));
       h5::write_string_attribute(group.get(), "provenance", spec_.provenance);
       h5::write_string_attribute(group.get(), "start_time", utc_now());

@@ -77,6 +77,7 @@ class FileOutput final : public OutputSink {
   void take_lock();
   void create();
   bool try_resume();
+  std::string resume_refusal(const std::string& partial) const;
   void open_fd();
   std::pair<std::int64_t, std::int64_t> units_of(const Slab& slab) const;
 

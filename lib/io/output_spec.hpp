@@ -22,6 +22,8 @@ struct OutputSpec {
   std::int64_t dates = 0, ids = 0, nums = 0;  // selected extents
   Axis chunk_axis = Axis::date;
   std::string fingerprint;  // job identity: inputs, selection, layout
+  std::string identity;     // the text hashed into it (`key: value` lines, io/identity.hpp)
+  std::string input_stat;   // InputSource::file_stat(): an input changed in place refuses a resume
   std::string provenance;   // effective config and versions, stored as attributes
   // How often written slabs are made durable (fdatasync) and recorded as done;
   // 0: after every slab. Between checkpoints the page cache absorbs writes.

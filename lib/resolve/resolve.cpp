@@ -15,6 +15,7 @@ InputFacts input_facts(const InputSource& input) {
   facts.nums = input.shape().nums;
   facts.axes = input.axes();
   facts.identity = input.identity();
+  facts.file_stat = input.file_stat();
   return facts;
 }
 
@@ -52,13 +53,21 @@ void check_tile(const Config& config, const Slicing& slicing, bool gpu_order) {
 
 std::string identity_text(const Config& config, const InputFacts& input, Range dates, Range ids) {
   const auto& in = config.input;
-  return "discount_app/1|" + input.identity + "|" + in.multiplier + "|" + in.discount + "|" + axis_name(in.axes[0]) +
-         axis_name(in.axes[1]) + axis_name(in.axes[2]) + "|" + std::to_string(dates.begin) + ":" +
-         std::to_string(dates.end) + "|" + std::to_string(ids.begin) + ":" + std::to_string(ids.end) + "|" +
-         (in.nonfinite == NonFinite::error ? "error" : "propagate") + "|" + config.output.dataset + "|" +
-         axis_name(config.memory.chunk_axis);
+  const auto range = [](Range r) { return "[" + std::to_string(r.begin) + ", " + std::to_string(r.end) + ")"; };
+  // One `key: value` line each (io/identity.hpp names the lines that differ).
+  // The input's content, not its path or time stamp: a copy staged anew for
+  // each run resumes; other content does not.
+  return "identity: discount_app 2\n"
+         "input: " + input.identity + "\n"
+         "input.multiplier: " + in.multiplier + "\n"
+         "input.discount: " + in.discount + "\n"
+         "input.axes: " + axis_name(in.axes[0]) + ", " + axis_name(in.axes[1]) + ", " + axis_name(in.axes[2]) + "\n"
+         "input.dates: " + range(dates) + "\n"
+         "input.ids: " + range(ids) + "\n"
+         "input.nonfinite: " + (in.nonfinite == NonFinite::error ? "error" : "propagate") + "\n"
+         "output.dataset: " + config.output.dataset + "\n"
+         "memory.chunk_axis: " + axis_name(config.memory.chunk_axis) + "\n";
 }
-
 }  // namespace
 
 void check_config(const Config& config) {
@@ -125,6 +134,8 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
   output.direct_piece = direct_piece;
   spec.output_mode = config.output.mode;
   spec.identity = identity_text(config, input, dates, ids);
+  output.identity = spec.identity;
+  output.input_stat = input.file_stat;
 
   spec.limits = config.limits;
   spec.verify = config.verify;

@@ -26,6 +26,7 @@ struct InputFacts {
   std::int64_t dates = 0, ids = 0, nums = 0;  // full extents in the source
   std::array<Axis, 3> axes{Axis::date, Axis::id, Axis::num};  // the file's axis order
   std::string identity;  // InputSource::identity(): changes when the inputs change
+  std::string file_stat;  // InputSource::file_stat(): which file, and when it last changed
 };
 InputFacts input_facts(const InputSource& input);
 

@@ -19,6 +19,7 @@ jitter (0-1 ms); the first kill lands a few ms after start-up (creation of the
 
 import os
 import random
+import shutil
 import signal
 import sys
 import time
@@ -288,6 +289,51 @@ def input_changed_after_kill(ctx):
     E.check(not E.leftovers(job.out), f"leftovers: {E.leftovers(job.out)}")
 
 
+def copied_input_resumes(ctx):
+    """A job script that stages the input anew for each run (a new file, a new
+    time stamp, the same bytes) resumes its .partial."""
+    job = Job(ctx)
+    done, _ = kill_mid_run(job)
+    staged = job.src + ".staged"
+    shutil.copyfile(job.src, staged)  # a byte-identical copy: new inode, new mtime
+    os.replace(staged, job.src)
+    r = job.finish()
+    E.check(f"resuming: {done} of" in r.stdout or "resuming:" in r.stdout, f"the rerun did not resume:\n{r}")
+
+
+def changed_input_names_it(ctx):
+    """Other bytes in the input: the refusal names the input's content, was and now."""
+    job = Job(ctx)
+    kill_mid_run(job)
+    r = E.app(ctx, "generate", "--dates", DATES, "--ids", IDS, "--nums", NUMS, "--out", job.src + ".new", "--seed", 9)
+    E.expect_rc(r, 0, "generate other data")
+    os.replace(job.src + ".new", job.src)
+    r = E.expect_rc(E.app(ctx, "run", "-q", job.yaml, cwd=job.d), 73, "resume against other content")
+    E.check(len(r.stderr_lines) == 1, str(r))
+    E.check("belongs to a different job: input: was HDF5 file of" in r.stderr and "sampled content" in r.stderr
+            and ", now HDF5 file of" in r.stderr and "--restart" in r.stderr, f"the refusal should name the input:\n{r}")
+
+
+def input_touched_in_place_refused(ctx):
+    """The same input file with a newer time stamp may have been edited where
+    the sample does not look: refused, saying so."""
+    job = Job(ctx)
+    kill_mid_run(job)
+    st = os.stat(job.src)
+    os.utime(job.src, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    r = E.expect_rc(E.app(ctx, "run", "-q", job.yaml, cwd=job.d), 73, "resume after an in-place change")
+    E.check("changed in place" in r.stderr and "--restart" in r.stderr, str(r))
+
+
+def chunk_axis_change_names_it(ctx):
+    """A setting that changes the result's layout on disk: the refusal names it, was and now."""
+    job = Job(ctx)
+    kill_mid_run(job)
+    other = job.write_yaml("job.yaml", dict(job.memory, chunk_axis="id"))
+    r = E.expect_rc(E.app(ctx, "run", "-q", other, cwd=job.d), 73, "resume with another chunk axis")
+    E.check("belongs to a different job: memory.chunk_axis: was date, now id" in r.stderr, str(r))
+
+
 def overwrite_kill_keeps_old_output(ctx):
     """overwrite: true replaces <out> only at the end: a kill leaves the old file whole."""
     job = Job(ctx)
@@ -332,6 +378,10 @@ CASES = [
     ("sigterm_twice_resume", interrupt(signal.SIGTERM, twice=True)),
     ("resume_with_other_slabs", resume_with_other_slabs),
     ("input_changed_after_kill", input_changed_after_kill),
+    ("copied_input_resumes", copied_input_resumes),
+    ("changed_input_names_it", changed_input_names_it),
+    ("input_touched_in_place_refused", input_touched_in_place_refused),
+    ("chunk_axis_change_names_it", chunk_axis_change_names_it),
     ("overwrite_kill_keeps_old_output", overwrite_kill_keeps_old_output),
     ("rerun_after_completion_is_noop", rerun_after_completion_is_noop),
 ]

@@ -6,6 +6,7 @@
 
 #include "common/error.hpp"
 #include "config/config.hpp"
+#include "io/identity.hpp"
 #include "io/posix_io.hpp"
 #include "kernels/features.hpp"
 #include "plan/plan.hpp"
@@ -271,4 +272,21 @@ TEST(Resolve, TheRequestGoesStraightToThePlan) {
   const Plan plan = make_plan(resolve(c, facts()).plan);
   EXPECT_EQ(plan.total_elements(), 101u * 4003 * 5);
   EXPECT_EQ(plan.host_buffers, 3);
+}
+
+// A refused resume names what changed, was and now (io/identity.hpp), from
+// the identity texts resolve writes.
+TEST(Resolve, IdentityChangeNamesTheLinesThatDiffer) {
+  Config c = base_config();
+  const std::string before = resolve(c, facts()).identity;
+  EXPECT_EQ(identity_change(before, before), "");
+  c.memory.chunk_axis = Axis::id;
+  EXPECT_EQ(identity_change(before, resolve(c, facts()).identity), "memory.chunk_axis: was date, now id");
+  SystemFacts other = facts();
+  other.input.identity = "HDF5 file of 10 bytes, sampled content 00000000000000ff";
+  c.memory.chunk_axis = Axis::date;
+  const std::string change = identity_change(before, resolve(c, other).identity);
+  EXPECT_EQ(change.rfind("input: was ", 0), 0u) << change;
+  EXPECT_NE(change.find(", now HDF5 file of 10 bytes, sampled content 00000000000000ff"), std::string::npos) << change;
+  EXPECT_EQ(identity_change("a: 1\n", "a: 1\nb: 2\n"), "b: was (none), now 2");
 }
