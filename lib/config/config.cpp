@@ -365,8 +365,6 @@ class Parser {
       config.report = scalar(root["report"], "report");
       if (!config.report.empty()) config.report = resolve_path(config.report);
     }
-    if (config.output.mode == OutputMode::checksum && config.verify != VerifyMode::none)
-      fail(root["verify"], "'verify' needs an output file; it cannot be used with output.mode: checksum");
     return config;
   }
 

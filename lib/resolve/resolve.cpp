@@ -72,6 +72,9 @@ std::string identity_text(const Config& config, const InputFacts& input, Range d
 
 void check_config(const Config& config) {
   require_compiled_parts(config);
+  if (config.output.mode == OutputMode::checksum && config.verify != VerifyMode::none)
+    throw config_error(config.source_path +
+                       ": 'verify' needs an output file; it cannot be used with output.mode: checksum");
   if (config.compute.kernel == KernelKind::blas && !config.input.synthetic &&
       !(config.input.axes[0] == Axis::date && config.input.axes[1] == Axis::id))
     throw config_error(config.source_path +

@@ -290,3 +290,14 @@ TEST(Resolve, IdentityChangeNamesTheLinesThatDiffer) {
   EXPECT_NE(change.find(", now HDF5 file of 10 bytes, sampled content 00000000000000ff"), std::string::npos) << change;
   EXPECT_EQ(identity_change("a: 1\n", "a: 1\nb: 2\n"), "b: was (none), now 2");
 }
+
+// A rule across two sections (output.mode, verify) lives here, not in the parser.
+TEST(Resolve, VerifyNeedsAnOutputFile) {
+  Config c = base_config();
+  c.output.mode = OutputMode::checksum;
+  EXPECT_EQ(config_error_of(c, facts()), "");
+  c.verify = VerifyMode::sample;
+  EXPECT_EQ(config_error_of(c, facts()),
+            "job.yaml: 'verify' needs an output file; it cannot be used with output.mode: checksum");
+  EXPECT_THROW(check_config(c), Error);  // before any input is opened
+}
