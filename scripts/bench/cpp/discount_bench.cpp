@@ -42,6 +42,22 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
+// "exact", or how many of the n elements of `out` differ bit for bit from
+// mult(j % m) * in(j): the check every kernel variant of the bench ends with.
+template <class Mult, class In, class Out>
+std::string product_check(std::int64_t n, std::int64_t m, const Mult& mult, const In& in, const Out& out) {
+  std::atomic<std::int64_t> bad{0};
+  host_parallel(n, std::max(1u, std::thread::hardware_concurrency()), [&](std::int64_t b, std::int64_t e, unsigned) {
+    std::int64_t local = 0;
+    for (std::int64_t j = b; j < e; ++j) {
+      const double expected = mult(j % m) * in(j);
+      local += std::memcmp(&expected, &out(j), 8) != 0;
+    }
+    bad += local;
+  });
+  return bad == 0 ? "exact" : "WRONG: " + std::to_string(bad.load()) + " elements";
+}
+
 double median_seconds(int reps, const std::function<void()>& body, const std::function<void()>& before = {}) {
   std::vector<double> times;
   for (int r = -1; r < reps; ++r) {  // r = -1 is the warm-up
@@ -100,16 +116,7 @@ int kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, int rep
   auto poison = [&] { Kokkos::deep_copy(out, std::nan("")); };
   auto check = [&]() -> std::string {
     Kokkos::deep_copy(h_out, out);
-    std::atomic<std::int64_t> bad{0};
-    host_parallel(n, std::max(1u, std::thread::hardware_concurrency()), [&](std::int64_t b, std::int64_t e, unsigned) {
-      std::int64_t local = 0;
-      for (std::int64_t j = b; j < e; ++j) {
-        const double expected = h_mult(j % m) * h_in(j);
-        local += std::memcmp(&expected, &h_out(j), 8) != 0;
-      }
-      bad += local;
-    });
-    return bad == 0 ? "exact" : "WRONG: " + std::to_string(bad.load()) + " elements";
+    return product_check(n, m, h_mult, h_in, h_out);
   };
 
   if (!iterate_reversed<ExecSpace>())
@@ -268,18 +275,7 @@ int host_kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, in
   Exec exec;
   const std::function<void()> poison = [&] { Kokkos::deep_copy(exec, out, std::nan("")); };
   const std::function<void()> restore = [&] { Kokkos::deep_copy(exec, out, in); };  // in place: out starts as the input
-  auto check_product = [&]() -> std::string {
-    std::atomic<std::int64_t> bad{0};
-    host_parallel(n, std::max(1u, std::thread::hardware_concurrency()), [&](std::int64_t b, std::int64_t e, unsigned) {
-      std::int64_t local = 0;
-      for (std::int64_t j = b; j < e; ++j) {
-        const double expected = mult(j % m) * in(j);
-        local += std::memcmp(&expected, &out(j), 8) != 0;
-      }
-      bad += local;
-    });
-    return bad == 0 ? "exact" : "WRONG: " + std::to_string(bad.load()) + " elements";
-  };
+  auto check_product = [&]() -> std::string { return product_check(n, m, mult, in, out); };
   auto check_copy = [&]() -> std::string {
     return std::memcmp(in.data(), out.data(), std::size_t(n) * 8) == 0 ? "exact" : "WRONG";
   };
