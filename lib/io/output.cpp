@@ -209,10 +209,9 @@ void FileOutput::take_lock() {
 
 // Why `partial` cannot be resumed, naming what changed where it can.
 std::string FileOutput::resume_refusal(const std::string& partial) const {
-  const std::string change = identity_change(stored_attribute(partial, "identity"), spec_.identity);
-  if (stored_fingerprint(partial) != spec_.fingerprint && !stored_attribute(partial, "identity").empty() &&
-      !change.empty())
-    return "belongs to a different job: " + change;
+  const std::string stored = stored_attribute(partial, "identity");
+  const std::string change = stored.empty() ? std::string{} : identity_change(stored, spec_.identity);
+  if (!change.empty()) return "belongs to a different job: " + change;
   if (changed_in_place(stored_attribute(partial, "input_stat"), spec_.input_stat))
     return "was written from input.file '" + spec_.input_file +
            "' before that file was changed in place (same file, newer time stamp)";
