@@ -11,6 +11,7 @@
 #include "common/error.hpp"
 #include "config/config.hpp"
 #include "commands/commands.hpp"
+#include "common/startup.hpp"
 #include "ranks/ranks.hpp"
 
 namespace {
@@ -45,6 +46,7 @@ std::vector<discount::Axis> parse_axes(const std::string& text) {
 }
 
 int run(int argc, char** argv) {
+  discount::startup::mark("exec to main");
   // Kokkos' own options travel separately; CLI11 would reject them.
   std::vector<std::string> kokkos_args;
   std::vector<std::string> args;
@@ -75,6 +77,8 @@ int run(int argc, char** argv) {
   run_cmd->add_flag("--dry-run", run_options.dry_run, "validate everything and print the plan; write nothing");
   run_cmd->add_option("--report", run_options.report_path, "write the JSON run report here (overrides `report:`)");
   run_cmd->add_flag("-q,--quiet", run_options.quiet, "no progress or summary on stdout");
+  run_cmd->add_flag("--remeasure", run_options.remeasure,
+                    "measure the link limits again instead of taking this host's cached ones (limits.cache_days)");
 
   auto* plan_cmd = app.add_subcommand("plan", "print shapes, slab size and count, buffers and bytes per stage");
   plan_cmd->add_option("config", config_path, "input YAML file")->required();

@@ -6,14 +6,17 @@
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <sstream>
 
 #include "common/affinity.hpp"
 #include "common/error.hpp"
+#include "common/startup.hpp"
 #include "io/input.hpp"
 #include "io/output.hpp"
 #include "kernels/features.hpp"
@@ -23,6 +26,7 @@
 #include "plan/plan.hpp"
 #include "ranks/ranks.hpp"
 #include "report/limits.hpp"
+#include "report/limits_cache.hpp"
 #include "resolve/resolve.hpp"
 
 #ifndef DISCOUNT_VERSION
@@ -155,21 +159,61 @@ void add_up_ranks(Limits& limits) {
     std::vector<double> rate{measured ? link->gb_per_s : 0.0};
     ranks::sum(rate);
     const bool everywhere = ranks::min(std::uint64_t{measured}) == 1;
-    if (measured) *link = everywhere ? LinkLimit{rate[0], link->source} : LinkLimit{};
+    if (measured) *link = everywhere ? LinkLimit{rate[0], link->source, link->cached, link->measured_at} : LinkLimit{};
   }
 }
 
-// Measuring buffers within a quarter of the budgets; below 32 MiB a
-// measurement would time caches, not links, so links stay unknown.
-// Collective under MPI.
-Limits job_limits(const LimitsConfig& config, const Plan& plan) {
+// What makes a cached measurement this rank's: the host, the build, the GPU,
+// the rank layout, the host threads and the measuring buffers' size.
+std::string limits_cache_key(const Plan& plan, std::uint64_t cap) {
+  std::string key = "host " + host_name() + "\n";
+  std::istringstream versions(version_text());
+  for (std::string line; std::getline(versions, line);)
+    if (line.rfind("MPI build", 0) != 0) key += "build " + line + "\n";
+  key += std::string("space ") + (plan.request.device_copies ? "device copies" : "host") + "\n";
+  if (plan.request.device_copies) key += "gpu " + device_name() + "\n";
+  key += "ranks " + std::to_string(ranks::size()) + ", this node " + std::to_string(ranks::local_size()) +
+         ", local rank " + std::to_string(ranks::local_rank()) + "\n";
+  key += "host threads " + std::to_string(Kokkos::DefaultHostExecutionSpace().concurrency()) + "\n";
+  key += "buffer bytes " + std::to_string(cap) + "\n";
+  return key;
+}
+
+// The job's limits from a cache entry: configured links win, the others are
+// taken from the entry. Empty when the entry lacks a link the job measures.
+std::optional<Limits> from_cache(const std::optional<Limits>& cached, const LimitsConfig& config, bool device_copies) {
+  if (!cached) return std::nullopt;
+  Limits limits = configured_limits(config);
+  const Stage wanted[] = {Stage::kernel, Stage::h2d, Stage::d2h};
+  for (Stage stage : wanted) {
+    if (!device_copies && stage != Stage::kernel) break;
+    if (limits.of(stage).known()) continue;
+    if (!cached->of(stage).known()) return std::nullopt;
+    limits.of(stage) = cached->of(stage);
+  }
+  return limits;
+}
+
+// Measuring buffers within a quarter of the budgets (at most 256 MiB); below
+// 32 MiB a measurement would time caches, not links, so links stay unknown.
+// Each rank's measurement is cached (report/limits_cache.hpp); the job
+// measures unless every rank has a valid entry. Collective under MPI.
+Limits job_limits(const LimitsConfig& config, const Plan& plan, bool remeasure) {
   std::uint64_t cap = plan.request.host_budget / 4;
   if (plan.request.device_copies) cap = std::min(cap, plan.request.device_budget / 4);
   if (cap < (std::uint64_t{32} << 20) || !config.measure) return configured_limits(config);
-  ranks::barrier();
-  Limits limits = measure_limits(config, plan.request.device_copies, cap);
-  if (ranks::multi()) add_up_ranks(limits);
-  return limits;
+  cap = std::min<std::uint64_t>(cap, std::uint64_t{256} << 20);
+  const std::string key = limits_cache_key(plan, cap);
+  const std::time_t now = std::time(nullptr);
+  std::optional<Limits> limits;
+  if (!remeasure) limits = from_cache(load_cached_limits(key, config.cache_days, now), config, plan.request.device_copies);
+  if (ranks::min(std::uint64_t{limits.has_value()}) == 0) {
+    ranks::barrier();
+    limits = measure_limits(config, plan.request.device_copies, cap);
+    if (config.cache_days > 0) store_cached_limits(key, *limits, now);
+  }
+  if (ranks::multi()) add_up_ranks(*limits);
+  return *limits;
 }
 
 std::string limits_text(const Limits& limits) {
@@ -236,7 +280,7 @@ int plan_with_limits(const Job& job, const std::vector<std::string>& kokkos_args
   if (job.spec.limits.measure) {
     std::optional<Kokkos::ScopeGuard> kokkos;
     start_kokkos(kokkos, kokkos_args);
-    limits = job_limits(job.spec.limits, job.plan);
+    limits = job_limits(job.spec.limits, job.plan, false);
   }
   return ranks::is_root() ? print_plan(job, limits) : 0;
 }
@@ -337,7 +381,9 @@ std::exception_ptr run_slabs(const Job& job, const RunOptions& options, OutputSi
   try {
     std::optional<Kokkos::ScopeGuard> kokkos;
     start_kokkos(kokkos, options.kokkos_args);
-    limits = measure ? job_limits(job.spec.limits, job.plan) : configured_limits(job.spec.limits);
+    startup::mark("Kokkos");
+    limits = measure ? job_limits(job.spec.limits, job.plan, options.remeasure) : configured_limits(job.spec.limits);
+    startup::mark(limits.kernel.cached ? "limits (cached)" : "limits");
     if (job.plan.request.device_copies) report.gpu = device_name();
     if (talk) std::cout << "[discount_app] limits " << limits_text(limits) << std::endl;
     PipelineJob pipeline;
@@ -436,13 +482,16 @@ int verify_after_run(const Config& config) {
 // collective step, whatever its own outcome so far.
 int run_command(const Config& config, const RunOptions& options) {
   const auto start = Clock::now();
+  startup::mark("command line and config");
   install_signal_handlers();
   const Job job = prepare(config);
+  startup::mark("input, resolve and plan");
   if (options.dry_run) return plan_with_limits(job, options.kokkos_args);
   const bool talk = !options.quiet && ranks::is_root();
   const std::string report_path = options.report_path.empty() ? job.spec.report_path : options.report_path;
 
   std::unique_ptr<OutputSink> sink = open_sink(job, options.restart);
+  startup::mark("output");
   auto* file_output = dynamic_cast<FileOutput*>(sink.get());
   if (file_output && file_output->state() == FileOutput::State::already_complete) {
     if (talk)
@@ -457,6 +506,7 @@ int run_command(const Config& config, const RunOptions& options) {
   std::exception_ptr failure =
       run_slabs(job, options, *sink, report, limits, !options.quiet || !report_path.empty(), talk);
   report.ranks = ranks::size();
+  report.startup = startup::breakdown();
   combine_rank_reports(report);
   apply_limits(report, limits);
   close_output(file_output, failure);

@@ -19,6 +19,7 @@ struct RunOptions {
   std::string report_path;        // overrides config.report when set
   std::vector<std::string> kokkos_args;  // --kokkos-* passed through
   bool quiet = false;
+  bool remeasure = false;  // ignore this host's cached link limits (and refresh them)
 };
 
 // `discount_app run`: the job, resumed where a killed run stopped.

@@ -145,7 +145,7 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& config_sche
       {"output", {"file", "dataset", "overwrite", "mode", "checkpoint_seconds", "direct_io"}},
       {"compute", {"space", "kernel", "parallel_dims", "tile"}},
       {"memory", {"device_budget", "host_budget", "chunk_axis", "pipeline_depth", "max_slab"}},
-      {"limits", {"read", "write", "h2d", "d2h", "kernel", "measure"}},
+      {"limits", {"read", "write", "h2d", "d2h", "kernel", "measure", "cache_days"}},
   };
   return schema;
 }
@@ -485,6 +485,7 @@ class Parser {
       else *value = speed_value(item, std::string("limits.") + key);
     }
     if (node["measure"]) l.measure = bool_value(node["measure"], "limits.measure");
+    if (node["cache_days"]) l.cache_days = static_cast<int>(int_value(node["cache_days"], "limits.cache_days", 0, 3650));
   }
 
   void parse_memory(const YAML::Node& node, MemoryConfig& m) const {
@@ -581,6 +582,7 @@ std::string Config::to_yaml() const {
   out << YAML::Key << "d2h" << YAML::Value << (limits.d2h ? speed(*limits.d2h) : "auto");
   out << YAML::Key << "kernel" << YAML::Value << (limits.kernel ? speed(*limits.kernel) : "auto");
   out << YAML::Key << "measure" << YAML::Value << limits.measure;
+  out << YAML::Key << "cache_days" << YAML::Value << limits.cache_days;
   out << YAML::EndMap;
 
   static const char* verify_names[] = {"none", "sample", "full"};

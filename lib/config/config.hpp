@@ -96,6 +96,9 @@ struct LimitsConfig {
   std::optional<double> read, write;        // disk; unset: unknown
   std::optional<double> h2d, d2h, kernel;   // unset: auto (measured)
   bool measure = true;
+  // Days a measurement stays valid in this host's cache (report/limits_cache.hpp);
+  // 0: measure at every run and keep nothing.
+  int cache_days = 7;
 };
 
 // "2.5", "2.5GB/s", "800MB/s", "1.2TB/s", "3GiB/s" as GB/s (1e9 B/s).

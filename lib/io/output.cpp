@@ -497,6 +497,7 @@ std::string FileOutput::describe() const {
   std::string text = spec_.path + " (dataset '" + spec_.dataset + "'";
   if (mpio_data_) text += ", written through MPI-IO (parallel HDF5) by " + std::to_string(ranks::size()) + " ranks";
   else if (direct_ && direct_->active()) text += ", O_DIRECT writes";
+  else if (direct_ && direct_->memory_backed()) text += ", page-cache writes: memory-backed file system";
   else if (direct_) text += ", page-cache writes: the file system refused O_DIRECT";
   if (state_ == State::resumed)
     text += ", resuming: " + std::to_string(units_done()) + " of " + std::to_string(done_.size()) + " " +

@@ -1,6 +1,7 @@
 #include "io/posix_io.hpp"
 
 #include <fcntl.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -126,10 +127,22 @@ std::uint64_t DirectWriter::piece_for(std::uint64_t host_budget, unsigned thread
   return std::clamp(share, kAlign, kMaxPiece);
 }
 
+bool memory_backed(const std::string& path) {
+  struct statfs info {};
+  if (::statfs(path.c_str(), &info) != 0) return false;
+  constexpr unsigned long kTmpfs = 0x01021994, kRamfs = 0x858458f6;  // linux/magic.h
+  const auto type = static_cast<unsigned long>(info.f_type);
+  return type == kTmpfs || type == kRamfs;
+}
+
 DirectWriter::DirectWriter(const std::string& path, std::uint64_t piece_bytes)
     : piece_(std::max(kAlign, piece_bytes / kAlign * kAlign)) {
+  // A memory-backed file system (tmpfs since Linux 6.6) takes O_DIRECT but
+  // still copies into its page cache: the bounce buffer would only add a
+  // second copy, so the runs are written straight from the caller's buffer.
+  memory_backed_ = discount::memory_backed(path);
 #ifdef O_DIRECT
-  direct_fd_ = ::open(path.c_str(), O_WRONLY | O_DIRECT | O_CLOEXEC);
+  if (!memory_backed_) direct_fd_ = ::open(path.c_str(), O_WRONLY | O_DIRECT | O_CLOEXEC);
 #else
   (void)path;
 #endif

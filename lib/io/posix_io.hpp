@@ -44,6 +44,9 @@ void pread_runs(int fd, std::uint64_t base, const std::vector<Run>& runs, void* 
 void pwrite_runs(int fd, std::uint64_t base, const std::vector<Run>& runs, const void* buffer,
                  std::size_t element_bytes, const std::string& what);
 
+// True when `path` is on a memory-backed file system (tmpfs, ramfs).
+bool memory_backed(const std::string& path);
+
 // Writes that bypass the page cache (O_DIRECT). The 4 KiB-aligned middle of
 // each run is copied into an aligned bounce buffer and written through
 // `direct_fd`; the unaligned edges (under 4 KiB at each end of a run) go
@@ -70,12 +73,16 @@ class DirectWriter {
   DirectWriter& operator=(const DirectWriter&) = delete;
 
   bool active() const { return direct_fd_ >= 0 && !refused_; }
+  // The file lives in memory (tmpfs, ramfs): written through the page cache
+  // on purpose, straight from the caller's buffer.
+  bool memory_backed() const { return memory_backed_; }
   void write_runs(int fd, std::uint64_t base, const std::vector<Run>& runs, const void* buffer,
                   std::size_t element_bytes, const std::string& what);
   void close();
 
  private:
   int direct_fd_ = -1;
+  bool memory_backed_ = false;
   std::atomic<bool> refused_{false};  // set by any writer thread on EINVAL
   std::uint64_t piece_;
   std::vector<char*> bounce_;  // one piece_ buffer per thread, kAlign-aligned, made on first use

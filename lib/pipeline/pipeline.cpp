@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <exception>
+#include <list>
 #include <mutex>
 #include <thread>
 #include <type_traits>
@@ -16,6 +17,7 @@
 #include "common/affinity.hpp"
 #include "common/error.hpp"
 #include "common/host_pages.hpp"
+#include "common/startup.hpp"
 #include "io/finite.hpp"
 #include "kernels/apply.hpp"
 #include "kernels/features.hpp"
@@ -93,6 +95,21 @@ std::string slab_coordinates(std::int64_t index, const std::array<Axis, 3>& axes
   return where;
 }
 
+// `bytes` of a memory space's memory, freed on destruction.
+template <class Space>
+class PinnedBlock {
+ public:
+  explicit PinnedBlock(std::size_t bytes) : bytes_(bytes), data_(Space().allocate(bytes)) {}
+  PinnedBlock(const PinnedBlock&) = delete;
+  PinnedBlock& operator=(const PinnedBlock&) = delete;
+  ~PinnedBlock() { Space().deallocate(data_, bytes_); }
+  void* data() const { return data_; }
+
+ private:
+  std::size_t bytes_;
+  void* data_;
+};
+
 template <class ExecSpace>
 class Pipeline {
   using ComputeMemory = typename ExecSpace::memory_space;
@@ -102,10 +119,12 @@ class Pipeline {
 #else
   using StagingSpace = Kokkos::HostSpace;
 #endif
-  // Staging buffers are views of memory the pipeline owns: pinned Kokkos
+  // Staging buffers are views of memory the pipeline owns: pinned
   // allocations for a GPU, else HostPages (common/host_pages.hpp says why).
   using HostBuffer = Kokkos::View<double*, StagingSpace, Kokkos::MemoryUnmanaged>;
-  using PinnedBuffer = Kokkos::View<double*, StagingSpace>;
+  // Pinned memory is taken through the memory space itself, not a managed
+  // View: the stager thread allocates it while the pipeline runs.
+  static constexpr bool kLazyStaging = !std::is_same_v<StagingSpace, Kokkos::HostSpace>;
   using DeviceBuffer = Kokkos::View<double*, ComputeMemory>;
 
  public:
@@ -115,21 +134,23 @@ class Pipeline {
     require_kernel_compiled_in(spec_.kernel);
     blas_ = spec_.kernel == KernelKind::blas;
     scan_ = spec_.check_finite && job.input->may_hold_nonfinite();
+    host_slab_.resize(static_cast<std::size_t>(plan_.host_buffers));
+    if (plan_.mult_per_slab) host_mult_.resize(static_cast<std::size_t>(plan_.host_buffers));
+    if constexpr (!kLazyStaging)
+      for (int s = 0; s < plan_.host_buffers; ++s) make_staging(s);
     const std::size_t slab_elems = plan_.slab_bytes / sizeof(double);
     const std::size_t mult_elems = plan_.slab_mult_bytes / sizeof(double);
-    for (int s = 0; s < plan_.host_buffers; ++s) {
-      host_slab_.push_back(host_buffer("discount::staging_slab", slab_elems));
-      if (plan_.mult_per_slab) host_mult_.push_back(host_buffer("discount::staging_mult", mult_elems));
-    }
     for (int s = 0; s < plan_.device_buffers; ++s) {
       device_slab_.emplace_back(Kokkos::view_alloc(Kokkos::WithoutInitializing, "discount::device_slab"), slab_elems);
       if (plan_.mult_per_slab)
         device_mult_.emplace_back(Kokkos::view_alloc(Kokkos::WithoutInitializing, "discount::device_mult"),
                                   mult_elems);
     }
+    const std::size_t n = plan_.mult_bytes / sizeof(double);
+    if (!plan_.mult_per_slab) resident_mult_host_ = host_buffer(n);
+    startup::mark(kLazyStaging ? "buffers (staging ring: pinned while streaming)" : "buffers");
     if (!plan_.mult_per_slab) {
-      const std::size_t n = plan_.mult_bytes / sizeof(double);
-      resident_mult_host_ = host_buffer("discount::multBy", n);
+      startup::first_read();
       const auto t0 = Clock::now();
       read_multiplier(spec_.ids, resident_mult_host_.data());
       stats(Stage::read).bytes += resident_stage_bytes(Stage::read, plan_.mult_bytes, plan_.mult_per_slab);
@@ -150,12 +171,14 @@ class Pipeline {
     report_.slabs_total = static_cast<int>(plan_.slabs.size());
     report_.slabs_skipped = report_.slabs_total - static_cast<int>(pending.size());
     pending = rank_share(pending, spec_.rank, spec_.ranks);
-    for (int s = 0; s < plan_.host_buffers; ++s) free_host_.push(s);
+    if constexpr (!kLazyStaging)
+      for (int s = 0; s < plan_.host_buffers; ++s) free_host_.push(s);
     for (int s = 0; s < plan_.device_buffers; ++s) free_device_.push(s);
     total_pending_ = static_cast<int>(pending.size());
 
     ExecInstances<ExecSpace> instances(copies ? 3 : 1);
     std::vector<std::thread> threads;
+    if constexpr (kLazyStaging) threads.emplace_back([&] { guarded([&] { stage_buffers(); }, {}); });
     threads.emplace_back([&] { guarded([&] { reader(pending); }, {&loaded_}); });
     if (copies) {
       threads.emplace_back([&] { guarded([&] { uploader(instances.get(1)); }, {&uploaded_}); });
@@ -178,13 +201,33 @@ class Pipeline {
   }
 
  private:
-  HostBuffer host_buffer(const char* label, std::size_t elements) {
-    if constexpr (std::is_same_v<StagingSpace, Kokkos::HostSpace>) {
+  HostBuffer host_buffer(std::size_t elements) {
+    if constexpr (kLazyStaging) {
+      pinned_.emplace_back(elements * sizeof(double));
+      return HostBuffer(static_cast<double*>(pinned_.back().data()), elements);
+    } else {
       host_pages_.emplace_back(elements * sizeof(double));
       return HostBuffer(static_cast<double*>(host_pages_.back().data()), elements);
-    } else {
-      pinned_.emplace_back(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), elements);
-      return HostBuffer(pinned_.back().data(), elements);
+    }
+  }
+
+  // Staging buffer s (and its multBy rows when each slab brings its own).
+  void make_staging(int s) {
+    host_slab_[static_cast<std::size_t>(s)] = host_buffer(plan_.slab_bytes / sizeof(double));
+    if (plan_.mult_per_slab)
+      host_mult_[static_cast<std::size_t>(s)] = host_buffer(plan_.slab_mult_bytes / sizeof(double));
+  }
+
+  // Pinning host memory runs at a few GB/s, so a ring of several GB pinned
+  // up front held the first read back by a second or more: here each buffer
+  // is pinned in turn and handed to the reader as soon as it exists, while
+  // the first slabs are already read and moved. Only this thread touches
+  // pinned_ until the pipeline ends; host_slab_ is sized up front and entry
+  // s is written before s is queued (the queue orders the two).
+  void stage_buffers() {
+    for (int s = 0; s < plan_.host_buffers; ++s) {
+      make_staging(s);
+      free_host_.push(s);
     }
   }
 
@@ -228,6 +271,7 @@ class Pipeline {
     for (int index : pending) {
       Ticket t;
       if (!free_host_.pop(t.host) || stop_requested()) break;
+      startup::first_read();
       t.slab = index;
       const Slab& slab = plan_.slabs[index];
       const auto t0 = Clock::now();
@@ -361,7 +405,7 @@ class Pipeline {
   int total_pending_ = 0;
 
   std::vector<HostPages> host_pages_;  // own the memory of the host buffers below
-  std::vector<PinnedBuffer> pinned_;
+  std::list<PinnedBlock<StagingSpace>> pinned_;  // or these (pinned; the blocks do not move)
   std::vector<HostBuffer> host_slab_, host_mult_;
   std::vector<DeviceBuffer> device_slab_, device_mult_;
   HostBuffer resident_mult_host_;

@@ -115,8 +115,11 @@ void measure_device_links(Limits& limits, bool want_h2d, bool want_d2h, bool wan
 }
 
 std::string speed_text(const char* name, const LinkLimit& link) {
-  char text[96];
-  if (link.known())
+  char text[128];
+  if (link.known() && link.cached)
+    std::snprintf(text, sizeof text, "%s %.2f GB/s (measured %s, cached)", name, link.gb_per_s,
+                  link.measured_at.c_str());
+  else if (link.known())
     std::snprintf(text, sizeof text, "%s %.2f GB/s (%s)", name, link.gb_per_s, link.source.c_str());
   else
     std::snprintf(text, sizeof text, "%s unknown", name);

@@ -21,6 +21,9 @@ struct LimitsConfig;  // config/config.hpp
 struct LinkLimit {
   double gb_per_s = 0;  // 0: unknown
   std::string source;   // "measured" | "configured" | "" (unknown)
+  // A measurement taken from this host's cache (report/limits_cache.hpp), and when it was made.
+  bool cached = false;
+  std::string measured_at = {};
   bool known() const { return gb_per_s > 0; }
 };
 
@@ -32,6 +35,7 @@ struct Limits {
     const LinkLimit* links[kStageCount] = {&read, &h2d, &kernel, &d2h, &write};
     return *links[static_cast<int>(stage)];
   }
+  LinkLimit& of(Stage stage) { return const_cast<LinkLimit&>(static_cast<const Limits&>(*this).of(stage)); }
   // By stage_name(); nullptr for any other name.
   const LinkLimit* of(const std::string& name) const {
     Stage stage = Stage::read;

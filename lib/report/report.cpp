@@ -41,6 +41,7 @@ std::string RunReport::to_text() const {
                   100.0 * slowest->seconds / wall_seconds);
     out << line;
   }
+  if (startup.total_seconds > 0) out << "start-up: " << startup.describe() << "\n";
   if (ranks > 1) out << "ranks: " << ranks << "\n";
   if (!host.empty()) out << "host: " << host << (gpu.empty() ? "" : ", GPU: " + gpu) << "\n";
   if (has_checksum) {
@@ -85,9 +86,17 @@ std::string RunReport::to_json() const {
   j["limits"] = nlohmann::json::object();
   for (Stage stage : kAllStages) {
     const LinkLimit& link = limits.of(stage);
-    if (link.known()) j["limits"][stage_name(stage)] = {{"gb_per_s", link.gb_per_s}, {"source", link.source}};
+    if (!link.known()) continue;
+    j["limits"][stage_name(stage)] = {{"gb_per_s", link.gb_per_s}, {"source", link.source}};
+    if (link.cached) j["limits"][stage_name(stage)]["cached_from"] = link.measured_at;
   }
   j["ranks"] = ranks;
+  if (startup.total_seconds > 0) {
+    j["startup_seconds"] = startup.total_seconds;
+    j["startup_phases"] = nlohmann::json::array();
+    for (const auto& phase : startup.phases)
+      j["startup_phases"].push_back({{"name", phase.name}, {"seconds", phase.seconds}});
+  }
   if (has_checksum) {
     char hex[17];
     std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(global_bits));

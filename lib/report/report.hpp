@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/startup.hpp"
 #include "report/limits.hpp"
 
 namespace discount {
@@ -54,6 +55,8 @@ struct RunReport {
   // The link limits the stages were held against (apply_limits).
   Limits limits;
   int ranks = 1;  // processes that shared the job
+  // From exec to the first read of input data, by phase (rank 0's).
+  startup::Breakdown startup;
 
   double effective_gb_per_s() const;  // (input + output bytes) / wall
   // The stage whose thread was busy longest: with overlap, the one that sets

@@ -7,7 +7,7 @@
 #   scripts/bench/gpu_suite.sh [--part 1|2|all|STEP,STEP,...] [--logs DIR] [--no-build]
 # Steps: build kernel_large kernel_seed pcie stream kernel_host host_slicings host_slicings_large peers_gpu
 #        peers_host ctest stream_large ctest_mpi pcie_all scale_gpu scale_gpu_path scale_host scale_host_unbound full_scale file16
-#        file80 (80 GB in and out: the 4-GPU kind's disk)
+#        file80 (80 GB in and out: the 4-GPU kind's disk) startup16 fast_storage
 # --mpi: build the cuda-mpi preset (needed by ctest_mpi, scale_gpu, scale_host).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -133,6 +133,20 @@ YAML
   rm -f "$work"/in16.h5 "$work"/out16.h5
 }
 
+# Start-up of a 16 GB file-to-file job, exec to the first input read, first
+# measuring the links (empty cache), then with this host's cached limits.
+s_startup16() {
+  step startup16 300 $py scripts/bench/startup.py --app $app --dir "$work/startup" --json "$logs/startup16.json"
+  rm -rf "$work/startup"
+}
+# The app's own ceiling with storage out of the way: /dev/shm, 20 GB in and
+# out, device and host paths, against parallel dd, cp and h5py in the same call.
+s_fast_storage() {
+  step fast_storage 480 $py scripts/bench/fast_storage.py --app $app --dir /dev/shm/discount_fast \
+    --json "$logs/fast_storage.json"
+  rm -rf /dev/shm/discount_fast
+}
+
 # Full size, file to file (80 GB in, 80 GB out: needs about 170 GB of disk),
 # one rank per GPU when the build has MPI, against the disk's O_DIRECT write
 # speed measured in the same call; verified by sampling and by h5py on whole dates.
@@ -167,7 +181,7 @@ esac
 for s in $steps; do "s_$s"; done
 
 echo; echo "===== summary tables ====="
-for f in kernel_large kernel_seed pcie stream stream_large kernel_host host_slicings host_slicings_large peers_gpu peers_host ctest ctest_mpi pcie_all scale_gpu scale_gpu_path scale_host scale_host_unbound full_scale generate16 file16 cp16 verify16 h5py16 disk80 generate80 file80 verify80 h5py80; do
+for f in kernel_large kernel_seed pcie stream stream_large kernel_host host_slicings host_slicings_large peers_gpu peers_host ctest ctest_mpi pcie_all scale_gpu scale_gpu_path scale_host scale_host_unbound full_scale generate16 file16 cp16 verify16 h5py16 startup16 fast_storage disk80 generate80 file80 verify80 h5py80; do
   [[ -f $logs/$f.log ]] || continue
   echo "--- $f"; grep -vE "^\[deps\]|OMP_PROC_BIND|OpenMP 4.0|OpenMP 3.1|unit testing" "$logs/$f.log" | tail -25
 done

@@ -1,0 +1,99 @@
+#include "report/limits_cache.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "io/output.hpp"  // fingerprint_of
+
+namespace discount {
+
+namespace {
+
+constexpr const char* kHeader = "# discount_app: measured link limits of one host and build; delete to measure again";
+
+std::string entry_path(const std::string& key) { return limits_cache_dir() + "/limits-" + fingerprint_of(key) + ".txt"; }
+
+// mkdir -p, quietly: a failure shows up when the entry cannot be written.
+void make_dirs(const std::string& dir) {
+  for (std::size_t slash = dir.find('/', 1); ; slash = dir.find('/', slash + 1)) {
+    ::mkdir(dir.substr(0, slash).c_str(), 0755);
+    if (slash == std::string::npos) break;
+  }
+}
+
+std::string when_text(std::time_t when) {
+  char text[32];
+  std::tm utc{};
+  gmtime_r(&when, &utc);
+  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M UTC", &utc);
+  return text;
+}
+
+}  // namespace
+
+std::string limits_cache_dir() {
+  if (const char* dir = std::getenv("DISCOUNT_CACHE_DIR"); dir && *dir) return dir;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/discount_app";
+  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/discount_app";
+  return "/tmp/discount_app-cache-" + std::to_string(::getuid());
+}
+
+std::optional<Limits> load_cached_limits(const std::string& key, int max_days, std::time_t now) {
+  if (max_days <= 0) return std::nullopt;
+  std::ifstream in(entry_path(key));
+  if (!in) return std::nullopt;
+  std::string line, stored_key;
+  std::time_t when = 0;
+  Limits limits;
+  while (std::getline(in, line)) {
+    if (line.rfind("key ", 0) == 0) stored_key += line.substr(4) + "\n";
+    std::istringstream fields(line);
+    std::string name;
+    fields >> name;
+    if (name == "measured_at") fields >> when;
+    for (Stage stage : kAllStages)
+      if (name == stage_name(stage)) {
+        double value = 0;
+        fields >> value;
+        if (value > 0) limits.of(stage) = {value, "measured", true, ""};
+      }
+  }
+  // The key is stored line by line; a different key with the same hash is no hit.
+  if (stored_key != key + (key.empty() || key.back() == '\n' ? "" : "\n") || when <= 0) return std::nullopt;
+  if (now < when || now - when > static_cast<std::time_t>(max_days) * 86400) return std::nullopt;
+  for (Stage stage : kAllStages)
+    if (limits.of(stage).known()) limits.of(stage).measured_at = when_text(when);
+  return limits;
+}
+
+void store_cached_limits(const std::string& key, const Limits& limits, std::time_t now) {
+  const std::string dir = limits_cache_dir();
+  make_dirs(dir);
+  const std::string path = entry_path(key);
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp);
+    if (!out) return;
+    out << kHeader << "\n";
+    std::istringstream lines(key);
+    for (std::string line; std::getline(lines, line);) out << "key " << line << "\n";
+    out << "measured_at " << static_cast<long long>(now) << "  # " << when_text(now) << "\n";
+    for (Stage stage : kAllStages) {
+      const LinkLimit& link = limits.of(stage);
+      if (link.known() && link.source == "measured" && !link.cached)
+        out << stage_name(stage) << " " << link.gb_per_s << "\n";
+    }
+    if (!out.flush()) {
+      ::unlink(tmp.c_str());
+      return;
+    }
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) ::unlink(tmp.c_str());
+}
+
+}  // namespace discount
