@@ -339,8 +339,20 @@ void FileOutput::create() {
   int fd = ::open(tmp.c_str(), O_RDWR | O_CLOEXEC);
   if (fd < 0) throw create_error("cannot reopen '" + tmp + "': " + std::strerror(errno));
   // Reserve the blocks now so a full disk is reported before hours of work.
+  // A memory-backed file system would allocate (and zero) every page here, a
+  // second or more per 10 GB before the first read: there the free space is
+  // checked instead, and the writes take the pages as they go (a full tmpfs
+  // mid-run is an error there too, io/posix_io.hpp).
   const std::uint64_t bytes = data_bytes;
-  const int rc = ::posix_fallocate(fd, static_cast<off_t>(data_offset_), static_cast<off_t>(bytes));
+  int rc = 0;
+  if (memory_backed(tmp)) {
+    struct statvfs info {};
+    if (::fstatvfs(fd, &info) == 0 &&
+        static_cast<std::uint64_t>(info.f_bavail) * static_cast<std::uint64_t>(info.f_frsize) < bytes)
+      rc = ENOSPC;
+  } else {
+    rc = ::posix_fallocate(fd, static_cast<off_t>(data_offset_), static_cast<off_t>(bytes));
+  }
   if (rc == ENOSPC || rc == EFBIG || rc == EDQUOT) {
     ::close(fd);
     ::unlink(tmp.c_str());

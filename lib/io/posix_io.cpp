@@ -1,6 +1,7 @@
 #include "io/posix_io.hpp"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <cstdint>
 #include <mutex>
 
 #include "common/error.hpp"
@@ -158,8 +160,57 @@ void DirectWriter::close() {
   direct_fd_ = -1;
 }
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23  // Linux 5.14; older kernels answer EINVAL
+#endif
+
+// On a memory-backed file system, writes to one file take its inode lock, so
+// parallel pwrite()s run one at a time (3.6 GB/s on the H200 node, where 8
+// dd streams into 8 files reached 13 GB/s). Page faults on a shared mapping
+// take no such lock: each thread maps nothing itself, but populates its own
+// pages of one mapping of the runs' span (MADV_POPULATE_WRITE: a full tmpfs
+// is an error return there, where a plain store would raise SIGBUS) and
+// copies into them. A kernel without MADV_POPULATE_WRITE gets pwrite().
+void mapped_write_runs(int fd, std::uint64_t base, const std::vector<Run>& runs, const void* buffer,
+                       std::size_t element_bytes, const std::string& what, unsigned threads) {
+  const std::vector<Segment> work = segments(base, runs, element_bytes);
+  if (work.empty()) return;
+  const std::uint64_t page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+  std::uint64_t lo = work.front().file_offset, hi = 0;
+  for (const auto& seg : work) {
+    lo = std::min(lo, seg.file_offset);
+    hi = std::max(hi, seg.file_offset + seg.bytes);
+  }
+  lo = lo / page * page;
+  void* map = ::mmap(nullptr, hi - lo, PROT_READ | PROT_WRITE, MAP_SHARED, fd, static_cast<off_t>(lo));
+  if (map == MAP_FAILED) return pwrite_runs(fd, base, runs, buffer, element_bytes, what);
+  char* const span = static_cast<char*>(map);
+  const auto* bytes = static_cast<const char*>(buffer);
+  try {
+    transfer(work, threads, what, "write", [&](const Segment& seg, std::uint64_t done, unsigned) -> ssize_t {
+      const char* src = bytes + seg.buffer_offset + done;
+      const std::uint64_t n = seg.bytes - done, at = seg.file_offset + done;
+      char* dst = span + (at - lo);
+      const auto first = reinterpret_cast<std::uintptr_t>(dst) / page * page;
+      const auto last = (reinterpret_cast<std::uintptr_t>(dst) + n + page - 1) / page * page;
+      if (::madvise(reinterpret_cast<void*>(first), last - first, MADV_POPULATE_WRITE) != 0) {
+        if (errno == EINVAL) return ::pwrite(fd, src, n, static_cast<off_t>(at));
+        if (errno == EFAULT) errno = ENOSPC;  // the file system could not give the pages
+        return -1;
+      }
+      std::memcpy(dst, src, n);
+      return static_cast<ssize_t>(n);
+    });
+  } catch (...) {
+    ::munmap(map, hi - lo);
+    throw;
+  }
+  ::munmap(map, hi - lo);
+}
+
 void DirectWriter::write_runs(int fd, std::uint64_t base, const std::vector<Run>& runs, const void* buffer,
                               std::size_t element_bytes, const std::string& what) {
+  if (memory_backed_) return mapped_write_runs(fd, base, runs, buffer, element_bytes, what, threads());
   if (!active()) return pwrite_runs(fd, base, runs, buffer, element_bytes, what);
   // Split every run at the 4 KiB boundaries of the file: edges buffered, the
   // middle direct in pieces of at most one bounce buffer.

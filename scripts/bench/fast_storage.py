@@ -51,6 +51,9 @@ def parse_args(argv=None):
     p.add_argument("--max-slab", default="512MiB")
     p.add_argument("--extra-yaml", default="", help="more YAML lines for every app run (e.g. 'memory: {...}')")
     p.add_argument("--no-peers", action="store_true", help="skip cp and h5py")
+    p.add_argument("--variant", action="append", default=[],
+                   help="extra environment for a further set of app runs, e.g. "
+                        "'io16:DISCOUNT_IO_THREADS=16' or 'omp12:OMP_NUM_THREADS=12,DISCOUNT_IO_THREADS=4' (repeatable)")
     p.add_argument("--json", help="write every figure here")
     return p.parse_args(argv)
 
@@ -145,7 +148,13 @@ def main(argv=None) -> int:
     print(f"input: {src}, {in_bytes / 1e9:.2f} GB (generated in {t:.1f} s)", flush=True)
 
     results["app"] = {}
-    for space in [s for s in args.spaces.split(",") if s]:
+    variants = [("default", {})]
+    for v in args.variant:
+        name, _, assigns = v.partition(":")
+        variants.append((name, dict(a.split("=", 1) for a in assigns.split(",") if a)))
+    for (variant, extra_env), space in [(v, sp) for v in variants for sp in args.spaces.split(",") if sp]:
+        env = dict(os.environ, **extra_env)
+        label = space if variant == "default" else f"{space}/{variant}"
         runs = []
         for r in range(args.repeat):
             yaml_path = f"{folder}/job_{space}.yaml"
@@ -155,7 +164,7 @@ def main(argv=None) -> int:
                         f"compute: {{space: {space}}}\n"
                         f"memory: {{device_budget: {args.device_budget}, host_budget: {args.host_budget}, "
                         f"max_slab: {args.max_slab}}}\nreport: {report}\n{args.extra_yaml}\n")
-            wall = timed([app, "run", yaml_path, "-q"])
+            wall = timed([app, "run", yaml_path, "-q"], env=env)
             with open(report) as f:
                 rep = json.load(f)
             stages = {s["name"]: s for s in rep["stages"]}
@@ -168,7 +177,7 @@ def main(argv=None) -> int:
             busy = ", ".join(f"{n} {s['gb_s']:.1f} GB/s busy {s['busy_s']:.2f} s"
                              + (f" ({100 * s['of_limit']:.0f}% of limit)" if s["of_limit"] is not None else "")
                              for n, s in run["stages"].items())
-            print(f"app {space:6} run {r}: {wall:6.2f} s, {run['gb_s']:6.2f} GB/s = {100 * run['of_ceiling']:.0f}% "
+            print(f"app {label:12} run {r}: {wall:6.2f} s, {run['gb_s']:6.2f} GB/s = {100 * run['of_ceiling']:.0f}% "
                   f"of the ceiling; start-up {run['startup_s'] or 0:.2f} s; bottleneck {run['bottleneck']}; {busy}",
                   flush=True)
             ok = subprocess.run([sys.executable, f"{HERE}/check_cv_dates.py", src, f"{folder}/out.h5", "--dates", "4"],
@@ -178,7 +187,7 @@ def main(argv=None) -> int:
                   f"{ok.stdout.strip().splitlines()[-1] if ok.stdout.strip() else ok.stderr.strip()[-200:]}",
                   flush=True)
             os.unlink(f"{folder}/out.h5")
-        results["app"][space] = runs
+        results["app"][label] = runs
 
     if not args.no_peers:
         cp = [timed(["cp", src, f"{folder}/cp.h5"]) for _ in range(args.repeat)]
@@ -195,7 +204,7 @@ def main(argv=None) -> int:
     print("\nsummary (same call):")
     for space, runs in results["app"].items():
         w = min(r["wall_s"] for r in runs)
-        line = f"  app {space:6} best {w:6.2f} s: {100 * bl.gbps(moved, w) / best:5.1f}% of the ceiling"
+        line = f"  app {space:12} best {w:6.2f} s: {100 * bl.gbps(moved, w) / best:5.1f}% of the ceiling"
         if "cp_s" in results:
             line += f", {min(results['cp_s']) / w:4.2f}x cp, {results['h5py_s'] / w:4.2f}x h5py+NumPy"
         print(line)

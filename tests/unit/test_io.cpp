@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -244,6 +245,37 @@ TEST(Io, DirectWriterOnTmpfs) {
   }
   check_direct_writes(pattern, false);
   ::unlink(pattern);
+}
+
+TEST(Io, FullTmpfsMidWriteIsAnErrorNotACrash) {
+  // The tmpfs writer stores through a shared mapping; a plain store into a
+  // page the file system cannot give would kill the process with SIGBUS.
+  // A 1 MiB tmpfs, a sparse 8 MiB file, 4 MiB written: a clean io_error.
+  TempDir dir;
+  const std::string mount_point = dir / "small";
+  fs::create_directory(mount_point);
+  if (::geteuid() != 0 ||
+      std::system(("mount -t tmpfs -o size=1m tmpfs " + mount_point + " 2>/dev/null").c_str()) != 0)
+    GTEST_SKIP() << "cannot mount a small tmpfs (needs root)";
+  const std::string path = mount_point + "/out.bin";
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::ftruncate(fd, 8 << 20), 0);
+  const std::vector<double> values(std::size_t{4} << 17, 1.5);  // 4 MiB
+  {
+    DirectWriter writer(path, DirectWriter::kMaxPiece);
+    EXPECT_TRUE(writer.memory_backed());
+    try {
+      writer.write_runs(fd, 0, {{0, static_cast<std::int64_t>(values.size())}}, values.data(), sizeof(double),
+                        "writing the test file");
+      ADD_FAILURE() << "4 MiB fitted into a 1 MiB tmpfs";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ExitCode::io_error);
+      EXPECT_NE(std::string(e.what()).find("no space left on device"), std::string::npos) << e.what();
+    }
+  }
+  ::close(fd);
+  std::system(("umount " + mount_point).c_str());
 }
 
 TEST(Output, WritesSlabsAndRenamesOnlyAtTheEnd) {
