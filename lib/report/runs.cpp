@@ -22,11 +22,10 @@ std::vector<JobRun> job_runs(const RunHistory& history, const RunGeometry& geome
       ++u;
       continue;
     }
-    const int who = at < history.unit_run.size() ? history.unit_run[at] : 0;
+    const auto run_of = [&](std::size_t unit) { return unit < history.unit_run.size() ? history.unit_run[unit] : 0; };
+    const int who = run_of(at);
     std::int64_t end = u + 1;
-    while (end < units && history.done[static_cast<std::size_t>(end)] &&
-           (static_cast<std::size_t>(end) < history.unit_run.size() ? history.unit_run[static_cast<std::size_t>(end)]
-                                                                     : 0) == who)
+    while (end < units && history.done[static_cast<std::size_t>(end)] && run_of(static_cast<std::size_t>(end)) == who)
       ++end;
     auto [it, added] = runs.try_emplace(who);
     if (added) it->second.record.run = who;
@@ -42,7 +41,8 @@ std::vector<JobRun> job_runs(const RunHistory& history, const RunGeometry& geome
     // A slab is this run's when one of its unit ranges holds the whole slab.
     for (std::size_t s = 0; s < geometry.slab_units.size(); ++s) {
       const auto [b, e] = geometry.slab_units[s];
-      if (std::any_of(run.units.begin(), run.units.end(), [&](const UnitRange& r) { return r.first <= b && e <= r.second; }))
+      const auto holds = [&](const UnitRange& r) { return r.first <= b && e <= r.second; };
+      if (std::any_of(run.units.begin(), run.units.end(), holds))
         run.slabs.push_back(static_cast<int>(s));
     }
     ordered.push_back(std::move(run));
