@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Bootstrap the project's dependencies into deps/ (git-ignored):
 #   1. Debian packages (compiler, CMake, HDF5, yaml-cpp, CLI11, json, gtest,
-#      Python tools, Slurm for its tests) through apt-get, skipped when all are installed;
+#      Python tools, Slurm and tmux for their tests) through apt-get, skipped when all are installed;
 #   2. Kokkos 3.4.01 and Kokkos Kernels 3.4.01 sources, taken from Debian's
 #      `trilinos` 13.2.0-4 source package (the only Kokkos this workplace can
 #      reach), into deps/src/{kokkos,kokkos-kernels};
@@ -30,7 +30,7 @@ UPSTREAM_VERSIONS=(4.6.01)     # from upstream release tarballs (--kokkos)
 
 APT_PACKAGES=(g++ cmake ninja-build make libhdf5-dev hdf5-tools libyaml-cpp-dev
   libcli11-dev nlohmann-json3-dev libgtest-dev python3-h5py python3-numpy python3-matplotlib
-  python3-numba python3-dask dpkg-dev time xz-utils
+  python3-numba python3-dask dpkg-dev time xz-utils tmux
   libopenmpi-dev openmpi-bin libhdf5-openmpi-dev)
 # A one-node Slurm for tests/slurm (started by the tests, not as services);
 # srun's pmix plugin loads libpmix.so, which only libpmix-dev provides.

@@ -27,6 +27,8 @@
 #include "ranks/ranks.hpp"
 #include "report/limits.hpp"
 #include "report/limits_cache.hpp"
+#include "report/progress.hpp"
+#include "report/runs.hpp"
 #include "resolve/resolve.hpp"
 
 #ifndef DISCOUNT_VERSION
@@ -334,11 +336,12 @@ RunReport start_report(const Job& job, const OutputSink& sink) {
   return report;
 }
 
+// Status lines: time-stamped when stdout is a log (report/progress.hpp).
 void announce(const RunReport& report, const Plan& plan) {
-  std::cout << "[discount_app] input  " << report.input << "\n[discount_app] output " << report.output
-            << "\n[discount_app] kernel " << report.space << ", " << report.slicing << "\n[discount_app] plan   "
-            << plan.slabs.size() << " slab(s) of up to " << format_bytes(plan.slab_bytes) << ", host "
-            << format_bytes(plan.host_bytes);
+  const std::string tag = status_prefix();
+  std::cout << tag << "input  " << report.input << "\n" << tag << "output " << report.output << "\n" << tag
+            << "kernel " << report.space << ", " << report.slicing << "\n" << tag << "plan   " << plan.slabs.size()
+            << " slab(s) of up to " << format_bytes(plan.slab_bytes) << ", host " << format_bytes(plan.host_bytes);
   if (plan.request.device_copies) std::cout << ", device " << format_bytes(plan.device_bytes);
   if (ranks::multi()) std::cout << ", per rank; " << ranks::size() << " ranks";
   std::cout << std::endl;
@@ -385,7 +388,7 @@ std::exception_ptr run_slabs(const Job& job, const RunOptions& options, OutputSi
     limits = measure ? job_limits(job.spec.limits, job.plan, options.remeasure) : configured_limits(job.spec.limits);
     startup::mark(limits.kernel.cached ? "limits (cached)" : "limits");
     if (job.plan.request.device_copies) report.gpu = device_name();
-    if (talk) std::cout << "[discount_app] limits " << limits_text(limits) << std::endl;
+    if (talk) std::cout << status_prefix() << "limits " << limits_text(limits) << std::endl;
     PipelineJob pipeline;
     pipeline.spec = &job.spec.pipeline;
     pipeline.plan = &job.plan;
@@ -460,6 +463,21 @@ void publish(OutputSink& sink, RunReport& report) {
   }
 }
 
+// Rank 0: the runs the output records (this one included), so the report
+// covers the whole job. A record that cannot be read leaves the report as
+// this run's alone.
+void add_job_runs(RunReport& report, const FileOutput* output, const Plan& plan) {
+  if (!output || !ranks::is_root()) return;
+  try {
+    const RunHistory history = output->run_history();
+    report.runs = job_runs(history, run_geometry(plan));
+    report.run = output->run_number();
+    report.unit_axis = history.unit_axis;
+  } catch (const Error&) {
+    report.runs.clear();
+  }
+}
+
 void deliver_report(const RunReport& report, const std::string& report_path, bool talk) {
   if (!ranks::is_root()) return;
   if (talk) std::cout << report.to_text() << std::flush;
@@ -495,7 +513,7 @@ int run_command(const Config& config, const RunOptions& options) {
   auto* file_output = dynamic_cast<FileOutput*>(sink.get());
   if (file_output && file_output->state() == FileOutput::State::already_complete) {
     if (talk)
-      std::cout << "[discount_app] " << job.spec.output.path << " is already complete for this job; nothing to do\n";
+      std::cout << status_prefix() << job.spec.output.path << " is already complete for this job; nothing to do\n";
     return 0;
   }
   FileOutput* fresh_output = file_output && file_output->state() == FileOutput::State::fresh ? file_output : nullptr;
@@ -514,6 +532,7 @@ int run_command(const Config& config, const RunOptions& options) {
   if (!agreed) publish(*sink, report);
   // Once, on every rank: the slowest rank's time is the job's.
   report.wall_seconds = ranks::max(std::chrono::duration<double>(Clock::now() - start).count());
+  add_job_runs(report, file_output, job.plan);
   if (agreed) give_up(agreed, fresh_output, report, report_path);
   deliver_report(report, report_path, talk);
   return verify_after_run(config);

@@ -30,6 +30,22 @@ namespace {
 
 constexpr const char* kGroup = "discount_app";
 constexpr const char* kProgress = "discount_app/progress";
+// The run record: per unit, the run that wrote it (uint16, 0: none), and a
+// table of one fixed-size record per run. Both are allocated at creation and
+// then written in place like the progress bytes, never through HDF5.
+constexpr const char* kUnitRun = "discount_app/unit_run";
+constexpr const char* kRuns = "discount_app/runs";
+constexpr int kRunSlots = 256;  // runs beyond the table's last slot share it
+constexpr int kMaxRun = 65535;
+constexpr std::size_t kRecordBytes = 128;
+// A record's fields: name, byte offset, size (strings NUL-padded; integers
+// and the float little-endian, whatever the host).
+struct RecordField {
+  const char* name;
+  std::size_t offset, size;
+};
+constexpr RecordField kRun{"run", 0, 4}, kRanks{"ranks", 4, 4}, kStart{"start_time", 8, 24},
+    kEnd{"end_time", 32, 24}, kHost{"host", 56, 64}, kSeconds{"seconds", 120, 8};
 
 std::string dir_of(const std::string& path) {
   auto slash = path.find_last_of('/');
@@ -46,6 +62,73 @@ std::string utc_now() {
   char text[32];
   std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return text;
+}
+
+// The run table's HDF5 type: the packed little-endian layout above, so the
+// bytes written in place are what h5py reads as a compound.
+h5::Id run_record_type() {
+  h5::Id type = h5::datatype(H5Tcreate(H5T_COMPOUND, kRecordBytes));
+  auto text = [](std::size_t size) {
+    h5::Id t = h5::datatype(H5Tcopy(H5T_C_S1));
+    h5::check(H5Tset_size(t.get(), size), "H5Tset_size");
+    h5::check(H5Tset_strpad(t.get(), H5T_STR_NULLPAD), "H5Tset_strpad");
+    return t;
+  };
+  h5::check(H5Tinsert(type.get(), kRun.name, kRun.offset, H5T_STD_I32LE), "H5Tinsert");
+  h5::check(H5Tinsert(type.get(), kRanks.name, kRanks.offset, H5T_STD_I32LE), "H5Tinsert");
+  for (const RecordField& f : {kStart, kEnd, kHost})
+    h5::check(H5Tinsert(type.get(), f.name, f.offset, text(f.size).get()), "H5Tinsert");
+  h5::check(H5Tinsert(type.get(), kSeconds.name, kSeconds.offset, H5T_IEEE_F64LE), "H5Tinsert");
+  return type;
+}
+
+void put_le(std::uint8_t* at, std::uint64_t value, std::size_t bytes) {
+  for (std::size_t b = 0; b < bytes; ++b) at[b] = static_cast<std::uint8_t>(value >> (8 * b));
+}
+std::uint64_t get_le(const std::uint8_t* at, std::size_t bytes) {
+  std::uint64_t value = 0;
+  for (std::size_t b = 0; b < bytes; ++b) value |= std::uint64_t{at[b]} << (8 * b);
+  return value;
+}
+void put_text(std::uint8_t* record, const RecordField& f, const std::string& text) {
+  std::memcpy(record + f.offset, text.data(), std::min(text.size(), f.size));
+}
+std::string get_text(const std::uint8_t* record, const RecordField& f) {
+  const char* at = reinterpret_cast<const char*>(record + f.offset);
+  return std::string(at, ::strnlen(at, f.size));
+}
+
+std::string host_name_text() {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  return host;
+}
+
+// A fixed-size dataset allocated at creation and filled with zeros, for
+// writing in place later.
+h5::Id zeroed_dataset(hid_t file, const char* name, hid_t type, hsize_t count) {
+  h5::Id dcpl = h5::plist(H5Pcreate(H5P_DATASET_CREATE));
+  h5::check(H5Pset_layout(dcpl.get(), H5D_CONTIGUOUS), "H5Pset_layout");
+  h5::check(H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY), "H5Pset_alloc_time");
+  h5::Id space = h5::dataspace(H5Screate_simple(1, &count, nullptr));
+  h5::Id data = h5::dataset(H5Dcreate2(file, name, type, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT));
+  if (!data) return data;
+  std::vector<std::uint8_t> zeros(static_cast<std::size_t>(count) * H5Tget_size(type), 0);
+  if (H5Dwrite(data.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, zeros.data()) < 0) return h5::Id{};
+  return data;
+}
+
+// The run table's raw records (kRecordBytes each); empty when the file has none.
+std::vector<std::uint8_t> read_run_table(hid_t file) {
+  if (H5Lexists(file, kRuns, H5P_DEFAULT) <= 0) return {};
+  h5::Id runs = h5::dataset(H5Dopen2(file, kRuns, H5P_DEFAULT));
+  h5::Id type = runs ? h5::datatype(H5Dget_type(runs.get())) : h5::Id{};
+  if (!type || H5Tget_size(type.get()) != kRecordBytes) return {};
+  const auto dims = h5::dataset_dims(runs.get());
+  if (dims.size() != 1) return {};
+  std::vector<std::uint8_t> raw(static_cast<std::size_t>(dims[0]) * kRecordBytes);
+  if (H5Dread(runs.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, raw.data()) < 0) return {};
+  return raw;
 }
 
 bool exists(const std::string& path) {
@@ -109,7 +192,7 @@ std::string fingerprint_of(const std::string& text) {
   return hex;
 }
 
-FileOutput::FileOutput(const OutputSpec& spec) : spec_(spec) {
+FileOutput::FileOutput(const OutputSpec& spec) : spec_(spec), run_start_utc_(utc_now()) {
   if (spec.attach) {
     if (!try_resume())
       throw io_error("cannot open '" + partial_path() + "' prepared by rank 0 (is the directory shared by every rank?)");
@@ -241,6 +324,25 @@ bool FileOutput::try_resume() {
   if (data_offset_ == HADDR_UNDEF || progress_offset_ == HADDR_UNDEF) return false;
   done_.assign(static_cast<std::size_t>(units), 0);
   if (H5Dread(progress.get(), H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, done_.data()) < 0) return false;
+  // This run takes the number after the last recorded one (every rank reads
+  // the same table: rank 0 writes its record only in open_collective).
+  const auto table = read_run_table(file.get());
+  h5::Id unit_run = H5Lexists(file.get(), kUnitRun, H5P_DEFAULT) > 0
+                        ? h5::dataset(H5Dopen2(file.get(), kUnitRun, H5P_DEFAULT))
+                        : h5::Id{};
+  unit_run_offset_ = runs_offset_ = 0;
+  if (!table.empty() && unit_run && h5::dataset_dims(unit_run.get()) == pdims) {
+    h5::Id runs = h5::dataset(H5Dopen2(file.get(), kRuns, H5P_DEFAULT));
+    const haddr_t at_unit_run = H5Dget_offset(unit_run.get()), at_runs = H5Dget_offset(runs.get());
+    if (at_unit_run != HADDR_UNDEF && at_runs != HADDR_UNDEF) {
+      unit_run_offset_ = at_unit_run;
+      runs_offset_ = at_runs;
+      int last = 0;
+      for (std::size_t r = 0; r + kRecordBytes <= table.size(); r += kRecordBytes)
+        last = std::max(last, static_cast<int>(static_cast<std::int32_t>(get_le(&table[r] + kRun.offset, 4))));
+      run_ = std::min(last + 1, kMaxRun);
+    }
+  }
   state_ = State::resumed;
   return true;
 }
@@ -259,7 +361,8 @@ void FileOutput::create() {
   // A file-size limit below the output's size is reported before anything is
   // written (HDF5 cannot close such a file cleanly).
   const std::uint64_t data_bytes = static_cast<std::uint64_t>(dims[0] * dims[1] * dims[2]) * sizeof(double);
-  const std::uint64_t needed = data_bytes + static_cast<std::uint64_t>(units) + (std::uint64_t{1} << 20);
+  const std::uint64_t needed =
+      data_bytes + 3 * static_cast<std::uint64_t>(units) + kRunSlots * kRecordBytes + (std::uint64_t{1} << 20);
   struct rlimit limit {};
   if (::getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < needed)
     throw io_error("file size limit exceeded (ulimit -f): output '" + spec_.path + "' needs " +
@@ -308,6 +411,9 @@ void FileOutput::create() {
     done_.assign(static_cast<std::size_t>(units), 0);
     if (H5Dwrite(progress.get(), H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, done_.data()) < 0)
       fail("cannot write progress record");
+    h5::Id unit_run = zeroed_dataset(file.get(), kUnitRun, H5T_STD_U16LE, static_cast<hsize_t>(units));
+    h5::Id runs = zeroed_dataset(file.get(), kRuns, run_record_type().get(), kRunSlots);
+    if (!unit_run || !runs) fail("cannot create the run record");
     try {
       h5::write_string_attribute(group.get(), "fingerprint", spec_.fingerprint);
       h5::write_string_attribute(group.get(), "identity", spec_.identity);
@@ -323,9 +429,16 @@ void FileOutput::create() {
     }
     data_offset_ = H5Dget_offset(data.get());
     progress_offset_ = H5Dget_offset(progress.get());
-    if (data_offset_ == HADDR_UNDEF || progress_offset_ == HADDR_UNDEF) fail("dataset has no file offset");
+    unit_run_offset_ = H5Dget_offset(unit_run.get());
+    runs_offset_ = H5Dget_offset(runs.get());
+    if (data_offset_ == HADDR_UNDEF || progress_offset_ == HADDR_UNDEF || unit_run_offset_ == HADDR_UNDEF ||
+        runs_offset_ == HADDR_UNDEF)
+      fail("dataset has no file offset");
+    run_ = 1;
     data.reset();
     progress.reset();
+    unit_run.reset();
+    runs.reset();
     group.reset();
     // Closing writes the metadata and sets the file's size; a full disk or a
     // file-size limit shows here.
@@ -394,6 +507,9 @@ bool FileOutput::slab_done(const Slab& slab) const {
 }
 
 void FileOutput::open_collective() {
+  // Every rank has opened the file by now and read the same run number:
+  // rank 0 records the run's start.
+  if (state_ != State::already_complete) write_run_record(fd_);
 #ifdef DISCOUNT_HDF5_PARALLEL
   if (!ranks::multi() || state_ == State::already_complete) return;
   std::lock_guard<std::mutex> lock(h5::library_mutex());
@@ -408,12 +524,80 @@ void FileOutput::open_collective() {
 }
 
 void FileOutput::close_collective() {
+  stamp_run_record();
 #ifdef DISCOUNT_HDF5_PARALLEL
   if (!mpio_file_) return;
   std::lock_guard<std::mutex> lock(h5::library_mutex());
   mpio_data_.reset();
   if (!mpio_file_.close()) throw io_error("closing '" + partial_path() + "' (MPI-IO) failed");
 #endif
+}
+
+// Rank 0, after every rank's work of this run is durable and recorded (the
+// ranks have combined their reports): the run record's end.
+void FileOutput::stamp_run_record() const {
+  if (state_ == State::already_complete || !ranks::is_root() || runs_offset_ == 0) return;
+  UniqueFd fd(::open(partial_path().c_str(), O_RDWR | O_CLOEXEC));
+  if (fd.get() < 0) return;  // the record keeps its last checkpoint's end
+  write_run_record(fd.get());
+  ::fdatasync(fd.get());
+}
+
+// Rank 0's record of this run, in its slot of the run table.
+void FileOutput::write_run_record(int fd) const {
+  if (!ranks::is_root() || runs_offset_ == 0 || fd < 0) return;
+  std::uint8_t record[kRecordBytes] = {};
+  put_le(record + kRun.offset, static_cast<std::uint32_t>(run_), 4);
+  put_le(record + kRanks.offset, static_cast<std::uint32_t>(ranks::size()), 4);
+  put_text(record, kStart, run_start_utc_);
+  put_text(record, kEnd, utc_now());
+  static const std::string host = host_name_text();
+  put_text(record, kHost, host);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start_).count();
+  std::uint64_t bits = 0;
+  std::memcpy(&bits, &seconds, sizeof bits);
+  put_le(record + kSeconds.offset, bits, 8);
+  const std::int64_t slot = std::min(run_, kRunSlots) - 1;
+  pwrite_runs(fd, runs_offset_, {{slot, 1}}, record, kRecordBytes, "recording the run in '" + partial_path() + "'");
+}
+
+RunHistory FileOutput::run_history() const {
+  RunHistory history;
+  history.unit_axis = axis_name(spec_.chunk_axis);
+  h5::QuietErrors quiet;
+  const std::string path = published_ ? spec_.path : partial_path();
+  h5::Id file = h5::file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+  if (!file) return history;
+  h5::Id progress = h5::dataset(H5Dopen2(file.get(), kProgress, H5P_DEFAULT));
+  if (!progress) return history;
+  history.done.assign(done_.size(), 0);
+  if (h5::dataset_dims(progress.get()) != std::vector<hsize_t>{done_.size()} ||
+      H5Dread(progress.get(), H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, history.done.data()) < 0) {
+    history.done.clear();
+    return history;
+  }
+  if (H5Lexists(file.get(), kUnitRun, H5P_DEFAULT) > 0) {
+    h5::Id unit_run = h5::dataset(H5Dopen2(file.get(), kUnitRun, H5P_DEFAULT));
+    history.unit_run.assign(done_.size(), 0);
+    if (!unit_run || h5::dataset_dims(unit_run.get()) != std::vector<hsize_t>{done_.size()} ||
+        H5Dread(unit_run.get(), H5T_NATIVE_UINT16, H5S_ALL, H5S_ALL, H5P_DEFAULT, history.unit_run.data()) < 0)
+      history.unit_run.clear();
+  }
+  const auto table = read_run_table(file.get());
+  for (std::size_t r = 0; r + kRecordBytes <= table.size(); r += kRecordBytes) {
+    const std::uint8_t* record = &table[r];
+    RunRecord run;
+    run.run = static_cast<std::int32_t>(get_le(record + kRun.offset, 4));
+    if (run.run <= 0) continue;
+    run.ranks = static_cast<std::int32_t>(get_le(record + kRanks.offset, 4));
+    run.start_time = get_text(record, kStart);
+    run.end_time = get_text(record, kEnd);
+    run.host = get_text(record, kHost);
+    const std::uint64_t bits = get_le(record + kSeconds.offset, 8);
+    std::memcpy(&run.seconds, &bits, sizeof bits);
+    history.records.push_back(run);
+  }
+  return history;
 }
 
 void FileOutput::write_slab(const Slab& slab, const double* buffer) {
@@ -452,13 +636,23 @@ void FileOutput::checkpoint() {
   if (unrecorded_.empty() || state_ == State::already_complete) return;
   // Data first, durable; only then the progress bytes that vouch for it.
   if (::fdatasync(fd_) != 0) throw io_error("flushing '" + partial_path() + "': " + std::strerror(errno));
+  // Per unit, the run that wrote it goes before the progress byte: a unit
+  // recorded as done always names its run, and a kill between the two
+  // leaves a unit not done, whose run number nobody reads.
   for (auto [b, e] : unrecorded_) {
-    std::vector<std::uint8_t> ones(static_cast<std::size_t>(e - b), 1);
+    const auto n = static_cast<std::size_t>(e - b);
+    if (unit_run_offset_ != 0) {
+      std::vector<std::uint8_t> run(2 * n);
+      for (std::size_t u = 0; u < n; ++u) put_le(&run[2 * u], static_cast<std::uint16_t>(run_), 2);
+      pwrite_runs(fd_, unit_run_offset_, {{b, e - b}}, run.data(), 2, "recording progress in '" + partial_path() + "'");
+    }
+    std::vector<std::uint8_t> ones(n, 1);
     pwrite_runs(fd_, progress_offset_, {{b, e - b}}, ones.data(), 1,
                 "recording progress in '" + partial_path() + "'");
     for (auto u = b; u < e; ++u) done_[static_cast<std::size_t>(u)] = 1;
   }
   unrecorded_.clear();
+  write_run_record(fd_);
 }
 
 void FileOutput::flush() {
@@ -502,6 +696,7 @@ void FileOutput::publish() {
   }
   if (::rename(partial.c_str(), spec_.path.c_str()) != 0)
     throw io_error("renaming '" + partial + "' to '" + spec_.path + "': " + std::strerror(errno));
+  published_ = true;
   fsync_dir(dir_of(spec_.path));
 }
 

@@ -17,6 +17,7 @@
 #include "io/output_spec.hpp"
 #include "io/posix_io.hpp"
 #include "plan/plan.hpp"
+#include "report/runs.hpp"
 
 namespace discount {
 
@@ -69,6 +70,11 @@ class FileOutput final : public OutputSink {
   // Checks that every unit is recorded as done, stamps the end time, renames.
   void publish() override;
   std::string describe() const override;
+  // This run's number in the file's run record (1 for a fresh output).
+  int run_number() const { return run_; }
+  // The runs recorded in the output (published) or its partial, with the
+  // units each wrote; empty records for a file from an older version.
+  RunHistory run_history() const;
   std::string partial_path() const { return spec_.path + ".partial"; }
   // `<out>.partial.lock`: flock()ed for the whole run by the job's rank 0.
   std::string lock_path() const { return spec_.path + ".partial.lock"; }
@@ -80,12 +86,21 @@ class FileOutput final : public OutputSink {
   std::string resume_refusal(const std::string& partial) const;
   void open_fd();
   std::pair<std::int64_t, std::int64_t> units_of(const Slab& slab) const;
+  void write_run_record(int fd) const;
+  void stamp_run_record() const;
 
   OutputSpec spec_;
   State state_ = State::fresh;
   int fd_ = -1;
   std::unique_ptr<DirectWriter> direct_;  // when spec_.direct_io
   std::uint64_t data_offset_ = 0, progress_offset_ = 0;
+  // The run record (docs/architecture.md): which run wrote each unit, and one
+  // record per run. 0: the file has none (made by an older version).
+  std::uint64_t unit_run_offset_ = 0, runs_offset_ = 0;
+  int run_ = 1;
+  std::string run_start_utc_;
+  std::chrono::steady_clock::time_point run_start_ = std::chrono::steady_clock::now();
+  bool published_ = false;
   std::vector<std::uint8_t> done_;
   std::vector<std::pair<std::int64_t, std::int64_t>> unrecorded_;  // written, not yet durable
   std::chrono::steady_clock::time_point last_checkpoint_ = std::chrono::steady_clock::now();

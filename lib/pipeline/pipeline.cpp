@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <exception>
 #include <list>
 #include <mutex>
@@ -27,6 +28,7 @@
 #include "pipeline/exec_instances.hpp"
 #include "pipeline/queue.hpp"
 #include "ranks/ranks.hpp"
+#include "report/progress.hpp"
 
 namespace discount {
 
@@ -361,21 +363,39 @@ class Pipeline {
       record(Stage::write, slab, t0);
       free_host_.push(t.host);
       // A terminal gets one line redrawn every half second; a log file (Slurm)
-      // gets a plain line every 5 s.
+      // gets a time-stamped line every 5 s.
       const StageStats& written = stats(Stage::write);
       const bool last = written.slabs == total_pending_;
       if (job_.progress && (seconds_since(last_print) >= (tty_ ? 0.5 : 5.0) || last)) {
         last_print = Clock::now();
         const double elapsed = seconds_since(start);
-        const double eta = elapsed / written.slabs * (total_pending_ - written.slabs);
-        std::fprintf(stdout, "%s[discount_app] %s%d/%d slabs written (%.0f%%), %.2f GB out, %.2f GB/s, ETA %.0f s%s",
-                     tty_ ? "\r" : "", rank_label_.c_str(), written.slabs, total_pending_,
-                     100.0 * written.slabs / std::max(1, total_pending_), written.bytes / 1e9,
-                     elapsed > 0 ? written.bytes / elapsed / 1e9 : 0.0, eta,
-                     tty_ && !last ? "  " : "\n");
-        std::fflush(stdout);
+        const ProgressFields fields{rank_label_, written.slabs, total_pending_, written.bytes / 1e9,
+                                    elapsed > 0 ? written.bytes / elapsed / 1e9 : 0.0,
+                                    elapsed / written.slabs * (total_pending_ - written.slabs)};
+        print_progress(fields, last);
       }
     }
+    // However the run ends (done, stopped, failed), what is printed next
+    // (the summary, an error, a warning) starts on a line of its own.
+    if (line_open_) {
+      std::fputs("\n", stdout);
+      std::fflush(stdout);
+      line_open_ = false;
+    }
+  }
+
+  // On a terminal: "\r", the line fitted to the width read now (the window
+  // may have been resized), then erase to the end of the line, so nothing of
+  // a longer earlier line remains. In a log: one whole line per call, time-stamped.
+  void print_progress(const ProgressFields& fields, bool last) {
+    if (tty_) {
+      const std::string text = progress_line(fields, terminal_columns(STDOUT_FILENO));
+      std::fprintf(stdout, "\r%s\x1b[K%s", text.c_str(), last ? "\n" : "");
+      line_open_ = !last;
+    } else {
+      std::fprintf(stdout, "%s %s\n", utc_timestamp(std::time(nullptr)).c_str(), progress_line(fields, 0).c_str());
+    }
+    std::fflush(stdout);
   }
 
   // One slab's work on a stage, timed from t0, counted by plan/stages.hpp.
@@ -414,7 +434,8 @@ class Pipeline {
   BlockingQueue<int> free_host_, free_device_;
   BlockingQueue<Ticket> loaded_, uploaded_, kernel_done_, computed_;
   const std::thread::id main_thread_ = std::this_thread::get_id();
-  const bool tty_ = ::isatty(STDOUT_FILENO) != 0;
+  const bool tty_ = stdout_is_terminal();
+  bool line_open_ = false;  // the writer drew a progress line on the terminal without ending it
   Clock::time_point first_upload_{}, last_download_{};  // each written by one thread, read after join
   std::atomic<bool> aborted_{false};
   std::mutex error_mutex_;

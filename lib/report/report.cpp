@@ -14,6 +14,20 @@ double RunReport::effective_gb_per_s() const {
   return wall_seconds > 0 ? static_cast<double>(input_bytes + output_bytes) / wall_seconds / 1e9 : 0.0;
 }
 
+std::uint64_t RunReport::job_input_bytes() const {
+  if (runs.empty()) return input_bytes;
+  std::uint64_t total = 0;
+  for (const auto& r : runs) total += r.input_bytes;
+  return total;
+}
+
+std::uint64_t RunReport::job_output_bytes() const {
+  if (runs.empty()) return output_bytes;
+  std::uint64_t total = 0;
+  for (const auto& r : runs) total += r.output_bytes;
+  return total;
+}
+
 const StageStats* RunReport::bottleneck() const {
   const StageStats* slowest = nullptr;
   for (const auto& s : stages)
@@ -43,6 +57,19 @@ std::string RunReport::to_text() const {
   }
   if (startup.total_seconds > 0) out << "start-up: " << startup.describe() << "\n";
   if (ranks > 1) out << "ranks: " << ranks << "\n";
+  if (runs.size() > 1 || (runs.size() == 1 && runs.front().record.run != run)) {
+    // A resumed job: the table above is this run's; the job's totals count every run.
+    std::snprintf(line, sizeof line, "job: %zu runs (this is run %d), %.3f GB in, %.3f GB out in all\n", runs.size(),
+                  run, job_input_bytes() / 1e9, job_output_bytes() / 1e9);
+    out << line;
+    for (const auto& r : runs) {
+      std::snprintf(line, sizeof line, "  run %d: %lld %s(s), %.3f GB out, %.1f s, %s to %s\n", r.record.run,
+                    static_cast<long long>(r.unit_count), unit_axis.c_str(), r.output_bytes / 1e9, r.record.seconds,
+                    r.record.start_time.empty() ? "?" : r.record.start_time.c_str(),
+                    r.record.end_time.empty() ? "?" : r.record.end_time.c_str());
+      out << line;
+    }
+  }
   if (!host.empty()) out << "host: " << host << (gpu.empty() ? "" : ", GPU: " + gpu) << "\n";
   if (has_checksum) {
     std::snprintf(line, sizeof line, "checksum %016llx (wrapping uint64 sum of cv's bit patterns, %zu dates)\n",
@@ -70,10 +97,36 @@ std::string RunReport::to_json() const {
   if (const StageStats* slowest = bottleneck()) j["bottleneck"] = slowest->name;
   j["device_path_seconds"] = device_path_seconds;
   j["any_stage_seconds"] = any_stage_seconds;
-  j["input_bytes"] = input_bytes;
-  j["output_bytes"] = output_bytes;
+  // The job's totals, every run's work; this run's own figures (the stages,
+  // the wall time and the rate) are in this_run.
+  j["input_bytes"] = job_input_bytes();
+  j["output_bytes"] = job_output_bytes();
   j["effective_gb_per_s"] = effective_gb_per_s();
   j["slabs"] = {{"total", slabs_total}, {"run", slabs_run}, {"skipped_resumed", slabs_skipped}};
+  j["this_run"] = {{"run", run},
+                   {"input_bytes", input_bytes},
+                   {"output_bytes", output_bytes},
+                   {"wall_seconds", wall_seconds},
+                   {"effective_gb_per_s", effective_gb_per_s()},
+                   {"slabs", slabs_run}};
+  j["runs"] = nlohmann::json::array();
+  for (const auto& r : runs) {
+    nlohmann::json units = nlohmann::json::array();
+    for (const auto& [b, e] : r.units) units.push_back(nlohmann::json::array({b, e}));
+    j["runs"].push_back({{"run", r.record.run},
+                         {"this_run", r.record.run == run},
+                         {"start_time", r.record.start_time},
+                         {"end_time", r.record.end_time},
+                         {"host", r.record.host},
+                         {"ranks", r.record.ranks},
+                         {"seconds", r.record.seconds},
+                         {"unit_axis", unit_axis},
+                         {"units", units},
+                         {"unit_count", r.unit_count},
+                         {"slabs", r.slabs},
+                         {"input_bytes", r.input_bytes},
+                         {"output_bytes", r.output_bytes}});
+  }
   j["stages"] = nlohmann::json::array();
   for (const auto& s : stages) {
     nlohmann::json stage = {

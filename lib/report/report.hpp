@@ -9,6 +9,7 @@
 
 #include "common/startup.hpp"
 #include "report/limits.hpp"
+#include "report/runs.hpp"
 
 namespace discount {
 
@@ -44,6 +45,11 @@ struct RunReport {
   // timed intervals); wall_seconds less this is the time in no stage.
   double any_stage_seconds = 0.0;
   std::uint64_t input_bytes = 0, output_bytes = 0;  // moved in this run
+  // Every run that wrote the output, this one included (report/runs.hpp);
+  // empty without a run record (checksum sink, an output from an older version).
+  std::vector<JobRun> runs;
+  int run = 0;             // this run's number among them
+  std::string unit_axis;   // what the runs' units count: "date" | "id"
   int slabs_total = 0, slabs_run = 0, slabs_skipped = 0;
   bool interrupted = false;
   std::string outcome = "complete";  // complete | already complete | interrupted
@@ -58,7 +64,10 @@ struct RunReport {
   // From exec to the first read of input data, by phase (rank 0's).
   startup::Breakdown startup;
 
-  double effective_gb_per_s() const;  // (input + output bytes) / wall
+  double effective_gb_per_s() const;  // this run's (input + output bytes) / wall
+  // The whole job's bytes: every recorded run's, else this run's.
+  std::uint64_t job_input_bytes() const;
+  std::uint64_t job_output_bytes() const;
   // The stage whose thread was busy longest: with overlap, the one that sets
   // the pace. Empty before any stage ran.
   const StageStats* bottleneck() const;

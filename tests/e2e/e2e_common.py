@@ -425,6 +425,74 @@ def progress_of(path):
         return f["discount_app/progress"][...]
 
 
+def check_job_report(report_path, out, input_path, earlier_units=(), ranks=None, chunk="date"):
+    """A finished job's JSON report covers every run that wrote `out`: the
+    runs' units are disjoint and together every unit of the chunk axis, their
+    slabs are disjoint and together every slab, the totals are the whole
+    job's bytes (cv, and the discount plus each run's ranks' multBy reads for
+    date chunks), and the last run is this one. `earlier_units`: for each
+    earlier run, in order, the units the .partial recorded as done when it
+    stopped (read with h5py by the caller); ranks: each run's rank count.
+    Returns the report."""
+    with open(report_path) as f:
+        doc = json.load(f)
+    with h5py.File(input_path, "r") as f:
+        mult_bytes, disc_shape = f["multBy"].size * 8, f["discount"].shape
+    with h5py.File(out, "r") as f:
+        cv = f["cv"]
+        units_total = cv.shape[0] if chunk == "date" else cv.shape[1]
+        unit_bytes = cv.size * 8 // units_total
+        cv_bytes = cv.size * 8
+        check(f["discount_app/progress"][...].all(), f"{out}: a unit is not recorded as done")
+        unit_run = f["discount_app/unit_run"][...]
+        table = f["discount_app/runs"][...]
+    runs = doc.get("runs")
+    check(isinstance(runs, list) and len(runs) == len(earlier_units) + 1,
+          f"report lists {len(runs or [])} runs, expected {len(earlier_units) + 1}: {runs}")
+    seen_units, seen_slabs = set(), set()
+    for n, run in enumerate(runs):
+        check(run["run"] == n + 1, f"run {n}: numbered {run['run']}")
+        check(run["unit_axis"] == chunk, f"run {n}: unit_axis {run['unit_axis']}")
+        units = set()
+        for b, e in run["units"]:
+            units |= set(range(b, e))
+        check(len(units) == run["unit_count"], f"run {n}: unit_count {run['unit_count']} != {len(units)}")
+        check(not units & seen_units, f"run {n} repeats units {sorted(units & seen_units)[:10]}")
+        check(not set(run["slabs"]) & seen_slabs, f"run {n} repeats slabs {sorted(set(run['slabs']) & seen_slabs)}")
+        seen_units |= units
+        seen_slabs |= set(run["slabs"])
+        if n < len(earlier_units):
+            want = set(int(u) for u in earlier_units[n])
+            check(units == want, f"run {n + 1}: the report says it wrote {len(units)} units, the .partial recorded "
+                                 f"{len(want)} after it stopped")
+        # The file's own record agrees (h5py, not the app's JSON).
+        check(set(np.flatnonzero(unit_run == run["run"]).tolist()) == units,
+              f"run {n + 1}: the output's unit_run disagrees with the report")
+        row = table[n]
+        check(int(row["run"]) == run["run"] and row["start_time"].decode() == run["start_time"]
+              and row["host"].decode() == run["host"], f"run {n + 1}: the output's run table says {row}")
+        check(re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$", run["start_time"]) is not None
+              and run["start_time"] <= run["end_time"], f"run {n + 1}: times {run['start_time']} {run['end_time']}")
+        check(run["output_bytes"] == len(units) * unit_bytes, f"run {n + 1}: output_bytes {run['output_bytes']}")
+        if ranks is not None:
+            check(run["ranks"] == ranks[n], f"run {n + 1}: ranks {run['ranks']}, expected {ranks[n]}")
+        check(run["this_run"] == (n == len(runs) - 1), f"run {n + 1}: this_run {run['this_run']}")
+    check(seen_units == set(range(units_total)), f"the runs' units miss {sorted(set(range(units_total)) - seen_units)}")
+    check(seen_slabs == set(range(doc["slabs"]["total"])),
+          f"the runs' slabs miss {sorted(set(range(doc['slabs']['total'])) - seen_slabs)}")
+    check(doc["output_bytes"] == cv_bytes == sum(r["output_bytes"] for r in runs),
+          f"output_bytes {doc['output_bytes']} is not the job's {cv_bytes}")
+    disc_bytes = int(np.prod(disc_shape)) * 8
+    resident = sum(r["ranks"] for r in runs) * mult_bytes if chunk == "date" else mult_bytes
+    check(doc["input_bytes"] == disc_bytes + resident, f"input_bytes {doc['input_bytes']}, expected the job's "
+                                                      f"{disc_bytes} + multBy reads {resident}")
+    this = doc["this_run"]
+    check(this["run"] == len(runs) and this["output_bytes"] == runs[-1]["output_bytes"]
+          and this["slabs"] == doc["slabs"]["run"] == len(runs[-1]["slabs"]), f"this_run {this} vs {runs[-1]}")
+    check(this["wall_seconds"] == doc["wall_seconds"], "this_run's wall time is not the report's")
+    return doc
+
+
 def poison(path, size=4096):
     """A garbage file in place of an output (so a test notices if it survives)."""
     with open(path, "wb") as f:

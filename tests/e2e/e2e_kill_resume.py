@@ -369,6 +369,29 @@ def rerun_after_completion_is_noop(ctx):
     E.check(not E.leftovers(job.out), f"a refused run left {E.leftovers(job.out)}")
 
 
+def report_covers_whole_job(ctx):
+    """kill -9 twice, then a resume with a JSON report: the report lists the
+    three runs, each with the units the .partial recorded for it, and totals
+    the whole job's bytes; the output is exact."""
+    job = Job(ctx)
+    earlier = []
+    for k, share in enumerate((3, 3)):
+        before = set(np.flatnonzero(E.progress_of(E.partial_of(job.out))).tolist()) if k else set()
+        proc = job.start("-q")
+        target = len(before) + (job.units - len(before)) // share
+        E.check(job.watch(proc, done_at_least=target) is None, f"run {k + 1} finished before the kill")
+        proc.send_signal(signal.SIGKILL)
+        E.reap(proc)
+        done = set(np.flatnonzero(E.progress_of(E.partial_of(job.out))).tolist())
+        E.check(before < done < set(range(job.units)), f"kill {k + 1} did not land mid-run: {len(done)} done")
+        job.check_partial(f"after kill {k + 1}")
+        earlier.append(sorted(done - before))
+    report = os.path.join(job.d, "report.json")
+    job.finish("-q", "--report", report)
+    doc = E.check_job_report(report, job.out, job.src, earlier_units=earlier, ranks=[1, 1, 1])
+    print("runs: " + ", ".join(f"{r['run']}: {r['unit_count']} dates" for r in doc["runs"]))
+
+
 CASES = [
     ("sigkill_5_times_resume", sigkill_resume),
     ("sigkill_resume_chunk_id", sigkill_resume_chunk_id),
@@ -384,6 +407,7 @@ CASES = [
     ("chunk_axis_change_names_it", chunk_axis_change_names_it),
     ("overwrite_kill_keeps_old_output", overwrite_kill_keeps_old_output),
     ("rerun_after_completion_is_noop", rerun_after_completion_is_noop),
+    ("report_covers_whole_job", report_covers_whole_job),
 ]
 
 if __name__ == "__main__":

@@ -169,10 +169,14 @@ def check_recorded_dates(partial, expected):
 def resume_under_three(ctx, d, src, yaml, out, expected):
     E.check(not os.path.exists(out), "<out> exists after a stopped run")
     recorded = check_recorded_dates(E.partial_of(out), expected)
-    r = E.expect_rc(mpi(ctx, 3, "run", yaml), 0, "resume under 3 ranks")
+    earlier = np.flatnonzero(E.progress_of(E.partial_of(out)))
+    report = os.path.join(d, "report.json")
+    r = E.expect_rc(mpi(ctx, 3, "run", "--report", report, yaml), 0, "resume under 3 ranks")
     E.check("resuming" in r.stdout, f"the rerun did not resume\n{r}")
     E.check_output(out, expected, what="resumed under 3 ranks")
     E.check(not E.leftovers(out), f"leftovers {E.leftovers(out)}")
+    # The report covers both runs: the stopped one's 2 ranks and this one's 3.
+    E.check_job_report(report, out, src, earlier_units=[earlier], ranks=[2, 3])
     return recorded
 
 

@@ -1,0 +1,38 @@
+// The progress line and the start of the run's status lines on stdout. On a
+// terminal the progress line is redrawn in place, so it must fit the width
+// (a line that wraps leaves fragments behind on every redraw); in a log
+// (a file, a pipe, Slurm) every line is kept, so each starts with the time.
+#pragma once
+
+#include <ctime>
+#include <string>
+
+namespace discount {
+
+struct ProgressFields {
+  std::string rank_label;  // "rank 0 of 4: " under MPI, else empty
+  int written = 0, total = 0;
+  double gb_out = 0.0, gb_per_s = 0.0, eta_seconds = 0.0;
+};
+
+// The progress line, without "\r" or a newline. width > 0: at most width - 1
+// columns (the last column stays free: some terminals wrap on it), dropping
+// whole fields, least important first: GB out, GB/s, the "[discount_app] "
+// tag, the word "written", the percentage, the ETA, the rank; only a width
+// below "W/T" cuts characters. width <= 0: the whole line. Pure.
+std::string progress_line(const ProgressFields& fields, int width);
+
+// "2026-12-01T03:41:07Z": the time in UTC, ISO 8601. Pure.
+std::string utc_timestamp(std::time_t time);
+
+// What starts a status line on stdout: "[discount_app] " on a terminal,
+// "2026-12-01T03:41:07Z [discount_app] " otherwise (a log). Pure.
+std::string status_prefix(bool terminal, std::time_t now);
+// The same for this process's stdout, now.
+std::string status_prefix();
+
+bool stdout_is_terminal();
+// The width of the terminal on fd (ioctl TIOCGWINSZ), else $COLUMNS, else 80.
+int terminal_columns(int fd);
+
+}  // namespace discount

@@ -1,0 +1,61 @@
+// The runs that wrote a job's output. A killed or stopped job is finished by
+// later runs (resume); the output file keeps a record of each run and, per
+// unit of its chunk axis, which run wrote it (io/output.cpp). Joined here
+// into what each run did, so a resumed run's report covers the whole job.
+// Pure, but for run_geometry's use of the plan.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace discount {
+
+struct Plan;
+
+// One run as the output file records it.
+struct RunRecord {
+  int run = 0;    // 1, 2, ... in the order the runs started; 0: not recorded (a file from an older version)
+  int ranks = 0;  // processes that shared the run
+  std::string start_time, end_time;  // UTC, ISO 8601; end: the run's last record
+  std::string host;                  // rank 0's host name
+  double seconds = 0.0;              // from start_time to end_time
+};
+
+// What an output file holds about its runs.
+struct RunHistory {
+  std::vector<RunRecord> records;
+  std::vector<std::uint8_t> done;       // per unit: the progress record (1: done)
+  std::vector<std::uint16_t> unit_run;  // per unit: the run that wrote it (meaningful where done)
+  std::string unit_axis;                // "date" | "id"
+};
+
+using UnitRange = std::pair<std::int64_t, std::int64_t>;  // [begin, end) along the chunk axis
+
+// What turns a run's units into bytes and slabs.
+struct RunGeometry {
+  std::vector<UnitRange> slab_units;        // the current plan's slabs, by index
+  std::uint64_t output_bytes_per_unit = 0;  // cv bytes
+  std::uint64_t input_bytes_per_unit = 0;   // discount bytes (and the multBy rows that travel with them)
+  std::uint64_t resident_input_bytes = 0;   // the resident multBy, read once by each rank of each run
+};
+
+struct JobRun {
+  RunRecord record;
+  std::vector<UnitRange> units;  // the units it wrote that are recorded as done
+  std::int64_t unit_count = 0;
+  std::vector<int> slabs;  // the current plan's slabs whose every unit it wrote
+  std::uint64_t output_bytes = 0, input_bytes = 0;
+};
+
+// Every recorded run, in run order, with the units the progress record holds
+// as done and that it wrote. A done unit whose run has no record (an older
+// file) goes to a run numbered 0. Units are attributed to one run each, so
+// the runs' units are disjoint and together are every done unit.
+std::vector<JobRun> job_runs(const RunHistory& history, const RunGeometry& geometry);
+
+// The plan's units, bytes per unit and resident bytes, for job_runs.
+RunGeometry run_geometry(const Plan& plan);
+
+}  // namespace discount
