@@ -207,7 +207,14 @@ WriteProbe probe_write(const OutputSpec& output, OutputMode mode, const Plan& pl
     return result;
   }
   const bool through_direct = direct && direct->active();
+  std::uint64_t allocated = 0;
+  struct stat st {};
+  if (::fstat(fd.get(), &st) == 0) allocated = static_cast<std::uint64_t>(st.st_blocks) * 512;
+  const auto closing = Clock::now();
   if (direct) direct->close();
+  fd.reset();
+  const double free_seconds = seconds_since(closing);
+  if (free_seconds > 0 && allocated > 0) result.free_gb_per_s = static_cast<double>(allocated) / free_seconds / 1e9;
   std::ostringstream detail;
   detail << mib(result.bytes) << " in " << result.pieces << " piece(s) in " << std::fixed;
   detail.precision(3);

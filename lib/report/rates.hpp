@@ -51,6 +51,9 @@ struct WriteProbe : ProbeResult {
   std::string folder;           // where the scratch file was written
   bool folder_missing = false;  // the output's folder does not exist: its nearest existing parent
   double create_seconds = -1;   // creating, reserving (posix_fallocate) and syncing the scratch file
+  // Closing the removed scratch file, which frees its blocks: the rate at
+  // which the run's publish frees an output it replaces (GB/s; 0 unknown).
+  double free_gb_per_s = 0;
 };
 // Writes probe_pieces() of the output's layout into a scratch file in the
 // output's folder with the run's writer (O_DIRECT through DirectWriter unless
