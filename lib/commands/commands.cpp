@@ -350,9 +350,16 @@ PlanRates plan_rates(const Job& job, const std::vector<std::string>& kokkos_args
         limits.read = {read.gb_per_s(), kMeasuredNow};
         measured_any = true;
       }
-      rates.notes.push_back("read measured now: " + read.detail +
-                            " through the run's reader; those bytes are now in the page cache (an input larger"
-                            " than the free memory reads at disk speed in the run)");
+      // The measurement reads through the page cache and leaves those bytes
+      // in it; a job larger than the free memory reads most of it from disk.
+      const std::uint64_t free_memory = host_available_bytes();
+      const bool larger = free_memory && plan.input_bytes() > free_memory;
+      rates.notes.push_back("read measured now: " + read.detail + " through the run's reader; those bytes are now" +
+                            " in the page cache" +
+                            (larger ? "; the input (" + format_bytes(plan.input_bytes()) + ") is larger than the " +
+                                          format_bytes(free_memory) + " of free memory, so the run reads most of" +
+                                          " it at disk speed, which may be slower than this"
+                                    : std::string()));
     }
     if (missing(Stage::write)) {
       const WriteProbe write = probe_write(spec.output, spec.output_mode, plan, budget);
