@@ -246,13 +246,14 @@ void start_kokkos(std::optional<Kokkos::ScopeGuard>& kokkos, const std::vector<s
   kokkos.emplace(argc, argv.data());
 }
 
+// Where plan's rates came from, as its output says it.
 constexpr const char* kConfigured = "config limits:";
+constexpr const char* kMeasuredNow = "measured now";
 
 std::string folder_of(const std::string& path) {
   const auto slash = path.find_last_of('/');
   return slash == std::string::npos ? std::string(".") : slash == 0 ? std::string("/") : path.substr(0, slash);
 }
-constexpr const char* kMeasuredNow = "measured now";
 
 // Fills the links plan still lacks (kernel, and h2d/d2h for a device kernel)
 // as the run measures them (job_limits), with buffers of at least 64 MiB:
