@@ -21,7 +21,7 @@ const char* kDescription =
     "in slabs cut by a memory budget, on a GPU (Kokkos CUDA) or CPU cores (Kokkos OpenMP).\n\n"
     "  discount_app input.yaml              run the job (same as `run`)\n"
     "  discount_app run input.yaml [--restart] [--dry-run] [--report run.json]\n"
-    "  discount_app plan input.yaml         shapes, slabs, buffers, bytes per stage\n"
+    "  discount_app plan input.yaml [--no-measure]  slabs, buffers, bytes and predicted time\n"
     "  discount_app verify input.yaml       independent check of the output (--sample for a quick one)\n"
     "  discount_app generate --dates D --ids M --nums O --out FILE [--seed S] [--axes date,id,num]\n"
     "  discount_app config input.yaml       print the effective configuration, defaults included\n\n"
@@ -80,8 +80,11 @@ int run(int argc, char** argv) {
   run_cmd->add_flag("--remeasure", run_options.remeasure,
                     "measure the link limits again instead of taking this host's cached ones (limits.cache_days)");
 
-  auto* plan_cmd = app.add_subcommand("plan", "print shapes, slab size and count, buffers and bytes per stage");
+  auto* plan_cmd = app.add_subcommand("plan", "print shapes, slabs, buffers, bytes per stage and the predicted time");
   plan_cmd->add_option("config", config_path, "input YAML file")->required();
+  bool no_measure = false;
+  plan_cmd->add_flag("--no-measure", no_measure,
+                     "no measuring: rates from limits: and the job's earlier report only (no I/O, no Kokkos)");
 
   auto* config_cmd = app.add_subcommand("config", "print the effective configuration, defaults included");
   config_cmd->add_option("config", config_path, "input YAML file")->required();
@@ -117,7 +120,8 @@ int run(int argc, char** argv) {
     return 0;
   }
   if (*run_cmd) return discount::run_command(discount::load_config_on_every_rank(config_path), run_options);
-  if (*plan_cmd) return discount::plan_command(discount::load_config_on_every_rank(config_path));
+  if (*plan_cmd)
+    return discount::plan_command(discount::load_config_on_every_rank(config_path), {!no_measure, kokkos_args});
   if (*config_cmd) return discount::config_command(discount::load_config(config_path));
   if (*verify_cmd) return discount::verify_job(discount::load_config(config_path), sample);
   if (*gen_cmd) {

@@ -1,6 +1,7 @@
 #include "commands/commands.hpp"
 
 #include <hdf5.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <Kokkos_Core.hpp>
@@ -28,6 +29,7 @@
 #include "report/limits.hpp"
 #include "report/limits_cache.hpp"
 #include "report/progress.hpp"
+#include "report/rates.hpp"
 #include "report/runs.hpp"
 #include "resolve/resolve.hpp"
 
@@ -225,7 +227,16 @@ std::string limits_text(const Limits& limits) {
   return text;
 }
 
-int print_plan(const Job& job, const Limits& limits) {
+// The rates plan predicts from, and the time outside the stages, with one
+// line per source for people.
+struct PlanRates {
+  Limits limits;
+  FixedCost fixed;
+  std::vector<std::string> notes;
+};
+
+int print_plan(const Job& job, const PlanRates& rates) {
+  const Limits& limits = rates.limits;
   const JobSpec& spec = job.spec;
   const Plan& plan = job.plan;
   std::cout << "input          " << job.input->describe() << "\n";
@@ -244,8 +255,14 @@ int print_plan(const Job& job, const Limits& limits) {
   if (ranks::multi())
     std::cout << "ranks          " << ranks::size() << " (each takes a contiguous share of the slabs still to do, about "
               << (plan.slabs.size() + ranks::size() - 1) / ranks::size() << ")\n";
-  std::cout << "limits         " << limits_text(limits) << "\n";
-  std::cout << describe_prediction(plan, predict(plan, limits));
+  Limits short_sources = limits;  // the rows below say which report
+  for (Stage stage : kAllStages)
+    if (short_sources.of(stage).source.rfind("report ", 0) == 0) link_of(short_sources, stage).source = "report";
+  std::cout << "limits         " << limits_text(short_sources) << "\n";
+  for (std::size_t n = 0; n < rates.notes.size(); ++n)
+    std::cout << (n ? "               " : "rates          ") << rates.notes[n] << "\n";
+  const auto stages = predict(plan, limits);
+  std::cout << describe_prediction(plan, stages, predict_wall(plan, stages, rates.fixed));
   std::cout << "\nresolved configuration (every default filled in; `discount_app config` prints the same):\n"
             << spec.report.config_yaml;
   return 0;
@@ -275,16 +292,173 @@ void start_kokkos(std::optional<Kokkos::ScopeGuard>& kokkos, const std::vector<s
   kokkos.emplace(argc, argv.data());
 }
 
-// plan and run --dry-run: measure the links the run would use (Kokkos starts
-// for that, and nothing else), then print.
-int plan_with_limits(const Job& job, const std::vector<std::string>& kokkos_args) {
-  Limits limits = configured_limits(job.spec.limits);
-  if (job.spec.limits.measure) {
-    std::optional<Kokkos::ScopeGuard> kokkos;
-    start_kokkos(kokkos, kokkos_args);
-    limits = job_limits(job.spec.limits, job.plan, false);
+// Where plan's rates came from, as its output says it.
+constexpr const char* kConfigured = "config limits:";
+constexpr const char* kMeasuredNow = "measured now";
+
+std::string folder_of(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? std::string(".") : slash == 0 ? std::string("/") : path.substr(0, slash);
+}
+
+// Fills the links plan still lacks (kernel, and h2d/d2h for a device kernel)
+// as the run measures them (job_limits), with buffers of at least 64 MiB:
+// plan allocates no slabs, so a small budget need not leave the links
+// unknown. Returns the seconds the run itself would spend on it (0 when the
+// run measures nothing: buffers under 32 MiB). Collective under MPI.
+double measure_compute_links(const Job& job, const std::vector<std::string>& kokkos_args, PlanRates& rates,
+                             double& kokkos_seconds) {
+  const Plan& plan = job.plan;
+  std::uint64_t cap = plan.request.host_budget / 4;
+  if (plan.request.device_copies) cap = std::min(cap, plan.request.device_budget / 4);
+  const bool run_measures = cap >= (std::uint64_t{32} << 20);
+  cap = std::clamp<std::uint64_t>(cap, std::uint64_t{64} << 20, std::uint64_t{256} << 20);
+  const auto started = Clock::now();
+  std::optional<Kokkos::ScopeGuard> kokkos;
+  start_kokkos(kokkos, kokkos_args);
+  kokkos_seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  ranks::barrier();
+  const auto t0 = Clock::now();
+  Limits measured = measure_limits(job.spec.limits, plan.request.device_copies, cap);
+  const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  if (ranks::multi()) add_up_ranks(measured);
+  Limits& limits = rates.limits;
+  for (auto link : {&Limits::h2d, &Limits::kernel, &Limits::d2h})
+    if (!(limits.*link).known() && (measured.*link).known()) limits.*link = {(measured.*link).gb_per_s, kMeasuredNow};
+  return run_measures ? seconds : 0.0;
+}
+
+// The rates for plan and run --dry-run, in this order: `limits:` in the
+// config; the job's earlier JSON report (report:) when it ran on this host,
+// from the same input, into the same folder; then, unless measuring is off
+// (--no-measure, limits.measure: false), measured now. `probe_io`: read the
+// input and write a scratch file (plan; a dry run writes nothing).
+PlanRates plan_rates(const Job& job, const std::vector<std::string>& kokkos_args, bool measure, bool probe_io,
+                     double prepare_seconds) {
+  const JobSpec& spec = job.spec;
+  const Plan& plan = job.plan;
+  const bool file_output = spec.output_mode == OutputMode::file;
+  PlanRates rates;
+  rates.limits = configured_limits(spec.limits);
+  Limits& limits = rates.limits;
+  for (Stage stage : kAllStages)
+    if (link_of(limits, stage).known()) link_of(limits, stage).source = kConfigured;
+  const auto needed = pipeline_stages(plan.request.device_copies);
+  const auto missing = [&](Stage stage) {
+    return std::find(needed.begin(), needed.end(), stage) != needed.end() && !limits.of(stage).known();
+  };
+  const auto any_missing = [&] {
+    return std::any_of(needed.begin(), needed.end(), [&](Stage stage) { return missing(stage); });
+  };
+
+  if (!spec.report_path.empty()) {
+    ReportExpectation expect;
+    expect.host = host_name();
+    expect.input = job.input->describe();
+    expect.output_is_file = file_output;
+    expect.output_path = file_output ? spec.output.path
+                                     : ChecksumOutput(spec.output.axes, 1, 1, 1).describe();
+    expect.space = execution_space_name(spec.pipeline.space);
+    expect.kernel = spec.report.kernel;
+    expect.slicing = spec.report.slicing;
+    const EarlierReport earlier = read_earlier_report(spec.report_path, expect);
+    if (earlier.usable) {
+      std::string taken;
+      for (Stage stage : needed)
+        if (missing(stage) && earlier.rates.of(stage).known()) {
+          link_of(limits, stage) = earlier.rates.of(stage);
+          taken += std::string(taken.empty() ? "" : ", ") + stage_name(stage);
+        }
+      const std::string source = "report " + spec.report_path + " of " + file_date_text(spec.report_path);
+      if (earlier.outside_stages >= 0) rates.fixed = {earlier.outside_stages, source};
+      rates.notes.push_back("earlier run: " + source + (taken.empty() ? "" : ": its " + taken + " rates") +
+                            (earlier.outside_stages >= 0 ? ", and its time in no stage" : ""));
+    } else if (earlier.why_not.rfind("no report", 0) != 0) {
+      rates.notes.push_back("earlier run: report " + spec.report_path + " not used: " + earlier.why_not);
+    }
   }
-  return ranks::is_root() ? print_plan(job, limits) : 0;
+
+  if (!measure || !spec.limits.measure) {
+    if (any_missing() || rates.fixed.seconds < 0)
+      rates.notes.push_back(std::string("nothing measured (") +
+                            (measure ? "limits.measure: false" : "--no-measure") + ")");
+    return rates;
+  }
+
+  double touch_gb_per_s = 0, create_seconds = -1, kokkos_seconds = 0, links_seconds = 0, replace_seconds = 0;
+  bool measured_any = false;
+  if (probe_io && ranks::is_root()) {
+    const ProbeBudget budget;
+    if (missing(Stage::read)) {
+      const ProbeResult read = probe_read(*job.input, plan, spec.pipeline.dates, spec.pipeline.ids,
+                                          spec.pipeline.check_finite && job.input->may_hold_nonfinite(), budget,
+                                          touch_gb_per_s);
+      if (read.ok()) {
+        limits.read = {read.gb_per_s(), kMeasuredNow};
+        measured_any = true;
+      }
+      // The measurement reads through the page cache and leaves those bytes
+      // in it; a job larger than the free memory reads most of it from disk.
+      const std::uint64_t free_memory = host_available_bytes();
+      const bool larger = free_memory && plan.input_bytes() > free_memory;
+      rates.notes.push_back("read measured now: " + read.detail + " through the run's reader; those bytes are now" +
+                            " in the page cache" +
+                            (larger ? "; the input (" + format_bytes(plan.input_bytes()) + ") is larger than the " +
+                                          format_bytes(free_memory) + " of free memory, so the run reads most of" +
+                                          " it at disk speed, which may be slower than this"
+                                    : std::string()));
+    }
+    if (missing(Stage::write)) {
+      const WriteProbe write = probe_write(spec.output, spec.output_mode, plan, budget);
+      if (write.ok()) {
+        limits.write = {write.gb_per_s(), kMeasuredNow};
+        measured_any = true;
+        create_seconds = write.create_seconds;
+        // Publishing over an existing output frees its blocks (rename), at the scratch file's rate.
+        struct stat old {};
+        if (file_output && write.free_gb_per_s > 0 && ::stat(spec.output.path.c_str(), &old) == 0)
+          replace_seconds = static_cast<double>(old.st_blocks) * 512 / (write.free_gb_per_s * 1e9);
+      }
+      rates.notes.push_back("write measured now: " + write.detail);
+      if (write.folder_missing)
+        rates.notes.push_back("output folder '" + folder_of(spec.output.path) +
+                              "' does not exist yet (the run refuses that: create it first); the write rate is its"
+                              " nearest existing parent's, '" + write.folder + "'");
+    }
+  }
+  // Every rank the same: the measurement is collective under MPI.
+  if (missing(Stage::kernel) || missing(Stage::h2d) || missing(Stage::d2h)) {
+    links_seconds = measure_compute_links(job, kokkos_args, rates, kokkos_seconds);
+    measured_any = true;
+  }
+  if (rates.fixed.seconds < 0 && measured_any && ranks::is_root()) {
+    // What the run does outside its stages, from this process's own figures:
+    // opening the input and resolving (prepare), starting Kokkos, measuring
+    // the links, creating and publishing the output (the scratch file's
+    // create, reserve and sync, twice), and the first touch of its buffers.
+    double fixed = prepare_seconds + kokkos_seconds + links_seconds;
+    if (create_seconds > 0) fixed += 2 * create_seconds + replace_seconds;
+    if (touch_gb_per_s > 0) fixed += static_cast<double>(plan.host_bytes) / (touch_gb_per_s * 1e9);
+    rates.fixed = {fixed, kMeasuredNow};
+    char line[320];
+    std::snprintf(line, sizeof line,
+                  "start-up and finish measured now: %.3f s (input and plan %.3f s, Kokkos %.3f s, link "
+                  "measurement %.3f s, output file %.3f s, first touch of %s of buffers %.3f s)",
+                  fixed, prepare_seconds, kokkos_seconds, links_seconds,
+                  create_seconds > 0 ? 2 * create_seconds + replace_seconds : 0.0,
+                  format_bytes(plan.host_bytes).c_str(),
+                  touch_gb_per_s > 0 ? plan.host_bytes / (touch_gb_per_s * 1e9) : 0.0);
+    rates.notes.push_back(line);
+  }
+  return rates;
+}
+
+// plan and run --dry-run: the rates (lib/report/rates.hpp), then the plan
+// and its predicted time on rank 0.
+int plan_with_limits(const Job& job, const std::vector<std::string>& kokkos_args, bool measure, bool probe_io,
+                     double prepare_seconds) {
+  const PlanRates rates = plan_rates(job, kokkos_args, measure, probe_io, prepare_seconds);
+  return ranks::is_root() ? print_plan(job, rates) : 0;
 }
 
 // Creates or resumes the output. Under MPI rank 0 does it alone (checks,
@@ -504,7 +678,9 @@ int run_command(const Config& config, const RunOptions& options) {
   install_signal_handlers();
   const Job job = prepare(config);
   startup::mark("input, resolve and plan");
-  if (options.dry_run) return plan_with_limits(job, options.kokkos_args);
+  if (options.dry_run)
+    return plan_with_limits(job, options.kokkos_args, true, false,
+                            std::chrono::duration<double>(Clock::now() - start).count());
   const bool talk = !options.quiet && ranks::is_root();
   const std::string report_path = options.report_path.empty() ? job.spec.report_path : options.report_path;
 
@@ -538,7 +714,12 @@ int run_command(const Config& config, const RunOptions& options) {
   return verify_after_run(config);
 }
 
-int plan_command(const Config& config) { return plan_with_limits(prepare(config), {}); }
+int plan_command(const Config& config, const PlanOptions& options) {
+  const auto start = Clock::now();
+  const Job job = prepare(config);
+  return plan_with_limits(job, options.kokkos_args, options.measure, true,
+                          std::chrono::duration<double>(Clock::now() - start).count());
+}
 
 int config_command(const Config& config) {
   std::cout << config.to_yaml();

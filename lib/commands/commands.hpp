@@ -24,8 +24,15 @@ struct RunOptions {
 
 // `discount_app run`: the job, resumed where a killed run stopped.
 int run_command(const Config& config, const RunOptions& options);
-// `discount_app plan`: shapes, slabs, buffers, bytes and predicted seconds per stage.
-int plan_command(const Config& config);
+struct PlanOptions {
+  // false (--no-measure): no I/O beyond opening the input, no Kokkos; the
+  // rates come from limits: and the job's earlier report only.
+  bool measure = true;
+  std::vector<std::string> kokkos_args;  // --kokkos-* passed through
+};
+// `discount_app plan`: shapes, slabs, buffers, bytes per stage, and the
+// predicted time with where each rate came from (lib/report/rates.hpp).
+int plan_command(const Config& config, const PlanOptions& options);
 // `discount_app config`: the effective configuration, after the rules that
 // need no input (resolve/resolve.hpp's check_config).
 int config_command(const Config& config);

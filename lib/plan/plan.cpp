@@ -173,38 +173,130 @@ double predicted_serial_seconds(const std::vector<StagePrediction>& stages) {
   return any ? sum : -1;
 }
 
-std::string describe_prediction(const Plan& plan, const std::vector<StagePrediction>& stages) {
+WallPrediction predict_wall(const Plan& plan, const std::vector<StagePrediction>& stages, const FixedCost& fixed) {
+  return predict_wall(plan, stages, fixed, static_cast<int>(plan.slabs.size()));
+}
+
+WallPrediction predict_wall(const Plan& plan, const std::vector<StagePrediction>& stages, const FixedCost& fixed,
+                            int slabs) {
+  WallPrediction w;
+  w.slabs = slabs;
+  w.fixed_known = fixed.seconds >= 0;
+  w.fixed_seconds = w.fixed_known ? fixed.seconds : 0;
+  for (const auto& s : stages)
+    if (s.seconds < 0) w.unknown.push_back(s.stage);
+  if (!w.unknown.empty() || stages.empty()) return w;
+
+  // Per slab, on average: each stage's bytes less the resident multBy's read.
+  const double n = std::max(1, slabs);
+  double all = 0, device_path = 0, slowest = 0;
+  for (const auto& s : stages) {
+    Stage stage = Stage::read;
+    stage_named(s.stage, stage);
+    const std::uint64_t resident = resident_stage_bytes(stage, plan.mult_bytes, plan.mult_per_slab);
+    const double resident_seconds = s.bytes ? s.seconds * static_cast<double>(resident) / s.bytes : 0.0;
+    w.resident_seconds += resident_seconds;
+    const double per_slab = (s.seconds - resident_seconds) / n;
+    all += per_slab;
+    if (stage == Stage::h2d || stage == Stage::kernel || stage == Stage::d2h) device_path += per_slab;
+    if (per_slab > slowest) {
+      slowest = per_slab;
+      w.pace = s.stage;
+    }
+  }
+  w.first_slab_seconds = all;
+  // A host buffer is held from its read to its write, a device buffer from
+  // its upload to its download: with fewer buffers than that takes, slabs
+  // wait for one.
+  double period = slowest;
+  const double host_ring = all / std::max(1, plan.host_buffers);
+  const double device_ring = plan.device_buffers > 0 ? device_path / plan.device_buffers : 0.0;
+  if (std::max(host_ring, device_ring) > period) {
+    period = std::max(host_ring, device_ring);
+    w.pace = "buffers";
+  }
+  w.period_seconds = period;
+  w.seconds = w.fixed_seconds + w.resident_seconds + w.first_slab_seconds + (n - 1) * period;
+  return w;
+}
+
+std::vector<Slab> probe_pieces(const Plan& plan, std::uint64_t piece_bytes, std::uint64_t max_bytes) {
+  std::vector<Slab> pieces;
+  const auto& r = plan.request;
+  const bool by_date = r.chunk_axis == Axis::date;
+  const std::uint64_t row = static_cast<std::uint64_t>(r.nums) * r.element_bytes;  // one date x one id
+  std::uint64_t covered = 0;
+  for (const Slab& slab : plan.slabs) {
+    const Range along = by_date ? slab.dates : slab.ids, across = by_date ? slab.ids : slab.dates;
+    const std::uint64_t unit = static_cast<std::uint64_t>(across.size()) * row;  // one step along
+    // Steps along per piece, or (one step too large) rows across per piece.
+    const std::int64_t step_along =
+        unit <= piece_bytes ? std::max<std::int64_t>(1, static_cast<std::int64_t>(piece_bytes / unit)) : 1;
+    const std::int64_t step_across =
+        unit <= piece_bytes ? across.size() : std::max<std::int64_t>(1, static_cast<std::int64_t>(piece_bytes / row));
+    for (std::int64_t a = along.begin; a < along.end; a += step_along)
+      for (std::int64_t c = across.begin; c < across.end; c += step_across) {
+        const Range pa{a, std::min(along.end, a + step_along)}, pc{c, std::min(across.end, c + step_across)};
+        Slab piece;
+        piece.index = static_cast<int>(pieces.size());
+        piece.dates = by_date ? pa : pc;
+        piece.ids = by_date ? pc : pa;
+        piece.nums = slab.nums;
+        pieces.push_back(piece);
+        covered += static_cast<std::uint64_t>(piece.elements()) * r.element_bytes;
+        if (covered >= max_bytes) return pieces;
+      }
+  }
+  return pieces;
+}
+
+std::string describe_prediction(const Plan& plan, const std::vector<StagePrediction>& stages,
+                                const WallPrediction& wall) {
   std::ostringstream out;
-  char line[160];
-  out << "predicted      stage" << std::string(12, ' ') << "bytes  limit GB/s  source       seconds\n";
-  std::string unknown, pace;
-  double slowest = -1;
+  char line[256];
+  out << "predicted      stage           bytes   GB/s    seconds  rate from\n";
   for (const auto& s : stages) {
     char limit[32] = "-", seconds[32] = "-";
     if (s.gb_per_s > 0) std::snprintf(limit, sizeof limit, "%.2f", s.gb_per_s);
     if (s.seconds >= 0) std::snprintf(seconds, sizeof seconds, "%.3f", s.seconds);
-    std::snprintf(line, sizeof line, "               %-8s %10.3f GB %11s  %-10s %9s\n", s.stage.c_str(), s.bytes / 1e9,
-                  limit, s.source.empty() ? "unknown" : s.source.c_str(), seconds);
-    out << line;
-    if (s.seconds < 0) unknown += (unknown.empty() ? "" : ", ") + s.stage;
-    else if (s.seconds > slowest) {
-      slowest = s.seconds;
-      pace = s.stage;
-    }
+    std::snprintf(line, sizeof line, "               %-8s %8.3f GB %6s %10s  ", s.stage.c_str(), s.bytes / 1e9, limit,
+                  seconds);
+    out << line << (s.source.empty() ? "unknown" : s.source) << "\n";
   }
-  const double wall = predicted_wall_seconds(stages), serial = predicted_serial_seconds(stages);
-  if (wall < 0) {
-    out << "predicted wall unknown: no link speed is known (set them under limits:)\n";
+  if (!wall.unknown.empty()) {
+    std::string names;
+    for (const auto& name : wall.unknown) names += (names.empty() ? "" : ", ") + name;
+    out << "predicted wall cannot predict the time: no rate known for " << names
+        << " (run `discount_app plan` without --no-measure to measure them, run the job once with `report:` set,"
+           " or set them under limits:)\n";
     return out.str();
   }
-  if (plan.request.pipeline_depth > 1)
-    std::snprintf(line, sizeof line, "predicted wall %.3f s with the stages overlapped (%s sets the pace), %.3f s one after another\n",
-                  wall, pace.c_str(), serial);
-  else
-    std::snprintf(line, sizeof line, "predicted wall %.3f s one after another (pipeline_depth 1: no overlap)\n", serial);
+  std::snprintf(line, sizeof line, "predicted wall %.2f s", wall.seconds);
   out << line;
-  if (!unknown.empty())
-    out << "               a lower bound: no limit known for " << unknown << " (set them under limits:)\n";
+  if (!wall.fixed_known) out << " plus start-up and finish (not known without a measurement or an earlier report)";
+  out << "\n";
+  if (wall.fixed_known) {
+    std::snprintf(line, sizeof line, "               %.3f s start-up and finish (input, Kokkos, output file)\n",
+                  wall.fixed_seconds);
+    out << line;
+  }
+  if (wall.resident_seconds > 0) {
+    std::snprintf(line, sizeof line, "               %.3f s reading the resident multBy before the first slab\n",
+                  wall.resident_seconds);
+    out << line;
+  }
+  std::snprintf(line, sizeof line, "               %.3f s the first slab through every stage (fill and drain)\n",
+                wall.first_slab_seconds);
+  out << line;
+  if (wall.slabs > 1) {
+    const bool overlap = plan.request.pipeline_depth > 1;
+    std::snprintf(line, sizeof line, "               %.3f s %d more slab(s) at %.3f s each (%s)\n",
+                  (wall.slabs - 1) * wall.period_seconds, wall.slabs - 1, wall.period_seconds,
+                  !overlap                   ? "pipeline_depth 1: one stage after another"
+                  : wall.pace == "buffers" ? "stages overlapped; the staging buffers set the pace"
+                                           : ("stages overlapped; " + wall.pace + " sets the pace").c_str());
+    out << line;
+  }
   return out.str();
 }
 

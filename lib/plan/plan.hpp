@@ -84,7 +84,7 @@ struct StagePrediction {
   std::uint64_t bytes = 0;
   double seconds = -1;       // bytes / limit; < 0: the limit is unknown
   double gb_per_s = 0;       // the limit used; 0: unknown
-  std::string source;        // "measured" | "configured" | ""
+  std::string source;        // the limit's source (LinkLimit::source); "" when unknown
 };
 
 // The stages in pipeline order, with their bytes for a fresh run of every
@@ -100,11 +100,56 @@ double predicted_wall_seconds(const std::vector<StagePrediction>& stages);
 // One stage after another (pipeline_depth 1, or an upper bound): the sum of
 // the known stages. < 0 when no stage's limit is known.
 double predicted_serial_seconds(const std::vector<StagePrediction>& stages);
-// A text block for `discount_app plan` and the run's start: one row per
-// stage (bytes, limit, source, seconds) and the predicted wall time.
-std::string describe_prediction(const Plan& plan, const std::vector<StagePrediction>& stages);
+
+// Time a run spends in no stage: opening the input, starting Kokkos,
+// measuring the links, creating, flushing and publishing the output, and the
+// first touch of the slab buffers. The pipeline's report shows it as wall time
+// less the time any stage was busy (lib/pipeline/pipeline.cpp).
+struct FixedCost {
+  double seconds = -1;  // < 0: unknown
+  std::string source;   // where the figure came from, for people
+};
+
+// The run's wall time from the stages' rates, as lib/pipeline/pipeline.cpp
+// runs them: the resident multBy is read before the first slab; the first
+// slab goes through every stage one after another (the fill, and at the end
+// the drain); every further slab adds one period, the slowest stage's time
+// per slab or, when the ring of staging buffers is too short for every stage
+// to hold a slab at once, the buffers' round trip over their count.
+struct WallPrediction {
+  double seconds = -1;             // the whole run; < 0: a stage's rate is unknown
+  double fixed_seconds = 0;        // FixedCost, 0 when unknown
+  bool fixed_known = false;
+  double resident_seconds = 0;     // the resident multBy's read
+  double first_slab_seconds = 0;   // one average slab through every stage
+  double period_seconds = 0;       // each further slab
+  int slabs = 0;
+  std::string pace;                // the stage that sets the period, or "buffers"
+  std::vector<std::string> unknown;  // stages without a rate
+};
+WallPrediction predict_wall(const Plan& plan, const std::vector<StagePrediction>& stages, const FixedCost& fixed);
+// The same for `slabs` of plan's slabs (a resume's pending share); the
+// stages' bytes must be those of predict(plan, limits, slabs).
+WallPrediction predict_wall(const Plan& plan, const std::vector<StagePrediction>& stages, const FixedCost& fixed,
+                            int slabs);
+
+// Slab-shaped pieces of the job in the order the run reads and writes them,
+// for measuring the read and write rates in a moment: each is a part of one
+// of plan.slabs (from slab 0 on) of at most `piece_bytes` of discount (but at
+// least one row of nums), cut along the chunk axis and, when one step along
+// it is larger than a piece, across it too. They stop once `max_bytes` are
+// covered or the job ends. Ranges are relative to the selection.
+std::vector<Slab> probe_pieces(const Plan& plan, std::uint64_t piece_bytes, std::uint64_t max_bytes);
+
+// A text block for `discount_app plan`: one row per stage (bytes, rate,
+// seconds, where the rate came from), then the predicted wall time and how
+// it adds up, or one line saying plainly that it cannot be predicted and what
+// would let it be.
+std::string describe_prediction(const Plan& plan, const std::vector<StagePrediction>& stages,
+                                const WallPrediction& wall);
 inline std::string describe_prediction(const Plan& plan, const Limits& limits) {
-  return describe_prediction(plan, predict(plan, limits));
+  const auto stages = predict(plan, limits);
+  return describe_prediction(plan, stages, predict_wall(plan, stages, FixedCost{}));
 }
 
 }  // namespace discount

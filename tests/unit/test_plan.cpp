@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <map>
 
 #include "common/error.hpp"
@@ -330,10 +331,13 @@ TEST(Predict, SecondsFromKnownLimitsAndUnknownStaysNegative) {
   EXPECT_DOUBLE_EQ(predicted_wall_seconds(stages), stages[0].seconds);  // read sets the pace
   EXPECT_DOUBLE_EQ(predicted_serial_seconds(stages),
                    stages[0].seconds + stages[1].seconds + stages[2].seconds + stages[3].seconds);
-  const std::string text = describe_prediction(p, stages);
-  EXPECT_NE(text.find("predicted wall"), std::string::npos) << text;
-  EXPECT_NE(text.find("read sets the pace"), std::string::npos) << text;
-  EXPECT_NE(text.find("no limit known for write"), std::string::npos) << text;
+  // One stage unknown: no time at all rather than a lower bound.
+  const WallPrediction wall = predict_wall(p, stages, FixedCost{0.5, "measured now"});
+  EXPECT_LT(wall.seconds, 0);
+  EXPECT_EQ(wall.unknown, std::vector<std::string>{"write"});
+  const std::string text = describe_prediction(p, stages, wall);
+  EXPECT_NE(text.find("cannot predict the time: no rate known for write"), std::string::npos) << text;
+  EXPECT_EQ(text.find("lower bound"), std::string::npos) << text;
   EXPECT_NE(text.find("configured"), std::string::npos) << text;
 }
 
@@ -353,4 +357,160 @@ TEST(Predict, DescribeListsTheSameBytesPerStage) {
     const std::string label = s.stage == "h2d" ? "H2D" : s.stage == "d2h" ? "D2H" : s.stage;
     EXPECT_NE(text.find(label + " " + format_bytes(s.bytes)), std::string::npos) << label << "\n" << text;
   }
+}
+
+namespace {
+
+Limits host_limits(double read, double kernel, double write) {
+  Limits limits;
+  limits.read = {read, "measured now"};
+  limits.kernel = {kernel, "config limits:"};
+  limits.write = {write, "report out/run.json of 2026-12-01 03:41 UTC (7 min ago)"};
+  return limits;
+}
+
+}  // namespace
+
+// The model written out by hand for 15 date slabs of 100 x 4000 x 5 on the
+// host: the resident multBy first, one slab through every stage, then 14
+// slabs at the slowest stage's pace.
+TEST(PredictWall, FixedResidentFirstSlabThenTheSlowestStagesPace) {
+  const Plan p = date_plan(false);
+  ASSERT_EQ(p.slabs.size(), 15u);
+  ASSERT_EQ(p.host_buffers, 3);
+  const auto stages = predict(p, host_limits(1.0, 10.0, 0.5));
+  const WallPrediction w = predict_wall(p, stages, FixedCost{0.25, "measured now"});
+  const double data = 100.0 * 4000 * 5 * 8, mult = 4000.0 * 5 * 8;
+  const double read = data / 1e9 / 15, kernel = (2 * data + 15 * mult) / 10e9 / 15, write = data / 0.5e9 / 15;
+  EXPECT_TRUE(w.unknown.empty());
+  EXPECT_TRUE(w.fixed_known);
+  EXPECT_NEAR(w.resident_seconds, mult / 1e9, 1e-12);
+  EXPECT_NEAR(w.first_slab_seconds, read + kernel + write, 1e-12);
+  EXPECT_NEAR(w.period_seconds, write, 1e-12);
+  EXPECT_EQ(w.pace, "write");
+  EXPECT_NEAR(w.seconds, 0.25 + mult / 1e9 + read + kernel + write + 14 * write, 1e-12);
+  // Overlap: less than one stage after another, more than the slowest alone.
+  EXPECT_LT(w.seconds - 0.25, predicted_serial_seconds(stages));
+  EXPECT_GT(w.seconds - 0.25, predicted_wall_seconds(stages));
+  const std::string text = describe_prediction(p, stages, w);
+  for (const char* needle : {"measured now", "config limits:", "report out/run.json of 2026-12-01 03:41 UTC",
+                             "14 more slab(s)", "write sets the pace", "start-up and finish", "resident multBy"})
+    EXPECT_NE(text.find(needle), std::string::npos) << needle << "\n" << text;
+  char total[32];
+  std::snprintf(total, sizeof total, "predicted wall %.2f s", w.seconds);
+  EXPECT_NE(text.find(total), std::string::npos) << text;
+}
+
+TEST(PredictWall, DepthOneIsEveryStageOneAfterAnother) {
+  PlanRequest r = request(100, 4000, 5, 160000 + 1 * 7 * 160000 + 100);
+  r.pipeline_depth = 1;
+  const Plan p = make_plan(r);
+  ASSERT_EQ(p.host_buffers, 1);
+  const auto stages = predict(p, host_limits(1.0, 10.0, 0.5));
+  const WallPrediction w = predict_wall(p, stages, FixedCost{0.1, "x"});
+  EXPECT_NEAR(w.seconds, 0.1 + predicted_serial_seconds(stages), 1e-12);
+  EXPECT_NE(describe_prediction(p, stages, w).find("pipeline_depth 1"), std::string::npos);
+}
+
+TEST(PredictWall, OneSlabHasNoOverlap) {
+  const Plan p = make_plan(request(100, 4000, 5, std::uint64_t{1} << 30));
+  ASSERT_EQ(p.slabs.size(), 1u);
+  const auto stages = predict(p, host_limits(2.0, 20.0, 1.0));
+  const WallPrediction w = predict_wall(p, stages, FixedCost{0.0, "x"});
+  EXPECT_NEAR(w.seconds, predicted_serial_seconds(stages), 1e-12);
+  EXPECT_EQ(describe_prediction(p, stages, w).find("more slab"), std::string::npos);
+}
+
+// Two buffers for three equally slow stages: a buffer's round trip (read,
+// kernel, write) over two buffers, not one stage's time, sets the period.
+TEST(PredictWall, TooFewBuffersForTheStagesSetThePace) {
+  PlanRequest r = request(100, 4000, 5, 160000 + 2 * 7 * 160000 + 100);
+  r.pipeline_depth = 2;
+  const Plan p = make_plan(r);
+  ASSERT_EQ(p.host_buffers, 2);
+  const double data = 100.0 * 4000 * 5 * 8, mult = 4000.0 * 5 * 8;
+  // Rates that make each stage's per-slab time equal.
+  const double t = 1.0;  // seconds per stage, whole job
+  Limits limits = host_limits(data / t / 1e9, (2 * data + 15 * mult) / t / 1e9, data / t / 1e9);
+  const auto stages = predict(p, limits);
+  const WallPrediction w = predict_wall(p, stages, FixedCost{});
+  const double n = static_cast<double>(p.slabs.size());
+  EXPECT_FALSE(w.fixed_known);
+  EXPECT_EQ(w.pace, "buffers");
+  EXPECT_NEAR(w.period_seconds, 3 * (t / n) / 2, 1e-9);
+  const std::string text = describe_prediction(p, stages, w);
+  EXPECT_NE(text.find("staging buffers set the pace"), std::string::npos) << text;
+  EXPECT_NE(text.find("plus start-up and finish (not known"), std::string::npos) << text;
+}
+
+// With device copies the device ring (upload, kernel, download) can bind too.
+TEST(PredictWall, DeviceCopiesCountEveryStage) {
+  const Plan p = date_plan(true);
+  Limits limits = host_limits(1.0, 100.0, 1.0);
+  limits.h2d = {0.05, "measured now"};
+  limits.d2h = {0.05, "measured now"};
+  const auto stages = predict(p, limits);
+  ASSERT_EQ(stages.size(), 5u);
+  const WallPrediction w = predict_wall(p, stages, FixedCost{0, "x"});
+  const double n = static_cast<double>(p.slabs.size());
+  const double h2d = stages[1].seconds / n, kernel = stages[2].seconds / n, d2h = stages[3].seconds / n;
+  EXPECT_NEAR(w.period_seconds, std::max(h2d, (h2d + kernel + d2h) / p.device_buffers), 1e-12);
+}
+
+TEST(PredictWall, NoRatesNoTime) {
+  const Plan p = date_plan(false);
+  const auto stages = predict(p, Limits{});
+  const WallPrediction w = predict_wall(p, stages, FixedCost{1.0, "x"});
+  EXPECT_LT(w.seconds, 0);
+  EXPECT_EQ(w.unknown, (std::vector<std::string>{"read", "kernel", "write"}));
+  const std::string text = describe_prediction(p, stages, w);
+  EXPECT_NE(text.find("cannot predict the time: no rate known for read, kernel, write"), std::string::npos) << text;
+  EXPECT_EQ(text.find("predicted wall 0"), std::string::npos) << text;
+}
+
+// Pieces follow the slabs from the first on, never cross a slab, and stop
+// once max_bytes are covered.
+TEST(ProbePieces, DateSlabsCutAlongTheChunkAxis) {
+  const Plan p = date_plan(false);  // slabs of 7 dates, one date 160000 B
+  const auto pieces = probe_pieces(p, 3 * 160000 + 5, 20 * 160000);
+  std::uint64_t covered = 0;
+  for (const Slab& piece : pieces) {
+    EXPECT_EQ(piece.ids.size(), 4000);
+    EXPECT_LE(piece.dates.size(), 3);
+    const Slab& owner = p.slabs[static_cast<std::size_t>(piece.dates.begin / 7)];
+    EXPECT_LE(piece.dates.end, owner.dates.end);  // within one slab
+    covered += static_cast<std::uint64_t>(piece.elements()) * 8;
+  }
+  ASSERT_FALSE(pieces.empty());
+  EXPECT_EQ(pieces[0].dates.begin, 0);
+  // 7 = 3 + 3 + 1 per slab: 3 slabs are 21 dates, past 20 after the 9th piece.
+  EXPECT_EQ(pieces.size(), 8u);
+  EXPECT_GE(covered, 20u * 160000);
+  EXPECT_EQ(pieces[2].dates.size(), 1);
+}
+
+TEST(ProbePieces, AStepLargerThanAPieceIsCutAcross) {
+  const Plan p = date_plan(false);
+  // One date is 4000 rows of 40 B; pieces of 1000 rows.
+  const auto pieces = probe_pieces(p, 40000, 1u << 30);
+  ASSERT_EQ(pieces.size(), 100u * 4);
+  for (const Slab& piece : pieces) {
+    EXPECT_EQ(piece.dates.size(), 1);
+    EXPECT_EQ(piece.ids.size(), 1000);
+  }
+  EXPECT_EQ(pieces[1].ids.begin, 1000);
+  EXPECT_EQ(pieces[4].dates.begin, 1);
+}
+
+TEST(ProbePieces, IdSlabs) {
+  const Plan p = id_plan(false);  // 101 slabs of 10 ids, one id 200 x 5 x 8 = 8000 B
+  const auto pieces = probe_pieces(p, 8000 * 4, 8000 * 1009);
+  std::int64_t ids = 0;
+  for (const Slab& piece : pieces) {
+    EXPECT_EQ(piece.dates.size(), 200);
+    EXPECT_LE(piece.ids.size(), 4);
+    EXPECT_EQ(piece.ids.begin, ids);
+    ids = piece.ids.end;
+  }
+  EXPECT_EQ(ids, 1009);  // the whole job when max_bytes covers it
 }

@@ -1,0 +1,318 @@
+#include "report/rates.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <vector>
+
+#include "common/error.hpp"
+#include "common/host_pages.hpp"
+#include "common/host_parallel.hpp"
+#include "io/box.hpp"
+#include "io/finite.hpp"
+#include "io/output.hpp"
+#include "io/posix_io.hpp"
+
+namespace discount {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+std::string dir_of(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? std::string(".") : slash == 0 ? std::string("/") : path.substr(0, slash);
+}
+
+bool is_directory(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// The folder itself, or the nearest parent that exists.
+std::string existing_folder(const std::string& folder) {
+  std::string at = folder;
+  while (!is_directory(at)) {
+    const std::string up = dir_of(at);
+    if (up == at) break;
+    at = up;
+  }
+  return at;
+}
+
+std::uint64_t auto_piece(const Plan& plan, const ProbeBudget& budget) {
+  const std::uint64_t row = static_cast<std::uint64_t>(plan.request.nums) * plan.request.element_bytes;
+  std::uint64_t piece = budget.piece_bytes;
+  if (piece == 0)
+    piece = std::clamp<std::uint64_t>(std::uint64_t{io_threads()} << 24, std::uint64_t{32} << 20,
+                                      std::uint64_t{128} << 20);
+  return std::max(row, std::min(piece, plan.slab_bytes));
+}
+
+std::uint64_t piece_bytes_of(const Slab& piece, const Plan& plan) {
+  return static_cast<std::uint64_t>(piece.elements()) * plan.request.element_bytes;
+}
+
+std::string mib(std::uint64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f MiB", bytes / 1048576.0);
+  return text;
+}
+
+// A buffer of `bytes` whose pages are already touched; the touch's rate (GB/s) in `touch_gb_per_s`.
+HostPages touched(std::uint64_t bytes, double& touch_gb_per_s) {
+  HostPages pages(static_cast<std::size_t>(bytes));
+  const auto t0 = Clock::now();
+  auto* data = static_cast<double*>(pages.data());
+  const std::size_t n = bytes / sizeof(double);
+  for (std::size_t j = 0; j < n; ++j) data[j] = 1.0 + static_cast<double>(j & 1023) * 0x1p-20;
+  const double seconds = seconds_since(t0);
+  touch_gb_per_s = seconds > 0 ? static_cast<double>(bytes) / seconds / 1e9 : 0.0;
+  return pages;
+}
+
+}  // namespace
+
+ProbeResult probe_read(InputSource& input, const Plan& plan, Range dates, Range ids, bool scan,
+                       const ProbeBudget& budget, double& touch_gb_per_s) {
+  ProbeResult result;
+  const std::vector<Slab> pieces = probe_pieces(plan, auto_piece(plan, budget), budget.max_bytes);
+  std::uint64_t largest = 0;
+  for (const Slab& piece : pieces) largest = std::max(largest, piece_bytes_of(piece, plan));
+  if (largest == 0) {
+    result.detail = "nothing to read";
+    return result;
+  }
+  HostPages buffer = touched(largest, touch_gb_per_s);
+  std::vector<double> mult;
+  auto* data = static_cast<double*>(buffer.data());
+  const auto start = Clock::now();
+  for (const Slab& piece : pieces) {
+    const Range d{dates.begin + piece.dates.begin, dates.begin + piece.dates.end};
+    const Range i{ids.begin + piece.ids.begin, ids.begin + piece.ids.end};
+    // Id slabs bring their own multBy rows, as in the run's reader.
+    if (plan.mult_per_slab) {
+      mult.resize(static_cast<std::size_t>(i.size() * piece.nums));
+      input.read_multiplier(i, mult.data());
+      result.bytes += mult.size() * sizeof(double);
+    }
+    input.read_discount(d, i, data);
+    if (scan) (void)find_nonfinite(data, piece.elements());
+    result.bytes += piece_bytes_of(piece, plan);
+    ++result.pieces;
+    if (seconds_since(start) >= budget.seconds) break;
+  }
+  result.seconds = seconds_since(start);
+  std::ostringstream detail;
+  detail << mib(result.bytes) << " in " << result.pieces << " piece(s) in " << std::fixed;
+  detail.precision(3);
+  detail << result.seconds << " s";
+  result.detail = detail.str();
+  return result;
+}
+
+WriteProbe probe_write(const OutputSpec& output, OutputMode mode, const Plan& plan, const ProbeBudget& budget) {
+  WriteProbe result;
+  const std::vector<Slab> pieces = probe_pieces(plan, auto_piece(plan, budget), budget.max_bytes);
+  std::uint64_t largest = 0;
+  for (const Slab& piece : pieces) largest = std::max(largest, piece_bytes_of(piece, plan));
+  if (largest == 0) {
+    result.detail = "nothing to write";
+    return result;
+  }
+  double touch = 0;
+  HostPages buffer = touched(largest, touch);
+  const auto* data = static_cast<const double*>(buffer.data());
+
+  if (mode == OutputMode::checksum) {
+    ChecksumOutput sink(output.axes, output.dates, output.ids, output.nums);
+    const auto start = Clock::now();
+    for (const Slab& piece : pieces) {
+      sink.write_slab(piece, data);
+      result.bytes += piece_bytes_of(piece, plan);
+      ++result.pieces;
+      if (seconds_since(start) >= budget.seconds) break;
+    }
+    result.seconds = seconds_since(start);
+    result.detail = mib(result.bytes) + " through the checksum sink";
+    return result;
+  }
+
+  const std::string wanted = dir_of(output.path);
+  result.folder = existing_folder(wanted);
+  result.folder_missing = result.folder != wanted;
+  // The pieces' runs in the output's layout, moved to start at byte 0.
+  std::vector<std::vector<Run>> runs;
+  std::int64_t first = -1, last = 0;
+  for (const Slab& piece : pieces) {
+    const FileBox box = discount_box({output.dates, output.ids, output.nums}, output.axes, piece.dates, piece.ids);
+    runs.push_back(box_runs(box.dims, box.start, box.count));
+    for (const Run& run : runs.back()) {
+      first = first < 0 ? run.offset : std::min(first, run.offset);
+      last = std::max(last, run.offset + run.length);
+    }
+  }
+  for (auto& piece_runs : runs)
+    for (Run& run : piece_runs) run.offset -= first;
+  const std::uint64_t span = static_cast<std::uint64_t>(last - first) * sizeof(double);
+
+  const std::string path = result.folder + "/.discount_app-plan-" + std::to_string(::getpid()) + ".scratch";
+  const auto created = Clock::now();
+  UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+  if (fd.get() < 0) {
+    result.detail = "cannot create a scratch file in '" + result.folder + "': " + std::strerror(errno);
+    return result;
+  }
+  std::unique_ptr<DirectWriter> direct;
+  if (output.direct_io)
+    direct = std::make_unique<DirectWriter>(path, output.direct_piece ? output.direct_piece : DirectWriter::kMaxPiece);
+  // Both descriptors are open: the name can go now, so that nothing is left
+  // behind even if plan is killed while it writes.
+  ::unlink(path.c_str());
+  // Reserved as the run reserves its output (io/output.cpp), when the span is
+  // not much more than what is written (a strided layout spreads it out).
+  if (span <= 4 * budget.max_bytes) (void)::posix_fallocate(fd.get(), 0, static_cast<off_t>(span));
+  ::fsync(fd.get());
+  result.create_seconds = seconds_since(created);
+  try {
+    const std::string what = "writing a scratch file in '" + result.folder + "'";
+    const auto start = Clock::now();
+    for (std::size_t p = 0; p < pieces.size(); ++p) {
+      if (direct) direct->write_runs(fd.get(), 0, runs[p], data, sizeof(double), what);
+      else pwrite_runs(fd.get(), 0, runs[p], data, sizeof(double), what);
+      result.bytes += piece_bytes_of(pieces[p], plan);
+      ++result.pieces;
+      if (seconds_since(start) >= budget.seconds) break;
+    }
+    // The run makes its writes durable (checkpoints, the final flush).
+    if (::fdatasync(fd.get()) != 0) throw io_error(what + ": fdatasync failed: " + std::strerror(errno));
+    result.seconds = seconds_since(start);
+  } catch (const Error& e) {
+    result.bytes = 0;
+    result.seconds = 0;
+    result.detail = e.what();
+    return result;
+  }
+  const bool through_direct = direct && direct->active();
+  std::uint64_t allocated = 0;
+  struct stat st {};
+  if (::fstat(fd.get(), &st) == 0) allocated = static_cast<std::uint64_t>(st.st_blocks) * 512;
+  const auto closing = Clock::now();
+  if (direct) direct->close();
+  fd.reset();
+  const double free_seconds = seconds_since(closing);
+  if (free_seconds > 0 && allocated > 0) result.free_gb_per_s = static_cast<double>(allocated) / free_seconds / 1e9;
+  std::ostringstream detail;
+  detail << mib(result.bytes) << " in " << result.pieces << " piece(s) in " << std::fixed;
+  detail.precision(3);
+  detail << result.seconds << " s to a scratch file in " << result.folder
+         << (through_direct ? " (O_DIRECT" : " (page cache") << ", synced, removed)";
+  result.detail = detail.str();
+  return result;
+}
+
+EarlierReport earlier_report_from_json(const std::string& json_text, const ReportExpectation& expect) {
+  EarlierReport report;
+  const nlohmann::json j = nlohmann::json::parse(json_text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    report.why_not = "it is not a JSON report";
+    return report;
+  }
+  const auto text = [&](const char* key) {
+    const auto it = j.find(key);
+    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  const auto number = [&](const nlohmann::json& object, const char* key) {
+    const auto it = object.find(key);
+    return it != object.end() && it->is_number() ? it->get<double>() : -1.0;
+  };
+  if (text("host") != expect.host) {
+    report.why_not = "it is from host '" + text("host") + "', this is '" + expect.host + "'";
+    return report;
+  }
+  if (text("input") != expect.input) {
+    report.why_not = "its input differs (" + text("input") + ")";
+    return report;
+  }
+  const std::string output = text("output");
+  const std::string output_path = output.substr(0, output.find(" ("));
+  const bool same_output = expect.output_is_file ? output.find(" (dataset '") != std::string::npos &&
+                                                       dir_of(output_path) == dir_of(expect.output_path)
+                                                 : output == expect.output_path;
+  if (!same_output) {
+    report.why_not = "its output (" + output + ") is not in this job's output folder";
+    return report;
+  }
+  const bool same_kernel =
+      text("space") == expect.space && text("kernel") == expect.kernel && text("slicing") == expect.slicing;
+  const auto stages = j.find("stages");
+  if (stages == j.end() || !stages->is_array()) {
+    report.why_not = "it has no stages";
+    return report;
+  }
+  for (const auto& stage : *stages) {
+    if (!stage.is_object() || !stage.contains("name") || !stage["name"].is_string()) continue;
+    Stage named = Stage::read;
+    if (!stage_named(stage["name"].get<std::string>(), named)) continue;
+    const double bytes = number(stage, "bytes"), seconds = number(stage, "seconds");
+    if (bytes <= 0 || seconds <= 0) continue;
+    if (named != Stage::read && named != Stage::write && !same_kernel) continue;
+    link_of(report.rates, named) = {bytes / seconds / 1e9, "report"};
+  }
+  const auto slabs = j.find("slabs");
+  const double skipped = slabs != j.end() && slabs->is_object() ? number(*slabs, "skipped_resumed") : -1.0;
+  const double wall = number(j, "wall_seconds"), busy = number(j, "any_stage_seconds");
+  if (text("outcome") == "complete" && skipped == 0 && wall > 0 && busy > 0 && wall >= busy)
+    report.outside_stages = wall - busy;
+  report.usable = report.rates.read.known() || report.rates.write.known() || report.rates.kernel.known();
+  if (!report.usable) report.why_not = "it measured no stage";
+  return report;
+}
+
+std::string file_date_text(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return "unknown date";
+  std::tm tm{};
+  const std::time_t when = st.st_mtim.tv_sec;
+  ::gmtime_r(&when, &tm);
+  char date[40];
+  std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", &tm);
+  const double age = std::difftime(std::time(nullptr), when);
+  char ago[40];
+  if (age < 120) std::snprintf(ago, sizeof ago, "%.0f s ago", std::max(0.0, age));
+  else if (age < 7200) std::snprintf(ago, sizeof ago, "%.0f min ago", age / 60);
+  else if (age < 172800) std::snprintf(ago, sizeof ago, "%.0f h ago", age / 3600);
+  else std::snprintf(ago, sizeof ago, "%.0f days ago", age / 86400);
+  return std::string(date) + " (" + ago + ")";
+}
+
+EarlierReport read_earlier_report(const std::string& path, const ReportExpectation& expect) {
+  EarlierReport report;
+  std::ifstream in(path);
+  if (path.empty() || !in) {
+    report.why_not = path.empty() ? "no report: key" : "no report at " + path;
+    return report;
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  report = earlier_report_from_json(text.str(), expect);
+  const std::string source = "report " + path + " of " + file_date_text(path);
+  for (Stage stage : kAllStages)
+    if (report.rates.of(stage).known()) link_of(report.rates, stage).source = source;
+  return report;
+}
+
+}  // namespace discount

@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""How close `discount_app plan`'s predicted wall time is to the run's.
+
+For (a) the demo job (inputs/demo.yaml on data/demo.h5, made as scripts/demo.sh
+makes it) and (b) a ~2 GB file-to-file job (40 x 1,250,000 x 5 by default,
+generated under --workdir), each repeat does, per job:
+
+  1. `plan` with no earlier report: rates measured now (the input read, a
+     scratch file written in the output folder, the kernel's link);
+  2. the run, with its JSON report;
+  3. `plan --no-measure`: rates and the time in no stage from that report;
+  4. a second run.
+
+It prints predicted against measured wall time (the report's wall_seconds, the
+time plan predicts) and their ratio, plus the process's own time (which adds
+process start and, for the demo, its `verify: full`). Timings are printed,
+never asserted.
+
+  /usr/bin/python3 scripts/bench/plan_accuracy.py --repeat 3
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib as B  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+WALL = re.compile(r"^predicted wall (\d+\.\d+) s", re.M)
+
+
+def plan(app, config, no_measure):
+    cmd = [app, "plan"] + (["--no-measure"] if no_measure else []) + [str(config)]
+    t0 = time.perf_counter()
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    seconds = time.perf_counter() - t0
+    if out.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed: {out.stderr.strip()}")
+    m = WALL.search(out.stdout)
+    block = out.stdout.split("\nresolved configuration", 1)[0]
+    B.log(f"$ {' '.join(cmd)}  ({seconds:.2f} s)\n" + block.split("\nlimits ", 1)[-1])
+    return (float(m.group(1)) if m else float("nan")), seconds, block
+
+
+def run(app, config, report):
+    r = B.run_app(app, config, report)
+    wall = r["report"]["wall_seconds"]
+    B.log(f"$ {r['cmd']}: report wall {wall:.3f} s, process {r['app_s']:.3f} s, stages "
+          + ", ".join(f"{s['name']} {s['seconds']:.3f} s" for s in r["report"]["stages"])
+          + f", in no stage {wall - r['report']['any_stage_seconds']:.3f} s")
+    return wall, r["app_s"]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    B.add_common_args(parser, repeat=3)
+    parser.add_argument("--workdir", default="/tmp/plan_accuracy", help="the big job's input and output")
+    parser.add_argument("--big", default="40,1250000,5", help="dates,ids,nums of the big job (default 40,1250000,5)")
+    args = parser.parse_args()
+    app = B.find_app(args.app)
+    info = B.machine_info(app)
+    work = Path(args.workdir)
+    (work / "out").mkdir(parents=True, exist_ok=True)
+
+    demo_input = ROOT / "data" / "demo.h5"
+    if not demo_input.exists():
+        (ROOT / "data").mkdir(exist_ok=True)
+        subprocess.run([app, "generate", "--dates", "60", "--ids", "100003", "--nums", "5", "--seed", "2026",
+                        "--out", str(demo_input)], check=True)
+    (ROOT / "out").mkdir(exist_ok=True)
+    dates, ids, nums = (int(x) for x in args.big.split(","))
+    big_input = work / "big.h5"
+    if not big_input.exists():
+        subprocess.run([app, "generate", "--dates", str(dates), "--ids", str(ids), "--nums", str(nums),
+                        "--seed", "17", "--out", str(big_input)], check=True)
+    big_config = work / "big.yaml"
+    B.write_config(big_config, {"input": {"file": "big.h5"},
+                                "output": {"file": "out/big_cv.h5", "overwrite": True},
+                                "report": "out/big_run.json"})
+    jobs = [("demo (60 x 100,003 x 5, 240 MB)", ROOT / "inputs" / "demo.yaml", ROOT / "out" / "demo_run.json"),
+            (f"big ({dates} x {ids:,} x {nums}, {dates * ids * nums * 8 / 1e9:.1f} GB)", big_config,
+             work / "out" / "big_run.json")]
+
+    rows, raw = [], []
+    for repeat in range(args.repeat):
+        for name, config, report in jobs:
+            B.remove(report)
+            measured, plan_s, _ = plan(app, config, no_measure=False)
+            wall, process = run(app, config, report)
+            rows.append([name, "measured now", repeat + 1, measured, wall, measured / wall, process, plan_s])
+            from_report, plan_s, _ = plan(app, config, no_measure=True)
+            wall2, process2 = run(app, config, report)
+            rows.append([name, "earlier report", repeat + 1, from_report, wall2, from_report / wall2, process2,
+                         plan_s])
+            raw += [dict(zip(["job", "rates", "repeat", "predicted_s", "wall_s", "ratio", "process_s", "plan_s"],
+                             row)) for row in rows[-2:]]
+    B.print_table(["job", "rates", "rep", "predicted s", "run wall s", "predicted/run", "process s", "plan s"],
+                  rows, "plan's predicted wall time against the run's (report wall_seconds)")
+    summary = []
+    for name, _, _ in jobs:
+        for rates in ("measured now", "earlier report"):
+            ratios = [r[5] for r in rows if r[0] == name and r[1] == rates]
+            summary.append([name, rates, B.median(ratios), min(ratios), max(ratios)])
+    B.print_table(["job", "rates", "median ratio", "min", "max"], summary, "predicted / run, over the repeats")
+    B.print_machine(info)
+    if args.json:
+        B.write_json(args.json, {"machine": info, "runs": raw})
+
+
+if __name__ == "__main__":
+    main()
