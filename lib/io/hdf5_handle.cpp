@@ -1,5 +1,7 @@
 #include "io/hdf5_handle.hpp"
 
+#include <algorithm>
+
 #include "common/error.hpp"
 
 namespace discount::h5 {
@@ -79,10 +81,13 @@ herr_t visit_link(hid_t group, const char* name, const H5L_info_t* info, void* d
   if (here.walk->links_left == 0) return 1;  // stop: enough
   --here.walk->links_left;
   if (info->type != H5L_TYPE_HARD) return 0;  // soft and external links: their targets are listed where they live
-  Id object(H5Oopen(group, name, H5P_DEFAULT), H5Oclose);
-  if (!object) return 0;
   const std::string path = *here.prefix + "/" + name;
-  try {
+  try {  // no exception may cross HDF5's C frames
+    Id object(H5Oopen(group, name, H5P_DEFAULT), H5Oclose);
+    // HDF5 refuses to open a dataset again with other access properties than
+    // the open one has (the input's datasets: input_dataset_access).
+    if (!object) object = dataset(H5Dopen2(group, name, input_dataset_access().get()));
+    if (!object) return 0;
     const H5I_type_t type = H5Iget_type(object.get());
     if (type == H5I_DATASET) here.walk->found->push_back({path, dataset_dims(object.get())});
     else if (type == H5I_GROUP && here.depth < 32) walk_group(object.get(), path, *here.walk, here.depth + 1);
@@ -111,9 +116,16 @@ std::string dataset_candidates(hid_t file, int rank, std::uint64_t elements) {
     for (hsize_t x : d.dims) n *= x;
     return n;
   };
+  // The closest first: the right size and rank, then the right size, then the right rank.
+  const auto score = [&](const DatasetEntry& d) {
+    return (elements && count_of(d) == elements ? 2 : 0) + (static_cast<int>(d.dims.size()) == rank ? 1 : 0);
+  };
   std::vector<const DatasetEntry*> fit;
   for (const auto& d : all)
-    if (static_cast<int>(d.dims.size()) == rank || (elements && count_of(d) == elements)) fit.push_back(&d);
+    if (score(d) > 0) fit.push_back(&d);
+  std::stable_sort(fit.begin(), fit.end(), [&](const DatasetEntry* a, const DatasetEntry* b) {
+    return score(*a) > score(*b);
+  });
   const auto list = [&](const std::vector<const DatasetEntry*>& entries) {
     std::string text;
     for (std::size_t i = 0; i < entries.size() && i < kShown; ++i)
