@@ -67,10 +67,14 @@ std::vector<BudgetSide> budget_sides(const PlanRequest& req, const Sizing& s) {
 }
 
 [[noreturn]] void too_small(const PlanRequest& req, const BudgetSide& side) {
-  const std::string fix = req.chunk_axis_auto && req.chunk_axis == Axis::id
-                              ? "raise the budget or lower memory.pipeline_depth (memory.chunk_axis: auto found that "
-                                "one date does not fit either)"
-                              : "raise the budget, lower memory.pipeline_depth or change memory.chunk_axis";
+  std::string fix = "raise the budget, lower memory.pipeline_depth or change memory.chunk_axis";
+  if (!req.chunk_axis_kept_from.empty())
+    fix = "raise the budget or lower memory.pipeline_depth (memory.chunk_axis: auto keeps the " +
+          std::string(axis_name(req.chunk_axis)) + " slabs of " + req.chunk_axis_kept_from +
+          "; --restart starts over with the axis that fits)";
+  else if (req.chunk_axis_auto && req.chunk_axis == Axis::id)
+    fix = "raise the budget or lower memory.pipeline_depth (memory.chunk_axis: auto found that one date does not "
+          "fit either)";
   throw config_error(std::string("memory.") + side.which + " = " + format_bytes(side.budget) +
                      " is too small: one minimal slab needs " + format_bytes(side.needed) + " (" + side.detail +
                      "); " + fix);

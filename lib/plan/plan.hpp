@@ -21,6 +21,7 @@ struct PlanRequest {
   // one-date slab fits the budgets".
   bool chunk_axis_auto = false;
   std::string chunk_axis_reason;
+  std::string chunk_axis_kept_from;  // auto kept an earlier run's axis: "the existing partial"; empty: not
   int pipeline_depth = 3;
   bool device_copies = false;  // kernel in a device memory space: H2D and D2H
   std::uint64_t host_budget = 0;

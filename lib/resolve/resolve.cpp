@@ -82,8 +82,8 @@ void choose_chunk_axis(const std::optional<Axis>& configured, const SystemFacts&
   }
   if (facts.recorded_chunk_axis) {
     request.chunk_axis = *facts.recorded_chunk_axis;
-    request.chunk_axis_reason =
-        "auto: kept from " + (facts.recorded_in.empty() ? std::string("the existing partial") : facts.recorded_in);
+    request.chunk_axis_kept_from = facts.recorded_in.empty() ? std::string("the existing partial") : facts.recorded_in;
+    request.chunk_axis_reason = "auto: kept from " + request.chunk_axis_kept_from;
     return;
   }
   request.chunk_axis = Axis::date;

@@ -372,6 +372,15 @@ TEST(Resolve, ChunkAxisAutoKeepsTheRecordedAxis) {
   const JobSpec spec = resolve(c, f);
   EXPECT_EQ(spec.plan.chunk_axis, Axis::date);
   EXPECT_EQ(spec.plan.chunk_axis_reason, "auto: kept from the existing partial");
+  try {  // 512 KiB holds no date slab: the plan's error says why date stays
+    make_plan(spec.plan);
+    FAIL() << "one date does not fit 512 KiB";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("(memory.chunk_axis: auto keeps the date slabs of the existing partial; "
+                                         "--restart starts over with the axis that fits)"),
+              std::string::npos)
+        << e.what();
+  }
   c.memory.host_budget = parse_memory_size("64MiB");  // auto alone would take date
   f.recorded_chunk_axis = Axis::id;
   f.recorded_in = "the finished output";
