@@ -122,8 +122,6 @@ void check_budgets_against_machine(const Plan& plan, const SystemFacts& facts) {
   if (!warning.empty() && ranks::is_root()) std::cerr << "discount_app: warning: " << warning << std::endl;
 }
 
-// Checks the config, opens the input, resolves the job and makes the plan,
-// before Kokkos starts or any output exists. Collective under MPI.
 // memory.chunk_axis: auto keeps the axis an earlier run of this output
 // recorded (rank 0 reads it; every rank resolves the same job).
 void add_recorded_chunk_axis(const Config& config, bool restart, SystemFacts& facts) {
@@ -143,6 +141,8 @@ void add_recorded_chunk_axis(const Config& config, bool restart, SystemFacts& fa
   facts.recorded_in = where;
 }
 
+// Checks the config, opens the input, resolves the job and makes the plan,
+// before Kokkos starts or any output exists. Collective under MPI.
 Job prepare(const Config& config, bool restart = false) {
   Job job;
   ranks::collectively([&] {
