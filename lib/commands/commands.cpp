@@ -130,15 +130,35 @@ void check_budgets_against_machine(const Plan& plan, const SystemFacts& facts) {
   if (!warning.empty() && ranks::is_root()) std::cerr << "discount_app: warning: " << warning << std::endl;
 }
 
+// memory.chunk_axis: auto keeps the axis an earlier run of this output
+// recorded (rank 0 reads it; every rank resolves the same job).
+void add_recorded_chunk_axis(const Config& config, bool restart, SystemFacts& facts) {
+  if (config.memory.chunk_axis || config.output.mode != OutputMode::file) return;
+  std::string axis, where;
+  ranks::collectively([&] {
+    if (!ranks::is_root()) return;
+    if (const auto recorded = recorded_chunk_axis(config.output.file, config.output.overwrite, restart)) {
+      axis = axis_name(recorded->axis);
+      where = recorded->where;
+    }
+  });
+  ranks::broadcast(axis);
+  ranks::broadcast(where);
+  if (axis.empty()) return;
+  facts.recorded_chunk_axis = axis == "id" ? Axis::id : Axis::date;
+  facts.recorded_in = where;
+}
+
 // Checks the config, opens the input, resolves the job and makes the plan,
 // before Kokkos starts or any output exists. Collective under MPI.
-Job prepare(const Config& config) {
+Job prepare(const Config& config, bool restart = false) {
   Job job;
   ranks::collectively([&] {
     check_config(config);
     job.input = open_input(config.input);
   });
-  const SystemFacts facts = system_facts(config, *job.input);
+  SystemFacts facts = system_facts(config, *job.input);
+  add_recorded_chunk_axis(config, restart, facts);
   job.spec = ranks::collectively([&] { return resolve(config, facts); });
   job.plan = ranks::collectively([&] { return make_plan(job.spec.plan); });
   check_budgets_against_machine(job.plan, facts);
@@ -518,6 +538,8 @@ void announce(const RunReport& report, const Plan& plan) {
             << " slab(s) of up to " << format_bytes(plan.slab_bytes) << ", host " << format_bytes(plan.host_bytes);
   if (plan.request.device_copies) std::cout << ", device " << format_bytes(plan.device_bytes);
   if (ranks::multi()) std::cout << ", per rank; " << ranks::size() << " ranks";
+  std::cout << "\n[discount_app] chunk  " << axis_name(plan.request.chunk_axis) << " ("
+            << plan.request.chunk_axis_reason << ")";
   std::cout << std::endl;
 }
 
@@ -676,7 +698,7 @@ int run_command(const Config& config, const RunOptions& options) {
   const auto start = Clock::now();
   startup::mark("command line and config");
   install_signal_handlers();
-  const Job job = prepare(config);
+  const Job job = prepare(config, options.restart);
   startup::mark("input, resolve and plan");
   if (options.dry_run)
     return plan_with_limits(job, options.kokkos_args, true, false,

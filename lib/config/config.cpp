@@ -24,6 +24,8 @@ const char* axis_name(Axis a) {
   return "?";
 }
 
+std::string chunk_axis_name(const std::optional<Axis>& a) { return a ? axis_name(*a) : "auto"; }
+
 std::uint64_t MemorySize::resolve(std::uint64_t available_bytes) const {
   if (!is_percent) return bytes;
   return static_cast<std::uint64_t>(static_cast<double>(available_bytes) * percent / 100.0);
@@ -328,6 +330,57 @@ class Parser {
     }
   }
 
+  // A quote at `pos` opens a quoted scalar (not an apostrophe inside a plain
+  // one): only the line's start, spaces or one of : - [ { , come before it.
+  static bool scalar_start(const std::string& text, std::size_t pos) {
+    while (pos > 0 && (text[pos - 1] == ' ' || text[pos - 1] == '\t')) --pos;
+    if (pos == 0 || text[pos - 1] == '\n') return true;
+    const char before = text[pos - 1];
+    return before == ':' || before == '-' || before == '[' || before == '{' || before == ',';
+  }
+
+  // The first tab at or before line `last_line` (0-based; -1: anywhere) that
+  // is not inside a quoted scalar or a comment on its line, or a null mark.
+  // Tabs may appear inside quotes and comments; elsewhere they are why the
+  // YAML failed (indentation with tabs is never valid YAML).
+  static YAML::Mark first_tab(const std::string& text, int last_line) {
+    int line = 0, column = 0;
+    char quote = 0;
+    bool comment = false;
+    for (std::size_t pos = 0; pos < text.size(); ++pos) {
+      const char c = text[pos];
+      if (c == '\n') {
+        if (last_line >= 0 && line >= last_line) break;
+        ++line;
+        column = 0;
+        comment = false;
+        continue;
+      }
+      if (!comment) {
+        if (quote) {
+          if (c == '\\' && quote == '"') {
+            ++pos;
+            ++column;
+          } else if (c == quote) {
+            quote = 0;
+          }
+        } else if ((c == '"' || c == '\'') && scalar_start(text, pos)) {
+          quote = c;
+        } else if (c == '#' && (column == 0 || text[pos - 1] == ' ' || text[pos - 1] == '\t')) {
+          comment = true;
+        } else if (c == '\t') {
+          YAML::Mark mark;
+          mark.pos = static_cast<int>(pos);
+          mark.line = line;
+          mark.column = column;
+          return mark;
+        }
+      }
+      ++column;
+    }
+    return YAML::Mark::null_mark();
+  }
+
   std::string resolve_path(const std::string& path) const {
     if (path.empty() || path[0] == '/') return path;
     auto slash = source_.find_last_of('/');
@@ -340,6 +393,10 @@ class Parser {
     try {
       root = YAML::Load(text);
     } catch (const YAML::ParserException& e) {
+      // yaml-cpp names what a tab broke ("illegal map value"), not the tab.
+      const YAML::Mark tab = first_tab(text, e.mark.is_null() ? -1 : e.mark.line);
+      if (!tab.is_null())
+        fail(tab, "a tab character; YAML indents with spaces (replace the tab with spaces)");
       fail(e.mark, "YAML syntax error: " + e.msg);
     }
     if (!root.IsDefined() || root.IsNull()) fail(YAML::Mark::null_mark(), "the file is empty");
@@ -494,10 +551,9 @@ class Parser {
     if (node["device_budget"]) m.device_budget = memory_value(node["device_budget"], "memory.device_budget");
     if (node["host_budget"]) m.host_budget = memory_value(node["host_budget"], "memory.host_budget");
     if (node["max_slab"]) m.max_slab = memory_value(node["max_slab"], "memory.max_slab");
-    if (node["chunk_axis"]) {
-      m.chunk_axis = axis_value(node["chunk_axis"], "memory.chunk_axis");
-      if (m.chunk_axis == Axis::num) fail(node["chunk_axis"], "'memory.chunk_axis' must be date or id");
-    }
+    if (node["chunk_axis"])
+      m.chunk_axis = choice<std::optional<Axis>>(node["chunk_axis"], "memory.chunk_axis",
+                                                 {{"auto", std::nullopt}, {"date", Axis::date}, {"id", Axis::id}});
     if (node["pipeline_depth"])
       m.pipeline_depth = static_cast<int>(int_value(node["pipeline_depth"], "memory.pipeline_depth", 1, kMaxPipelineDepth));
   }
@@ -565,7 +621,7 @@ std::string Config::to_yaml() const {
   out << YAML::Key << "memory" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "device_budget" << YAML::Value << memory.device_budget.describe();
   out << YAML::Key << "host_budget" << YAML::Value << memory.host_budget.describe();
-  out << YAML::Key << "chunk_axis" << YAML::Value << axis_name(memory.chunk_axis);
+  out << YAML::Key << "chunk_axis" << YAML::Value << chunk_axis_name(memory.chunk_axis);
   out << YAML::Key << "pipeline_depth" << YAML::Value << memory.pipeline_depth;
   out << YAML::Key << "max_slab" << YAML::Value << memory.max_slab.describe();
   out << YAML::EndMap;

@@ -13,6 +13,8 @@ namespace discount {
 
 enum class Axis : int { date = 0, id = 1, num = 2 };
 const char* axis_name(Axis a);
+// "auto" for an empty chunk axis, else axis_name.
+std::string chunk_axis_name(const std::optional<Axis>& a);
 
 enum class Space { device, host };
 enum class KernelKind { mdrange, blas };
@@ -81,7 +83,9 @@ constexpr int kMaxPipelineDepth = 64;
 struct MemoryConfig {
   MemorySize device_budget{true, 80.0, 0};
   MemorySize host_budget{true, 25.0, 0};
-  Axis chunk_axis = Axis::date;
+  // Empty: auto, resolved per job (resolve/resolve.hpp): date when one date's
+  // slab fits the budgets, else id.
+  std::optional<Axis> chunk_axis;
   int pipeline_depth = 3;
   // Upper bound on one slab: keeps the pipeline several slabs deep even when
   // the budget would allow one huge slab.

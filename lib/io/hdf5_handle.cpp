@@ -1,5 +1,7 @@
 #include "io/hdf5_handle.hpp"
 
+#include <algorithm>
+
 #include "common/error.hpp"
 
 namespace discount::h5 {
@@ -50,6 +52,94 @@ std::string read_string_attribute(hid_t object, const std::string& name) {
   if (H5Aread(attr.get(), type.get(), value.data()) < 0) return {};
   while (!value.empty() && value.back() == '\0') value.pop_back();
   return value;
+}
+
+namespace {
+
+struct Walk {
+  std::vector<DatasetEntry>* found;
+  std::size_t links_left;
+};
+
+// One group being walked: its path ("" for the root) and depth.
+struct GroupVisit {
+  Walk* walk;
+  const std::string* prefix;
+  int depth;
+};
+
+herr_t visit_link(hid_t group, const char* name, const H5L_info_t* info, void* data);
+
+void walk_group(hid_t group, const std::string& prefix, Walk& walk, int depth) {
+  GroupVisit here{&walk, &prefix, depth};
+  hsize_t index = 0;
+  H5Literate(group, H5_INDEX_NAME, H5_ITER_INC, &index, visit_link, &here);
+}
+
+herr_t visit_link(hid_t group, const char* name, const H5L_info_t* info, void* data) {
+  auto& here = *static_cast<GroupVisit*>(data);
+  if (here.walk->links_left == 0) return 1;  // stop: enough
+  --here.walk->links_left;
+  if (info->type != H5L_TYPE_HARD) return 0;  // soft and external links: their targets are listed where they live
+  const std::string path = *here.prefix + "/" + name;
+  try {  // no exception may cross HDF5's C frames
+    Id object(H5Oopen(group, name, H5P_DEFAULT), H5Oclose);
+    // HDF5 refuses to open a dataset again with other access properties than
+    // the open one has (the input's datasets: input_dataset_access).
+    if (!object) object = dataset(H5Dopen2(group, name, input_dataset_access().get()));
+    if (!object) return 0;
+    const H5I_type_t type = H5Iget_type(object.get());
+    if (type == H5I_DATASET) here.walk->found->push_back({path, dataset_dims(object.get())});
+    else if (type == H5I_GROUP && here.depth < 32) walk_group(object.get(), path, *here.walk, here.depth + 1);
+  } catch (const std::exception&) {
+    // An object that cannot be described is not a candidate.
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::vector<DatasetEntry> list_datasets(hid_t file, std::size_t max_links) {
+  QuietErrors quiet;
+  std::vector<DatasetEntry> found;
+  Walk walk{&found, max_links};
+  Id root = group(H5Gopen2(file, "/", H5P_DEFAULT));
+  if (root) walk_group(root.get(), "", walk, 0);
+  return found;
+}
+
+std::string dataset_candidates(hid_t file, int rank, std::uint64_t elements) {
+  constexpr std::size_t kShown = 8;
+  const std::vector<DatasetEntry> all = list_datasets(file);
+  const auto count_of = [](const DatasetEntry& d) {
+    std::uint64_t n = 1;
+    for (hsize_t x : d.dims) n *= x;
+    return n;
+  };
+  // The closest first: the right size and rank, then the right size, then the right rank.
+  const auto score = [&](const DatasetEntry& d) {
+    return (elements && count_of(d) == elements ? 2 : 0) + (static_cast<int>(d.dims.size()) == rank ? 1 : 0);
+  };
+  std::vector<const DatasetEntry*> fit;
+  for (const auto& d : all)
+    if (score(d) > 0) fit.push_back(&d);
+  std::stable_sort(fit.begin(), fit.end(), [&](const DatasetEntry* a, const DatasetEntry* b) {
+    return score(*a) > score(*b);
+  });
+  const auto list = [&](const std::vector<const DatasetEntry*>& entries) {
+    std::string text;
+    for (std::size_t i = 0; i < entries.size() && i < kShown; ++i)
+      text += (i ? ", " : "") + entries[i]->path + " " + shape_string(entries[i]->dims);
+    if (entries.size() > kShown) text += " and " + std::to_string(entries.size() - kShown) + " more";
+    return text;
+  };
+  const std::string what = "rank " + std::to_string(rank) + (elements ? " or " + std::to_string(elements) +
+                                                                             " elements" : std::string());
+  if (!fit.empty()) return "; datasets of " + what + " there: " + list(fit);
+  if (all.empty()) return "; the file holds no datasets";
+  std::vector<const DatasetEntry*> every;
+  for (const auto& d : all) every.push_back(&d);
+  return "; the file holds no dataset of " + what + " (it holds " + list(every) + ")";
 }
 
 std::mutex& library_mutex() {

@@ -5,6 +5,7 @@
 #include <hdf5.h>
 
 #include <array>
+#include <cstdint>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -89,6 +90,18 @@ Id input_dataset_access();
 std::string shape_string(const std::vector<hsize_t>& dims);
 std::vector<hsize_t> dataset_dims(hid_t dataset);
 void write_string_attribute(hid_t object, const std::string& name, const std::string& value);
+
+struct DatasetEntry {
+  std::string path;  // "/rates/disc"
+  std::vector<hsize_t> dims;
+};
+// The datasets reachable from the file's root through hard links, by path
+// (a deep or cyclic group structure is cut short after `max_links` links).
+std::vector<DatasetEntry> list_datasets(hid_t file, std::size_t max_links = 100000);
+// The tail of a "dataset not found" message: "; datasets of rank 3 there:
+// /rates/disc [120 x 50000 x 5]" (those of `rank`, or of `elements` elements
+// when not 0; at most 8), or a plain statement that the file holds none.
+std::string dataset_candidates(hid_t file, int rank, std::uint64_t elements = 0);
 // Empty string when absent.
 std::string read_string_attribute(hid_t object, const std::string& name);
 

@@ -183,7 +183,8 @@ class Hdf5Input final : public InputSource {
                        axes_string(axes_) + "]: " + (m_ids != shape_.ids ? "ids " + std::to_string(m_ids) + " != " +
                                                                                std::to_string(shape_.ids)
                                                                          : "nums " + std::to_string(m_nums) +
-                                                                               " != " + std::to_string(shape_.nums)));
+                                                                               " != " + std::to_string(shape_.nums)) +
+                       axes_hint());
     if (shape_.dates == 0 || shape_.ids == 0 || shape_.nums == 0)
       throw data_error("empty dimension: " + config.discount + " " + h5::shape_string(disc_.dims) + " [" +
                        axes_string(axes_) + "] has nothing to compute");
@@ -224,7 +225,8 @@ class Hdf5Input final : public InputSource {
     DatasetInfo info;
     const std::string where = key + ": dataset '" + name + "' in '" + config_.file + "'";
     if (H5Lexists(file_.get(), name.c_str(), H5P_DEFAULT) <= 0)
-      throw missing_error(key + ": dataset '" + name + "' not found in '" + config_.file + "'");
+      throw missing_error(key + ": dataset '" + name + "' not found in '" + config_.file + "'" +
+                          h5::dataset_candidates(file_.get(), rank, expected_elements(rank)));
     if (H5Oexists_by_name(file_.get(), name.c_str(), H5P_DEFAULT) <= 0)
       throw missing_error(where + " is a " + link_text(name) + " whose target cannot be opened");
     // External raw storage and virtual sources named relatively are found
@@ -302,6 +304,40 @@ class Hdf5Input final : public InputSource {
     info.fast = why.empty();
     for (const auto& w : why) info.slow_why += (info.slow_why.empty() ? "" : ", ") + w;
     return info;
+  }
+
+  // How many elements the missing dataset of `rank` would hold, as far as
+  // the other one tells (0: unknown): the multiplier holds ids x nums of the
+  // discount dataset read in input.axes order.
+  std::uint64_t expected_elements(int rank) const {
+    if (rank != 2 || H5Lexists(file_.get(), config_.discount.c_str(), H5P_DEFAULT) <= 0) return 0;
+    h5::Id disc = h5::dataset(H5Dopen2(file_.get(), config_.discount.c_str(), H5P_DEFAULT));
+    if (!disc) return 0;
+    const auto dims = h5::dataset_dims(disc.get());
+    if (dims.size() != 3) return 0;
+    std::uint64_t elements = 1;
+    for (int j = 0; j < 3; ++j)
+      if (config_.axes[j] != Axis::date) elements *= dims[j];
+    return elements;
+  }
+
+  // "; input.axes: [id, date, num] would fit" for each other axis order
+  // under which the multiplier's [id x num] matches the discount dataset.
+  std::string axes_hint() const {
+    std::array<Axis, 3> order{Axis::date, Axis::id, Axis::num};
+    std::string fits;
+    do {
+      if (order == config_.axes) continue;
+      std::int64_t ids = 0, nums = 0;
+      for (int j = 0; j < 3; ++j) {
+        if (order[j] == Axis::id) ids = static_cast<std::int64_t>(disc_.dims[j]);
+        if (order[j] == Axis::num) nums = static_cast<std::int64_t>(disc_.dims[j]);
+      }
+      if (ids == static_cast<std::int64_t>(mult_.dims[0]) && nums == static_cast<std::int64_t>(mult_.dims[1]))
+        fits += std::string(fits.empty() ? "" : " or ") + "[" + axis_name(order[0]) + ", " + axis_name(order[1]) +
+                ", " + axis_name(order[2]) + "]";
+    } while (std::next_permutation(order.begin(), order.end()));
+    return fits.empty() ? std::string() : "; input.axes: " + fits + " would fit";
   }
 
   // "soft link to '/x'", "external link to 'f.h5:/x'", or "link".

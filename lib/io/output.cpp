@@ -192,6 +192,24 @@ std::string fingerprint_of(const std::string& text) {
   return hex;
 }
 
+std::optional<RecordedChunkAxis> recorded_chunk_axis(const std::string& path, bool overwrite, bool restart) {
+  if (restart || path.empty()) return std::nullopt;
+  const auto axis_of = [](const std::string& text) -> std::optional<Axis> {
+    if (text == "date") return Axis::date;
+    if (text == "id") return Axis::id;
+    return std::nullopt;
+  };
+  if (exists(path + ".partial")) {
+    if (const auto axis = axis_of(stored_attribute(path + ".partial", "chunk_axis")))
+      return RecordedChunkAxis{*axis, "the existing partial"};
+    return std::nullopt;
+  }
+  if (!overwrite && exists(path))
+    if (const auto axis = axis_of(stored_attribute(path, "chunk_axis")))
+      return RecordedChunkAxis{*axis, "the finished output"};
+  return std::nullopt;
+}
+
 FileOutput::FileOutput(const OutputSpec& spec) : spec_(spec), run_start_utc_(utc_now()) {
   if (spec.attach) {
     if (!try_resume())

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -132,5 +133,16 @@ class ChecksumOutput final : public OutputSink {
 
 // FNV-1a 64-bit of the text, as 16 hex digits.
 std::string fingerprint_of(const std::string& text);
+
+// The chunk axis an earlier run of this output recorded, and where: the
+// existing `<path>.partial` ("the existing partial"), or, with none there and
+// output.overwrite off, the finished `<path>` ("the finished output"), so that
+// memory.chunk_axis: auto resumes (or finds complete) what is there. Empty
+// with restart, or when neither file records one.
+struct RecordedChunkAxis {
+  Axis axis = Axis::date;
+  std::string where;
+};
+std::optional<RecordedChunkAxis> recorded_chunk_axis(const std::string& path, bool overwrite, bool restart);
 
 }  // namespace discount

@@ -26,10 +26,14 @@ h5::Id open_file(const std::string& path, const char* what) {
   return file;
 }
 
-h5::Id open_dataset(const h5::Id& file, const std::string& name, const std::string& path) {
+// `rank` and `elements` (0: unknown) describe the dataset expected, so that
+// a missing one's message lists the file's datasets that could be meant.
+h5::Id open_dataset(const h5::Id& file, const std::string& name, const std::string& path, const std::string& key,
+                    int rank, std::uint64_t elements) {
   h5::QuietErrors quiet;
   if (H5Lexists(file.get(), name.c_str(), H5P_DEFAULT) <= 0)
-    throw missing_error("dataset '" + name + "' not found in '" + path + "'");
+    throw missing_error(key + ": dataset '" + name + "' not found in '" + path + "'" +
+                        h5::dataset_candidates(file.get(), rank, elements));
   h5::Id dataset = h5::dataset(H5Dopen2(file.get(), name.c_str(), h5::input_dataset_access().get()));
   if (!dataset) throw missing_error("'" + name + "' in '" + path + "' cannot be opened as a dataset");
   return dataset;
@@ -95,12 +99,13 @@ int verify_command(const Config& config, const VerifyOptions& options) {
   }
   if (!synthetic) {
     in_file = open_file(config.input.file, "input.file");
-    mult_ds = open_dataset(in_file, config.input.multiplier, config.input.file);
-    disc_ds = open_dataset(in_file, config.input.discount, config.input.file);
+    mult_ds = open_dataset(in_file, config.input.multiplier, config.input.file, "input.multiplier", 2, 0);
+    disc_ds = open_dataset(in_file, config.input.discount, config.input.file, "input.discount", 3, 0);
   }
   h5::Id out_file = open_file(config.output.file, "output.file");
-  h5::Id cv_ds = open_dataset(out_file, config.output.dataset, config.output.file);
   const InputShape out_shape{dates.size(), ids.size(), shape.nums};
+  h5::Id cv_ds = open_dataset(out_file, config.output.dataset, config.output.file, "output.dataset", 3,
+                              static_cast<std::uint64_t>(out_shape.dates * out_shape.ids * out_shape.nums));
   {
     const auto dims = h5::dataset_dims(cv_ds.get());
     const FileBox whole = discount_box(out_shape, axes, {0, dates.size()}, {0, ids.size()});

@@ -16,14 +16,79 @@ std::uint64_t Plan::output_bytes() const { return total_elements() * request.ele
 
 namespace {
 
-[[noreturn]] void too_small(const char* which, std::uint64_t budget, std::uint64_t needed,
-                            const std::string& detail) {
-  throw config_error(std::string("memory.") + which + " = " + format_bytes(budget) +
-                     " is too small: one minimal slab needs " + format_bytes(needed) + " (" + detail +
-                     "); raise the budget, lower memory.pipeline_depth or change memory.chunk_axis");
+// What one step along the chunk axis costs, and what a budget must hold for
+// one minimal slab: the single place both make_plan and
+// minimal_slab_shortfall take these sizes from.
+struct Sizing {
+  std::uint64_t unit_data = 0;  // discount bytes of one date (or id) of a slab
+  std::uint64_t unit_mult = 0;  // multBy bytes travelling with one id (id slabs)
+  std::uint64_t unit = 0;       // both
+  std::uint64_t resident = 0;   // multBy kept for the whole run (date slabs)
+};
+
+Sizing sizing(const PlanRequest& req) {
+  Sizing s;
+  const std::uint64_t elem = req.element_bytes;
+  const bool by_date = req.chunk_axis == Axis::date;
+  s.unit_data = static_cast<std::uint64_t>(by_date ? req.ids : req.dates) * req.nums * elem;
+  s.unit_mult = by_date ? 0 : static_cast<std::uint64_t>(req.nums) * elem;
+  s.unit = s.unit_data + s.unit_mult;
+  s.resident = by_date ? static_cast<std::uint64_t>(req.ids) * req.nums * elem : 0;
+  return s;
+}
+
+int host_buffer_count(const PlanRequest& req) { return req.pipeline_depth; }
+// Upload, kernel and download each hold one device buffer; a fourth (depth
+// 4 and up) lets the upload run one slab ahead of a late download.
+int device_buffer_count(const PlanRequest& req) { return req.device_copies ? std::min(req.pipeline_depth, 4) : 0; }
+
+// One budget against one minimal slab.
+struct BudgetSide {
+  const char* which;  // "host_budget" | "device_budget"
+  std::uint64_t budget = 0;
+  int buffers = 0;
+  std::uint64_t fixed = 0;   // O_DIRECT staging (host)
+  std::uint64_t needed = 0;  // fixed + resident + buffers x unit
+  std::string detail;        // "3 buffer(s) x 1.90 GiB for one date + multBy 12 MiB"
+};
+
+std::vector<BudgetSide> budget_sides(const PlanRequest& req, const Sizing& s) {
+  std::vector<BudgetSide> sides{{"host_budget", req.host_budget, host_buffer_count(req), req.staging_bytes, 0, {}}};
+  if (req.device_copies) sides.push_back({"device_budget", req.device_budget, device_buffer_count(req), 0, 0, {}});
+  for (BudgetSide& side : sides) {
+    side.needed = side.fixed + s.resident + static_cast<std::uint64_t>(side.buffers) * s.unit;
+    std::ostringstream detail;
+    detail << side.buffers << " buffer(s) x " << format_bytes(s.unit) << " for one " << axis_name(req.chunk_axis);
+    if (s.resident) detail << " + multBy " << format_bytes(s.resident);
+    if (side.fixed) detail << " + O_DIRECT staging " << format_bytes(side.fixed);
+    side.detail = detail.str();
+  }
+  return sides;
+}
+
+[[noreturn]] void too_small(const PlanRequest& req, const BudgetSide& side) {
+  std::string fix = "raise the budget, lower memory.pipeline_depth or change memory.chunk_axis";
+  if (!req.chunk_axis_kept_from.empty())
+    fix = "raise the budget or lower memory.pipeline_depth (memory.chunk_axis: auto keeps the " +
+          std::string(axis_name(req.chunk_axis)) + " slabs of " + req.chunk_axis_kept_from +
+          "; --restart starts over with the axis that fits)";
+  else if (req.chunk_axis_auto && req.chunk_axis == Axis::id)
+    fix = "raise the budget or lower memory.pipeline_depth (memory.chunk_axis: auto found that one date does not "
+          "fit either)";
+  throw config_error(std::string("memory.") + side.which + " = " + format_bytes(side.budget) +
+                     " is too small: one minimal slab needs " + format_bytes(side.needed) + " (" + side.detail +
+                     "); " + fix);
 }
 
 }  // namespace
+
+std::string minimal_slab_shortfall(const PlanRequest& req) {
+  for (const BudgetSide& side : budget_sides(req, sizing(req)))
+    if (side.budget < side.needed)
+      return "one " + std::string(axis_name(req.chunk_axis)) + " needs " + side.detail + " = " +
+             format_bytes(side.needed) + ", over memory." + side.which + " " + format_bytes(side.budget);
+  return {};
+}
 
 Plan make_plan(const PlanRequest& req) {
   if (req.dates <= 0 || req.ids <= 0 || req.nums <= 0)
@@ -39,28 +104,19 @@ Plan make_plan(const PlanRequest& req) {
   plan.mult_per_slab = !by_date;
 
   // Bytes one step along the chunk axis adds to a slab, and what stays resident.
-  const std::uint64_t unit_data = static_cast<std::uint64_t>(by_date ? req.ids : req.dates) * req.nums * elem;
-  const std::uint64_t unit_mult = by_date ? 0 : static_cast<std::uint64_t>(req.nums) * elem;
-  const std::uint64_t unit = unit_data + unit_mult;
-  const std::uint64_t resident = by_date ? plan.mult_bytes : 0;
+  const Sizing sizes = sizing(req);
+  const std::uint64_t unit_data = sizes.unit_data, unit_mult = sizes.unit_mult, unit = sizes.unit;
+  const std::uint64_t resident = sizes.resident;
 
-  plan.host_buffers = req.pipeline_depth;
-  // Upload, kernel and download each hold one device buffer; a fourth (depth
-  // 4 and up) lets the upload run one slab ahead of a late download.
-  plan.device_buffers = req.device_copies ? std::min(req.pipeline_depth, 4) : 0;
+  plan.host_buffers = host_buffer_count(req);
+  plan.device_buffers = device_buffer_count(req);
 
-  auto fit = [&](const char* which, std::uint64_t budget, int buffers, std::uint64_t fixed) {
-    const std::uint64_t needed = fixed + resident + static_cast<std::uint64_t>(buffers) * unit;
-    std::ostringstream detail;
-    detail << buffers << " buffer(s) x " << format_bytes(unit) << " for one " << axis_name(req.chunk_axis);
-    if (resident) detail << " + multBy " << format_bytes(resident);
-    if (fixed) detail << " + O_DIRECT staging " << format_bytes(fixed);
-    if (budget < needed) too_small(which, budget, needed, detail.str());
-    return static_cast<std::int64_t>((budget - resident - fixed) / (static_cast<std::uint64_t>(buffers) * unit));
-  };
-
-  std::int64_t count = fit("host_budget", req.host_budget, plan.host_buffers, req.staging_bytes);
-  if (req.device_copies) count = std::min(count, fit("device_budget", req.device_budget, plan.device_buffers, 0));
+  std::int64_t count = extent;
+  for (const BudgetSide& side : budget_sides(req, sizes)) {
+    if (side.budget < side.needed) too_small(req, side);
+    count = std::min(count, static_cast<std::int64_t>((side.budget - resident - side.fixed) /
+                                                      (static_cast<std::uint64_t>(side.buffers) * unit)));
+  }
   const std::int64_t cap = std::max<std::int64_t>(1, static_cast<std::int64_t>(req.max_slab / unit_data));
   count = std::max<std::int64_t>(1, std::min({count, cap, extent}));
   plan.slab_extent = count;
@@ -94,6 +150,7 @@ std::string Plan::describe() const {
     if (last_extent != slab_extent) out << " (last slab " << last_extent << ")";
   }
   out << "\n";
+  if (!r.chunk_axis_reason.empty()) out << "               (" << r.chunk_axis_reason << ")\n";
   out << "slab           " << format_bytes(slab_bytes) << " of discount";
   if (mult_per_slab) out << " + " << format_bytes(slab_mult_bytes) << " of multBy";
   out << "\n";

@@ -16,6 +16,12 @@ struct PlanRequest {
   // Extents of the selected region (after input.dates / input.ids).
   std::int64_t dates = 0, ids = 0, nums = 0;
   Axis chunk_axis = Axis::date;
+  // memory.chunk_axis: auto chose chunk_axis (resolve/resolve.hpp); the
+  // reason is one line for `plan` and the run's header, e.g. "auto: a
+  // one-date slab fits the budgets".
+  bool chunk_axis_auto = false;
+  std::string chunk_axis_reason;
+  std::string chunk_axis_kept_from;  // auto kept an earlier run's axis: "the existing partial"; empty: not
   int pipeline_depth = 3;
   bool device_copies = false;  // kernel in a device memory space: H2D and D2H
   std::uint64_t host_budget = 0;
@@ -59,6 +65,11 @@ struct Plan {
 // a budget, and (ExitCode::data_invalid) for an empty dimension.
 // request.pipeline_depth is at least 1 (resolve() checks it).
 Plan make_plan(const PlanRequest& request);
+// Why one minimal slab along request.chunk_axis does not fit a budget, e.g.
+// "one date needs 3 buffer(s) x 1.90 GiB for one date = 5.70 GiB, over
+// memory.host_budget 4.00 GiB"; empty when it fits. The same sizes as
+// make_plan, which refuses exactly these cases.
+std::string minimal_slab_shortfall(const PlanRequest& request);
 
 // What `slab` moves through the stages (plan/stages.hpp): the pipeline counts
 // these bytes and predict() adds them up, so the two cannot differ.

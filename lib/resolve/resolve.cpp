@@ -51,7 +51,10 @@ void check_tile(const Config& config, const Slicing& slicing, bool gpu_order) {
                        std::to_string(kMaxBlockZ));
 }
 
-std::string identity_text(const Config& config, const InputFacts& input, Range dates, Range ids) {
+// chunk_axis is the resolved one (date or id, never auto): a job that auto
+// resolves to date has the identity it had when date was the default, so
+// its partials resume.
+std::string identity_text(const Config& config, const InputFacts& input, Range dates, Range ids, Axis chunk_axis) {
   const auto& in = config.input;
   const auto range = [](Range r) { return "[" + std::to_string(r.begin) + ", " + std::to_string(r.end) + ")"; };
   // One `key: value` line each (io/identity.hpp names the lines that differ).
@@ -66,9 +69,32 @@ std::string identity_text(const Config& config, const InputFacts& input, Range d
          "input.ids: " + range(ids) + "\n"
          "input.nonfinite: " + (in.nonfinite == NonFinite::error ? "error" : "propagate") + "\n"
          "output.dataset: " + config.output.dataset + "\n"
-         "memory.chunk_axis: " + axis_name(config.memory.chunk_axis) + "\n";
+         "memory.chunk_axis: " + axis_name(chunk_axis) + "\n";
 }
 }  // namespace
+
+void choose_chunk_axis(const std::optional<Axis>& configured, const SystemFacts& facts, PlanRequest& request) {
+  request.chunk_axis_auto = !configured;
+  if (configured) {
+    request.chunk_axis = *configured;
+    request.chunk_axis_reason = "set by memory.chunk_axis";
+    return;
+  }
+  if (facts.recorded_chunk_axis) {
+    request.chunk_axis = *facts.recorded_chunk_axis;
+    request.chunk_axis_kept_from = facts.recorded_in.empty() ? std::string("the existing partial") : facts.recorded_in;
+    request.chunk_axis_reason = "auto: kept from " + request.chunk_axis_kept_from;
+    return;
+  }
+  request.chunk_axis = Axis::date;
+  const std::string shortfall = minimal_slab_shortfall(request);
+  if (shortfall.empty()) {
+    request.chunk_axis_reason = "auto: a one-date slab fits the budgets";
+    return;
+  }
+  request.chunk_axis = Axis::id;
+  request.chunk_axis_reason = "auto: " + shortfall;
+}
 
 void check_config(const Config& config) {
   require_compiled_parts(config);
@@ -97,7 +123,6 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
   request.dates = dates.size();
   request.ids = ids.size();
   request.nums = input.nums;
-  request.chunk_axis = config.memory.chunk_axis;
   request.pipeline_depth = config.memory.pipeline_depth;
   request.device_copies = config.compute.space == Space::device && facts.separate_device_memory;
   request.host_budget = config.memory.host_budget.resolve(facts.host_bytes);
@@ -108,6 +133,7 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
     direct_piece = DirectWriter::piece_for(request.host_budget, facts.writer_threads);
     request.staging_bytes = facts.writer_threads * direct_piece;
   }
+  choose_chunk_axis(config.memory.chunk_axis, facts, request);
 
   PipelineSpec& pipeline = spec.pipeline;
   pipeline.space = config.compute.space;
@@ -131,12 +157,12 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
   output.dates = dates.size();
   output.ids = ids.size();
   output.nums = input.nums;
-  output.chunk_axis = config.memory.chunk_axis;
+  output.chunk_axis = request.chunk_axis;
   output.checkpoint_seconds = config.output.checkpoint_seconds;
   output.direct_io = config.output.direct_io;
   output.direct_piece = direct_piece;
   spec.output_mode = config.output.mode;
-  spec.identity = identity_text(config, input, dates, ids);
+  spec.identity = identity_text(config, input, dates, ids, request.chunk_axis);
   output.identity = spec.identity;
   output.input_stat = input.file_stat;
 

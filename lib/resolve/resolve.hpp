@@ -11,6 +11,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "config/config.hpp"
@@ -42,7 +43,20 @@ struct SystemFacts {
   std::uint64_t device_bytes = 0;  // GPU memory this rank may take (its share of its GPU's free memory)
   unsigned writer_threads = 2;     // O_DIRECT writer threads (io/posix_io.hpp)
   int rank = 0, ranks = 1;         // under MPI: this process and how many share the job
+  // The chunk axis an earlier run of this output recorded (empty: none) and
+  // where ("the existing partial"; io/output.hpp's recorded_chunk_axis).
+  // memory.chunk_axis: auto keeps it, so a resume never changes the output's
+  // layout because the budgets changed.
+  std::optional<Axis> recorded_chunk_axis;
+  std::string recorded_in;
 };
+
+// memory.chunk_axis: auto takes date when one minimal date slab fits the
+// budgets (plan/plan.hpp's minimal_slab_shortfall, the plan's own sizes),
+// else id; an axis an earlier run recorded wins. Sets request.chunk_axis,
+// chunk_axis_auto and chunk_axis_reason; the request's other fields must be
+// filled in.
+void choose_chunk_axis(const std::optional<Axis>& configured, const SystemFacts& facts, PlanRequest& request);
 
 // This rank's share of the node's free host memory: the node's ranks split it.
 std::uint64_t host_share(std::uint64_t available_bytes, int local_ranks);

@@ -155,8 +155,57 @@ def check_replaced(ctx, d, result):
 
 def budget_too_small(ctx, d):
     good_input(d)
-    # multBy alone (1009 x 3 x 8 bytes = 24 KiB) exceeds it
-    return [job(d, memory={"host_budget": "16KiB"})]
+    # multBy alone (1009 x 3 x 8 bytes = 24 KiB) exceeds it; date slabs set
+    # explicitly (chunk_axis: auto would take id slabs, which fit)
+    return [job(d, memory={"host_budget": "16KiB", "chunk_axis": "date"})]
+
+
+def budget_too_small_auto(ctx, d):
+    good_input(d)
+    # Neither one date (24 KiB and multBy) nor three ids (3 x 168 B) and the
+    # O_DIRECT staging fit 1 KiB.
+    return [job(d, memory={"host_budget": "1KiB"})]
+
+
+# ---- errors that name the fix: candidates for a missing dataset, the axes that fit
+
+
+def grouped_input(path):
+    """Datasets in groups, none at the names the job asks for."""
+    h5(path, **{"rates/mult": M, "rates/disc": D, "rates/curve": np.ones(5), "notes": np.ones((2, 2))})
+
+
+def transposed_input(path):
+    """discount stored [id][date][num]: a job without input.axes reads it as [date][id][num]."""
+    h5(path, multBy=M, discount=np.ascontiguousarray(D.transpose(1, 0, 2)))
+
+
+def no_candidates_input(path):
+    h5(path, multBy=M, **{"rates/curve": np.ones(5)})
+
+
+AXES_HINT = "input.axes: [id, date, num] would fit"
+
+
+def transposed_with_suggested_axes(ctx, d):
+    """Runs the job without input.axes, takes the axes its error suggests,
+    and returns the job with them: it must then run and be exact."""
+    transposed_input(os.path.join(d, "in.h5"))
+    r = E.run(ctx, [ctx.app, "run", job(d)], cwd=ctx.dir("cwd"))
+    E.check(r.rc == 65 and AXES_HINT in r.stderr, f"expected exit 65 naming {AXES_HINT!r}:\n{r}")
+    suggested = re.search(r"input\.axes: \[(\w+), (\w+), (\w+)\] would fit", r.stderr)
+    return [job(d, input={"axes": list(suggested.groups())})]
+
+
+def check_transposed(ctx, d, result):
+    E.check_output(os.path.join(d, "out.h5"), E.expected_cv(os.path.join(d, "in.h5"), axes=("id", "date", "num")))
+
+
+def verify_output_dataset_missing(ctx, d):
+    """verify against an output whose dataset has another name: the output's candidates are listed."""
+    good_input(d)
+    E.expect_rc(E.run(ctx, [ctx.app, "run", "-q", job(d)], cwd=ctx.dir("cwd")), 0, "run")
+    return ["verify", job(d, output={"dataset": "result"})]
 
 
 def empty_dim(shape_m, shape_d):
@@ -248,8 +297,10 @@ ROWS = [
     # configuration (78): file:line:col in the message
     Row("yaml_malformed", yaml_text("input:\n  file: in.h5\noutput: [unclosed\n  file: out.h5\n"), 78,
         "YAML syntax error", regex=r"job\.yaml:[34]:\d+: "),
-    Row("yaml_tab_indent", yaml_text("input:\n\tfile: in.h5\noutput:\n  file: out.h5\n"), 78, "job.yaml",
-        regex=r"job\.yaml:\d+:\d+: "),
+    Row("yaml_tab_indent", yaml_text("input:\n\tfile: in.h5\noutput:\n  file: out.h5\n"), 78,
+        "a tab character; YAML indents with spaces", regex=r"job\.yaml:2:1: "),
+    Row("yaml_tab_after_spaces", yaml_text("input:\n  file: in.h5\noutput:\n  \tfile: out.h5\n"), 78,
+        "a tab character", regex=r"job\.yaml:4:3: "),
     Row("yaml_unknown_key", yaml_text("input:\n  file: in.h5\n  multiplyer: m\noutput:\n  file: out.h5\n"), 78,
         "did you mean 'multiplier'", regex=r"job\.yaml:3:3: "),
     Row("yaml_unknown_section", yaml_text("input:\n  file: in.h5\noutput:\n  file: out.h5\nmemroy:\n  "
@@ -284,6 +335,8 @@ ROWS = [
         78, "blas"),
     Row("blas_without_kokkos_kernels", blas_without_kokkos_kernels, 78, "compute.kernel: blas needs Kokkos Kernels"),
     Row("budget_too_small", budget_too_small, 78, "too small"),
+    Row("budget_too_small_auto", budget_too_small_auto, 78, "memory.chunk_axis: auto found that one date does not "
+                                                            "fit either"),
     Row("subrange_dates_out_of_bounds", with_job(input={"dates": [2, 7]}), 78, "input.dates"),
     Row("subrange_ids_out_of_bounds", with_job(input={"ids": [0, SHAPE[1] + 1]}), 78, "input.ids"),
     Row("subrange_empty", with_job(input={"dates": [3, 3]}), 78, "input.dates"),
@@ -293,6 +346,20 @@ ROWS = [
     Row("input_not_hdf5", not_hdf5, 66, "HDF5"),
     Row("input_is_directory", input_is_dir, 66, "in.h5"),
     Row("dataset_missing", with_job(input={"discount": "no_such_dataset"}), 66, "no_such_dataset"),
+    Row("dataset_missing_lists_candidates", with_input(grouped_input, input={"multiplier": "rates/mult",
+                                                                             "discount": "rates/discount"}), 66,
+        "; datasets of rank 3 there: /rates/disc [6 x 1009 x 3]",
+        regex=r"input\.discount: dataset 'rates/discount' not found in '[^']*in\.h5'; datasets of rank 3 there: "
+              r"/rates/disc \[6 x 1009 x 3\]$"),
+    Row("multiplier_missing_lists_by_size", with_input(grouped_input, input={"multiplier": "rates/mul",
+                                                                             "discount": "rates/disc"}), 66,
+        "input.multiplier: dataset 'rates/mul' not found",
+        regex=r"datasets of rank 2 or 3027 elements there: /rates/mult \[1009 x 3\], /notes \[2 x 2\]$"),
+    Row("dataset_missing_none_fits", with_input(no_candidates_input), 66,
+        "the file holds no dataset of rank 3 (it holds /multBy [1009 x 3], /rates/curve [5])"),
+    Row("verify_output_dataset_missing", verify_output_dataset_missing, 66,
+        "output.dataset: dataset 'result' not found", regex=r"datasets of rank 3 or 18162 elements there: /cv "
+                                                             r"\[6 x 1009 x 3\]$"),
     Row("dataset_is_group", with_input(lambda p: h5(p, multBy=M, discount="group")), 66, "discount"),
     Row("verify_without_output", verify_without_output, 66, "out.h5"),
     # data (65)
@@ -301,6 +368,10 @@ ROWS = [
     Row("no_broadcast_ids", with_input(lambda p: h5(p, multBy=("empty", (4000, 5), "f8", (100, 5)),
                                                     discount=("empty", (100, 3999, 5), "f8", (1, 100, 5)))),
         65, "broadcast"),
+    Row("transposed_without_axes", with_input(transposed_input), 65, AXES_HINT,
+        regex=r"shapes do not broadcast: .*ids 1009 != 6; input\.axes: \[id, date, num\] would fit$"),
+    Row("transposed_without_axes_verify", with_input(transposed_input), 65, AXES_HINT, argv=["verify"]),
+    Row("transposed_with_suggested_axes", transposed_with_suggested_axes, 0, None, post=check_transposed),
     Row("no_broadcast_nums", with_input(lambda p: h5(p, multBy=M[:, :2], discount=D)), 65, "broadcast"),
     Row("dtype_int64", with_input(lambda p: h5(p, multBy=M, discount=D.astype(np.int64))), 65, "int"),
     Row("dtype_uint64_multby", with_input(lambda p: h5(p, multBy=M.astype(np.uint64), discount=D)), 65, "multBy"),

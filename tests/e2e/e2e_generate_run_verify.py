@@ -301,6 +301,35 @@ def synthetic_matches_generate(ctx):
     E.expect_rc(E.app(ctx, "verify", job), 0, "verify synthetic")
 
 
+def chunk_axis_auto(ctx):
+    """memory.chunk_axis: auto (the default) takes id slabs when one date's
+    slab does not fit host_budget, says why in `plan`, the run's header and
+    the JSON report, and the result is exact; with room for a date, date."""
+    shape = (3, 4099, 5)
+    src = E.generate(ctx, os.path.join(ctx.work, "in.h5"), *shape, seed=55)
+    unit, resident = unit_bytes(shape, "date")
+    budget = 400 * 1024  # under the 3 date buffers and multBy: 4 x 160 KB
+    E.check(budget < resident + DEPTH_DEFAULT * unit, "test setup: one date must not fit")
+    id_unit, _ = unit_bytes(shape, "id")
+    slabs = ceil_div(shape[1], budget // (DEPTH_DEFAULT * id_unit))
+    r = run_and_check(ctx, src, E.expected_cv(src), output_extra=PAGE_CACHE, memory={"host_budget": "400KiB"},
+                      expect_slabs=slabs, report="run.json")
+    header = next((line for line in r.stdout.splitlines() if line.startswith("[discount_app] chunk ")), "")
+    E.check(header.startswith("[discount_app] chunk  id (auto: one date needs 3 buffer(s) x ")
+            and header.endswith(", over memory.host_budget 400.00 KiB)"), f"run header: {header!r}\n{r}")
+    # Planned again once the output exists: its axis is kept (a rerun finds it complete).
+    plan = E.plan_slabs(ctx, os.path.join(ctx.work, "job.yaml"))[1]
+    E.check("chunk axis     id, " in plan and "(auto: kept from the finished output)" in plan, f"plan:\n{plan}")
+    with open(os.path.join(ctx.work, "run.json")) as f:
+        E.check("(auto: one date needs " in E.json.load(f)["plan"], "the report's plan lacks the chunk axis reason")
+    cfg = E.expect_rc(E.app(ctx, "config", os.path.join(ctx.work, "job.yaml")), 0, "config").stdout
+    E.check("chunk_axis: auto" in cfg, f"config does not print chunk_axis: auto:\n{cfg}")
+    # Room for a date: date slabs, and the plan says so.
+    wide = E.write_job(os.path.join(ctx.dir("wide"), "job.yaml"), src, "out.h5", memory={"host_budget": "64MiB"})
+    plan = E.plan_slabs(ctx, wide)[1]
+    E.check("chunk axis     date, " in plan and "(auto: a one-date slab fits the budgets)" in plan, f"plan:\n{plan}")
+
+
 # ---- the table --------------------------------------------------------------
 
 S = (14, 1009, 3)  # multi-slab workhorse: 14 dates, prime ids
@@ -427,6 +456,7 @@ CASES = [
     ("report_json", report_json),
     ("config_round_trip", config_round_trip),
     ("synthetic_matches_generate", synthetic_matches_generate),
+    ("chunk_axis_auto", chunk_axis_auto),
     ("verify_detects_corruption", verify_detects_corruption),
 ]
 

@@ -19,6 +19,7 @@ jitter (0-1 ms); the first kill lands a few ms after start-up (creation of the
 
 import os
 import random
+import re
 import shutil
 import signal
 import sys
@@ -44,11 +45,12 @@ class Job:
         self.memory = dict({"max_slab": DATE_BYTES, "pipeline_depth": 2}, **(memory or {}))
         self.yaml = self.write_yaml("job.yaml", self.memory)
         self.out = os.path.join(self.d, "out.h5")
-        self.chunk = self.memory.get("chunk_axis", "date")
-        self.units = DATES if self.chunk == "date" else IDS
         # the clean run, in its own directory, checked against NumPy
         ref_dir = ctx.dir("reference")
         ref_yaml = E.write_job(os.path.join(ref_dir, "job.yaml"), self.src, "out.h5", memory=self.memory)
+        # the chunk axis the plan takes (memory.chunk_axis: auto by default), planned before any output exists
+        self.chunk = chunk_axis_of(E.plan_slabs(ctx, ref_yaml)[1])
+        self.units = DATES if self.chunk == "date" else IDS
         t0 = time.monotonic()
         E.expect_rc(E.app(ctx, "run", "-q", ref_yaml), 0, "clean run")
         self.clean_seconds = time.monotonic() - t0
@@ -152,6 +154,12 @@ class Job:
         E.check(not E.leftovers(self.out), f"leftovers after completion: {E.leftovers(self.out)}")
         E.check(E.progress_of(self.out).all(), "finished output's progress record is not all done")
         return r
+
+
+def chunk_axis_of(plan_text):
+    m = re.search(r"^chunk axis +(date|id),", plan_text, re.M)
+    E.check(m, f"plan names no chunk axis:\n{plan_text}")
+    return m.group(1)
 
 
 def stderr_of(proc):
@@ -334,6 +342,47 @@ def chunk_axis_change_names_it(ctx):
     E.check("belongs to a different job: memory.chunk_axis: was date, now id" in r.stderr, str(r))
 
 
+# One date of 20011 x 5 float64 is 782 KiB: with pipeline_depth 2 and the
+# resident multBy a date slab needs 2.3 MiB, so under 2 MiB auto takes id slabs.
+SMALL_HOST = {"host_budget": "2MiB"}
+
+
+def auto_keeps_id_on_resume(ctx):
+    """memory.chunk_axis: auto chose id under a small budget; killed, then
+    resumed with the default budget, under which auto alone would choose
+    date: the run keeps the partial's id slabs, says so, and is exact."""
+    job = Job(ctx, memory=SMALL_HOST)
+    E.check(job.chunk == "id", f"test setup: auto should choose id under {SMALL_HOST}, chose {job.chunk}")
+    done, total = kill_mid_run(job)
+    roomy = dict(job.memory)
+    del roomy["host_budget"]
+    fresh = E.write_job(os.path.join(ctx.dir("fresh"), "job.yaml"), job.src, "out.h5", memory=roomy)
+    E.check(chunk_axis_of(E.plan_slabs(ctx, fresh)[1]) == "date", "test setup: the default budget should take date")
+    job.yaml = job.write_yaml("job.yaml", roomy)
+    plan = E.plan_slabs(ctx, job.yaml)[1]
+    E.check("chunk axis     id, " in plan and "(auto: kept from the existing partial)" in plan, f"plan:\n{plan}")
+    r = job.finish()
+    E.check("[discount_app] chunk  id (auto: kept from the existing partial)" in r.stdout, f"header:\n{r.stdout}")
+    E.check(f"resuming: {done} of {total} ids already done" in r.stdout, f"the rerun did not resume:\n{r.stdout}")
+
+
+def auto_kept_date_that_no_longer_fits(ctx):
+    """auto chose date; a resume under a budget no date slab fits keeps
+    date (the partial's layout) and is refused, saying why and what to do;
+    the partial is untouched and resumes once the budget is back."""
+    job = Job(ctx)
+    E.check(job.chunk == "date", f"test setup: auto should choose date with the default budget, chose {job.chunk}")
+    kill_mid_run(job)
+    partial = E.partial_of(job.out)
+    digest = E.file_digest(partial)
+    small = job.write_yaml("small.yaml", dict(job.memory, **SMALL_HOST))
+    r = E.expect_rc(E.app(ctx, "run", "-q", small, cwd=job.d), 78, "resume under a budget no date fits")
+    E.check(len(r.stderr_lines) == 1 and "memory.host_budget = 2.00 MiB is too small" in r.stderr
+            and "auto keeps the date slabs of the existing partial; --restart starts over" in r.stderr, str(r))
+    E.check(E.file_digest(partial) == digest and not os.path.exists(job.out), "the refused run touched the outputs")
+    job.finish("-q")
+
+
 def overwrite_kill_keeps_old_output(ctx):
     """overwrite: true replaces <out> only at the end: a kill leaves the old file whole."""
     job = Job(ctx)
@@ -405,6 +454,8 @@ CASES = [
     ("changed_input_names_it", changed_input_names_it),
     ("input_touched_in_place_refused", input_touched_in_place_refused),
     ("chunk_axis_change_names_it", chunk_axis_change_names_it),
+    ("auto_keeps_id_on_resume", auto_keeps_id_on_resume),
+    ("auto_kept_date_that_no_longer_fits", auto_kept_date_that_no_longer_fits),
     ("overwrite_kill_keeps_old_output", overwrite_kill_keeps_old_output),
     ("rerun_after_completion_is_noop", rerun_after_completion_is_noop),
     ("report_covers_whole_job", report_covers_whole_job),

@@ -4,6 +4,7 @@
 #include <map>
 #include <regex>
 #include <set>
+#include <tuple>
 
 #include "common/error.hpp"
 #include "config/config.hpp"
@@ -45,7 +46,7 @@ TEST(Config, MinimalHasDocumentedDefaults) {
   EXPECT_TRUE(c.memory.device_budget.is_percent);
   EXPECT_DOUBLE_EQ(c.memory.device_budget.percent, 80.0);
   EXPECT_DOUBLE_EQ(c.memory.host_budget.percent, 25.0);
-  EXPECT_EQ(c.memory.chunk_axis, Axis::date);
+  EXPECT_FALSE(c.memory.chunk_axis.has_value());  // auto: resolve picks date or id
   EXPECT_EQ(c.memory.pipeline_depth, 3);
   EXPECT_EQ(c.verify, VerifyMode::none);
 }
@@ -171,7 +172,11 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"budget_percent", "input: {file: a}\noutput: {file: b}\nmemory: {host_budget: 150%}\n",
                   "job.yaml:3:23", "(0, 100]"},
         BadConfig{"chunk_num", "input: {file: a}\noutput: {file: b}\nmemory: {chunk_axis: num}\n", "job.yaml:3:22",
-                  "date or id"},
+                  "auto | date | id"},
+        BadConfig{"tab_indent", "input:\n\tfile: a\noutput: {file: b}\n", "job.yaml:2:1:",
+                  "a tab character; YAML indents with spaces"},
+        BadConfig{"tab_after_spaces", "input:\n  file: a\n  \tdiscount: d\noutput: {file: b}\n", "job.yaml:3:3:",
+                  "a tab character"},
         BadConfig{"not_a_map", "- just\n- a list\n", "job.yaml:1:1", "mapping"},
         BadConfig{"checkpoint_negative", "input: {file: a}\noutput: {file: b, checkpoint_seconds: -1}\n",
                   "job.yaml:2:39", "between 0"},
@@ -195,6 +200,50 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"synthetic_and_file", "input: {file: a, synthetic: {dates: 1, ids: 1, nums: 1}}\noutput: {file: b}\n",
                   "job.yaml:1:15", "exclude each other"}),
     [](const auto& info) { return std::string(info.param.name); });
+
+TEST(Config, ChunkAxisAutoDateOrId) {
+  const auto axis_of = [](const char* value) {
+    return parse(std::string(kMinimal) + "memory: {chunk_axis: " + value + "}\n").memory.chunk_axis;
+  };
+  EXPECT_FALSE(axis_of("auto").has_value());
+  EXPECT_EQ(axis_of("date"), std::optional<Axis>(Axis::date));
+  EXPECT_EQ(axis_of("id"), std::optional<Axis>(Axis::id));
+  // `discount_app config` prints the choice, auto included, and reads it back.
+  const Config c = parse(kMinimal);
+  EXPECT_NE(c.to_yaml().find("chunk_axis: auto\n"), std::string::npos) << c.to_yaml();
+  EXPECT_FALSE(parse_config(c.to_yaml(), "again.yaml").memory.chunk_axis.has_value());
+  const Config id = parse(std::string(kMinimal) + "memory: {chunk_axis: id}\n");
+  EXPECT_NE(id.to_yaml().find("chunk_axis: id\n"), std::string::npos);
+}
+
+// A tab breaks the YAML: the message names the tab where it is, not what
+// yaml-cpp makes of it further on ("illegal map value").
+TEST(Config, TabIsNamedWithItsLineAndColumn) {
+  auto [code, message] = error_of("input:\n  file: a\noutput:\n\tfile: b\n");
+  EXPECT_EQ(code, ExitCode::config);
+  EXPECT_EQ(message, "job.yaml:4:1: a tab character; YAML indents with spaces (replace the tab with spaces)");
+  // After a key on a line whose value is fine, then a broken nesting.
+  std::tie(code, message) = error_of("input:\n  file: a\n  multiplier:\tm\n\tdiscount: d\noutput: {file: b}\n");
+  EXPECT_EQ(code, ExitCode::config);
+  EXPECT_EQ(message.rfind("job.yaml:", 0), 0u) << message;
+  EXPECT_NE(message.find("a tab character"), std::string::npos) << message;
+  // A syntax error with no tab keeps yaml-cpp's own words.
+  std::tie(code, message) = error_of("input: {file: in.h5\noutput: {file: o.h5}\n");
+  EXPECT_NE(message.find("YAML syntax error"), std::string::npos) << message;
+  EXPECT_EQ(message.find("tab"), std::string::npos) << message;
+}
+
+// A tab that YAML allows stays allowed: inside quotes, in a comment.
+TEST(Config, TabsInsideQuotesAndCommentsAreAccepted) {
+  Config c = parse("input:\n  file: \"in\tput.h5\"\n  multiplier: 'm\tx'  # a\tcomment\noutput: {file: b}\n");
+  EXPECT_EQ(c.input.file, "in\tput.h5");
+  EXPECT_EQ(c.input.multiplier, "m\tx");
+  // A later, unrelated error is not blamed on the quoted tab.
+  auto [code, message] = error_of("input:\n  file: \"a\tb\"\n  discount: it's\noutput: {file: b\n");
+  EXPECT_EQ(code, ExitCode::config);
+  EXPECT_EQ(message.find("tab"), std::string::npos) << message;
+  EXPECT_NE(message.find("YAML syntax error"), std::string::npos) << message;
+}
 
 TEST(Config, LimitsDefaultToUnknownDisksAndMeasuredLinks) {
   Config c = parse(kMinimal);

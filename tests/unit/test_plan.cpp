@@ -206,6 +206,46 @@ TEST(Plan, BudgetsAreHeldAgainstTheMachine) {
             std::string::npos);
 }
 
+// chunk_axis: auto asks minimal_slab_shortfall whether a date fits; it must
+// agree with make_plan's refusal at every budget, both axes, host and device
+// sides, with and without staging.
+TEST(Plan, ShortfallAgreesWithMakePlanAtEveryBoundary) {
+  for (Axis axis : {Axis::date, Axis::id})
+    for (bool device : {false, true})
+      for (std::uint64_t staging : {std::uint64_t{0}, std::uint64_t{4096}}) {
+        PlanRequest r = request(7, 1013, 5, 0);
+        r.chunk_axis = axis;
+        r.device_copies = device;
+        r.staging_bytes = staging;
+        r.pipeline_depth = device ? 5 : 2;  // 5 host buffers, 4 device buffers
+        // One date: 1013 x 5 x 8 = 40520 B, multBy resident 40520 B; one id: 7 x 5 x 8 + 5 x 8 = 320 B.
+        const std::uint64_t unit = axis == Axis::date ? 40520 : 320;
+        const std::uint64_t resident = axis == Axis::date ? 40520 : 0;
+        const std::uint64_t host_need = staging + resident + r.pipeline_depth * unit;
+        const std::uint64_t device_need = resident + 4 * unit;
+        for (std::uint64_t host : {host_need - 1, host_need, host_need + 1}) {
+          for (std::uint64_t dev : {device_need - 1, device_need}) {
+            r.host_budget = host;
+            r.device_budget = dev;
+            const std::string shortfall = minimal_slab_shortfall(r);
+            bool refused = false;
+            try {
+              make_plan(r);
+            } catch (const Error& e) {
+              refused = true;
+              EXPECT_EQ(e.code(), ExitCode::config);
+            }
+            const bool fits = host >= host_need && (!device || dev >= device_need);
+            EXPECT_EQ(refused, !fits) << axis_name(axis) << " host " << host << " device " << dev;
+            EXPECT_EQ(shortfall.empty(), fits) << shortfall;
+            if (!fits) {
+              EXPECT_EQ(shortfall.rfind(std::string("one ") + axis_name(axis) + " needs ", 0), 0u) << shortfall;
+            }
+          }
+        }
+      }
+}
+
 TEST(Plan, EmptyDimensionIsDataError) {
   try {
     make_plan(request(0, 10, 5, 1 << 20));

@@ -258,6 +258,7 @@ TEST(Resolve, IdentityFollowsTheResultNotTheResources) {
 // found from the resolved request before any I/O.
 TEST(Resolve, TheRequestGoesStraightToThePlan) {
   Config c = base_config();
+  c.memory.chunk_axis = Axis::date;  // auto would take id here (ChunkAxisAuto*)
   c.memory.host_budget = parse_memory_size("512KiB");
   c.output.direct_io = false;
   const JobSpec spec = resolve(c, facts());
@@ -272,6 +273,136 @@ TEST(Resolve, TheRequestGoesStraightToThePlan) {
   const Plan plan = make_plan(resolve(c, facts()).plan);
   EXPECT_EQ(plan.total_elements(), 101u * 4003 * 5);
   EXPECT_EQ(plan.host_buffers, 3);
+}
+
+// memory.chunk_axis: auto takes date while one date's slab (three buffers
+// and the resident multBy) fits the budgets; one date of 4003 x 5 float64 is
+// 156.37 KiB, so 625.47 KiB with multBy.
+TEST(Resolve, ChunkAxisAutoTakesDateWhenOneDateFits) {
+  Config c = base_config();
+  c.output.direct_io = false;  // no O_DIRECT staging in the sums
+  c.memory.host_budget = parse_memory_size("640KiB");
+  const JobSpec spec = resolve(c, facts());
+  EXPECT_EQ(spec.plan.chunk_axis, Axis::date);
+  EXPECT_EQ(spec.output.chunk_axis, Axis::date);
+  EXPECT_TRUE(spec.plan.chunk_axis_auto);
+  EXPECT_EQ(spec.plan.chunk_axis_reason, "auto: a one-date slab fits the budgets");
+  const Plan plan = make_plan(spec.plan);
+  EXPECT_EQ(plan.slab_extent, 1);  // exactly one date fits
+  EXPECT_NE(plan.describe().find("chunk axis     date, 1 per slab, 101 slab(s)\n"
+                                 "               (auto: a one-date slab fits the budgets)\n"),
+            std::string::npos)
+      << plan.describe();
+}
+
+TEST(Resolve, ChunkAxisAutoTakesIdWhenOneDateDoesNotFit) {
+  Config c = base_config();
+  c.output.direct_io = false;
+  c.memory.host_budget = parse_memory_size("512KiB");
+  const JobSpec spec = resolve(c, facts());
+  EXPECT_EQ(spec.plan.chunk_axis, Axis::id);
+  EXPECT_EQ(spec.output.chunk_axis, Axis::id);
+  const std::uint64_t one_date = 4003 * 5 * 8;
+  EXPECT_EQ(spec.plan.chunk_axis_reason, "auto: one date needs 3 buffer(s) x " + format_bytes(one_date) +
+                                             " for one date + multBy " + format_bytes(one_date) + " = " +
+                                             format_bytes(4 * one_date) + ", over memory.host_budget 512.00 KiB");
+  const Plan plan = make_plan(spec.plan);  // the id slabs fit
+  EXPECT_TRUE(plan.mult_per_slab);
+  EXPECT_EQ(plan.total_elements(), 101u * 4003 * 5);
+  EXPECT_LE(plan.host_bytes, 512u << 10);
+  EXPECT_NE(plan.describe().find("chunk axis     id,"), std::string::npos);
+  EXPECT_NE(plan.describe().find("(auto: one date needs 3 buffer(s)"), std::string::npos) << plan.describe();
+
+  // The device budget counts too: a GPU build whose device budget cannot
+  // hold one date takes id although the host could.
+  Config gpu = base_config();
+  gpu.output.direct_io = false;
+  gpu.memory.device_budget = parse_memory_size("300KiB");
+  SystemFacts f = facts();
+  f.separate_device_memory = true;
+  const JobSpec device = resolve(gpu, f);
+  EXPECT_EQ(device.plan.chunk_axis, Axis::id);
+  EXPECT_NE(device.plan.chunk_axis_reason.find("over memory.device_budget 300.00 KiB"), std::string::npos)
+      << device.plan.chunk_axis_reason;
+
+  // Neither fits: the plan's error says auto tried date too.
+  c.memory.host_budget = parse_memory_size("8KiB");
+  const JobSpec tiny = resolve(c, facts());
+  EXPECT_EQ(tiny.plan.chunk_axis, Axis::id);
+  try {
+    make_plan(tiny.plan);
+    FAIL() << "8 KiB holds no three id slabs of 101 x 5";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::config);
+    EXPECT_NE(std::string(e.what()).find("one date does not fit either"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Resolve, ChunkAxisExplicitValuesOverrideAuto) {
+  Config c = base_config();
+  c.output.direct_io = false;
+  c.memory.host_budget = parse_memory_size("512KiB");
+  c.memory.chunk_axis = Axis::date;  // does not fit: refused by the plan, not switched
+  JobSpec spec = resolve(c, facts());
+  EXPECT_EQ(spec.plan.chunk_axis, Axis::date);
+  EXPECT_FALSE(spec.plan.chunk_axis_auto);
+  EXPECT_EQ(spec.plan.chunk_axis_reason, "set by memory.chunk_axis");
+  EXPECT_THROW(make_plan(spec.plan), Error);
+  c.memory.host_budget = parse_memory_size("64MiB");
+  c.memory.chunk_axis = Axis::id;  // date would fit
+  spec = resolve(c, facts());
+  EXPECT_EQ(spec.plan.chunk_axis, Axis::id);
+  EXPECT_EQ(spec.output.chunk_axis, Axis::id);
+  // An explicit value wins over the axis a partial recorded: the resume is
+  // then refused, naming the setting (io/output.cpp).
+  SystemFacts f = facts();
+  f.recorded_chunk_axis = Axis::date;
+  f.recorded_in = "the existing partial";
+  EXPECT_EQ(resolve(c, f).plan.chunk_axis, Axis::id);
+}
+
+// A resume keeps the partial's axis under auto, whatever the budgets say now.
+TEST(Resolve, ChunkAxisAutoKeepsTheRecordedAxis) {
+  Config c = base_config();
+  c.output.direct_io = false;
+  c.memory.host_budget = parse_memory_size("512KiB");  // auto alone would take id
+  SystemFacts f = facts();
+  f.recorded_chunk_axis = Axis::date;
+  f.recorded_in = "the existing partial";
+  const JobSpec spec = resolve(c, f);
+  EXPECT_EQ(spec.plan.chunk_axis, Axis::date);
+  EXPECT_EQ(spec.plan.chunk_axis_reason, "auto: kept from the existing partial");
+  try {  // 512 KiB holds no date slab: the plan's error says why date stays
+    make_plan(spec.plan);
+    FAIL() << "one date does not fit 512 KiB";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("(memory.chunk_axis: auto keeps the date slabs of the existing partial; "
+                                         "--restart starts over with the axis that fits)"),
+              std::string::npos)
+        << e.what();
+  }
+  c.memory.host_budget = parse_memory_size("64MiB");  // auto alone would take date
+  f.recorded_chunk_axis = Axis::id;
+  f.recorded_in = "the finished output";
+  EXPECT_EQ(resolve(c, f).plan.chunk_axis, Axis::id);
+  EXPECT_EQ(resolve(c, f).plan.chunk_axis_reason, "auto: kept from the finished output");
+}
+
+// The identity holds the resolved axis: a job auto resolves to date has the
+// identity it had when date was the default, so partials written before
+// auto existed still resume.
+TEST(Resolve, ChunkAxisAutoIdentityIsTheResolvedAxis) {
+  Config c = base_config();
+  const std::string auto_date = resolve(c, facts()).identity;
+  EXPECT_NE(auto_date.find("\nmemory.chunk_axis: date\n"), std::string::npos) << auto_date;
+  c.memory.chunk_axis = Axis::date;
+  EXPECT_EQ(resolve(c, facts()).identity, auto_date);
+  c.memory.chunk_axis = Axis::id;
+  const std::string explicit_id = resolve(c, facts()).identity;
+  c.memory.chunk_axis.reset();
+  c.memory.host_budget = parse_memory_size("512KiB");
+  c.output.direct_io = false;
+  EXPECT_EQ(resolve(c, facts()).identity, explicit_id);
 }
 
 // A refused resume names what changed, was and now (io/identity.hpp), from
