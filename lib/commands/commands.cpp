@@ -538,7 +538,7 @@ void announce(const RunReport& report, const Plan& plan) {
             << " slab(s) of up to " << format_bytes(plan.slab_bytes) << ", host " << format_bytes(plan.host_bytes);
   if (plan.request.device_copies) std::cout << ", device " << format_bytes(plan.device_bytes);
   if (ranks::multi()) std::cout << ", per rank; " << ranks::size() << " ranks";
-  std::cout << "\n[discount_app] chunk  " << axis_name(plan.request.chunk_axis) << " ("
+  std::cout << "\n" << tag << "chunk  " << axis_name(plan.request.chunk_axis) << " ("
             << plan.request.chunk_axis_reason << ")";
   std::cout << std::endl;
 }

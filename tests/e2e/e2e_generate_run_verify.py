@@ -314,7 +314,9 @@ def chunk_axis_auto(ctx):
     slabs = ceil_div(shape[1], budget // (DEPTH_DEFAULT * id_unit))
     r = run_and_check(ctx, src, E.expected_cv(src), output_extra=PAGE_CACHE, memory={"host_budget": "400KiB"},
                       expect_slabs=slabs, report="run.json")
-    header = next((line for line in r.stdout.splitlines() if line.startswith("[discount_app] chunk ")), "")
+    # Not a terminal: status lines start with the UTC time (drop it).
+    lines = [line.split(" ", 1)[1] if line[:4].isdigit() else line for line in r.stdout.splitlines()]
+    header = next((line for line in lines if line.startswith("[discount_app] chunk ")), "")
     E.check(header.startswith("[discount_app] chunk  id (auto: one date needs 3 buffer(s) x ")
             and header.endswith(", over memory.host_budget 400.00 KiB)"), f"run header: {header!r}\n{r}")
     # Planned again once the output exists: its axis is kept (a rerun finds it complete).

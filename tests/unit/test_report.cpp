@@ -1,11 +1,15 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
 #include <sstream>
 
 #include "config/config.hpp"
 #include "kokkos_env.hpp"
 #include "report/limits.hpp"
+#include "report/limits_cache.hpp"
 #include "report/report.hpp"
 
 using namespace discount;
@@ -296,4 +300,37 @@ TEST(JobRuns, AFreshRunsTotalsAreItsOwn) {
   EXPECT_EQ(report.job_input_bytes(), 1107u);
   EXPECT_EQ(report.job_output_bytes(), 1000u);
   EXPECT_EQ(report.to_text().find("job:"), std::string::npos);
+}
+
+// The per-host cache of measured links (report/limits_cache.hpp): a stored
+// entry comes back for the same key while young enough, marked as cached;
+// another key, an old entry or cache_days 0 measure again.
+TEST(LimitsCache, StoresAndReusesOnlyTheSameKeyWhileYoung) {
+  char dir[] = "/tmp/discount_limits_cache_XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  ::setenv("DISCOUNT_CACHE_DIR", dir, 1);
+  Limits measured;
+  measured.h2d = {54.79, "measured"};
+  measured.kernel = {3714.4, "measured"};
+  measured.read = {2.5, "configured"};  // configured links are not the host's: never stored
+  const std::string key = "host node7\nbuild discount_app 1.0\nbuffer bytes 268435456\n";
+  const std::time_t day = 86400, then = 1'800'000'000;
+  store_cached_limits(key, measured, then);
+
+  const auto hit = load_cached_limits(key, 7, then + 6 * day);
+  ASSERT_TRUE(hit.has_value());
+  EXPECT_DOUBLE_EQ(hit->h2d.gb_per_s, 54.79);
+  EXPECT_DOUBLE_EQ(hit->kernel.gb_per_s, 3714.4);
+  EXPECT_TRUE(hit->kernel.cached);
+  EXPECT_EQ(hit->kernel.source, "measured");
+  EXPECT_FALSE(hit->d2h.known());
+  EXPECT_FALSE(hit->read.known());
+  EXPECT_NE(hit->describe().find("kernel 3714.40 GB/s (measured 2027-01-15"), std::string::npos) << hit->describe();
+
+  EXPECT_FALSE(load_cached_limits(key, 7, then + 8 * day).has_value());  // too old
+  EXPECT_FALSE(load_cached_limits(key, 0, then).has_value());           // cache_days: 0
+  EXPECT_FALSE(load_cached_limits("host node8\n" + key.substr(11), 7, then).has_value());
+  EXPECT_FALSE(load_cached_limits(key, 7, then - day).has_value());  // a clock gone backwards
+  std::filesystem::remove_all(dir);
+  ::unsetenv("DISCOUNT_CACHE_DIR");
 }
