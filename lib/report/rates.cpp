@@ -84,14 +84,20 @@ HostPages touched(std::uint64_t bytes, double& touch_gb_per_s) {
   return pages;
 }
 
+// The largest piece's bytes: the buffer a probe needs.
+std::uint64_t largest_piece_bytes(const std::vector<Slab>& pieces, const Plan& plan) {
+  std::uint64_t largest = 0;
+  for (const Slab& piece : pieces) largest = std::max(largest, piece_bytes_of(piece, plan));
+  return largest;
+}
+
 }  // namespace
 
 ProbeResult probe_read(InputSource& input, const Plan& plan, Range dates, Range ids, bool scan,
                        const ProbeBudget& budget, double& touch_gb_per_s) {
   ProbeResult result;
   const std::vector<Slab> pieces = probe_pieces(plan, auto_piece(plan, budget), budget.max_bytes);
-  std::uint64_t largest = 0;
-  for (const Slab& piece : pieces) largest = std::max(largest, piece_bytes_of(piece, plan));
+  const std::uint64_t largest = largest_piece_bytes(pieces, plan);
   if (largest == 0) {
     result.detail = "nothing to read";
     return result;
@@ -127,8 +133,7 @@ ProbeResult probe_read(InputSource& input, const Plan& plan, Range dates, Range 
 WriteProbe probe_write(const OutputSpec& output, OutputMode mode, const Plan& plan, const ProbeBudget& budget) {
   WriteProbe result;
   const std::vector<Slab> pieces = probe_pieces(plan, auto_piece(plan, budget), budget.max_bytes);
-  std::uint64_t largest = 0;
-  for (const Slab& piece : pieces) largest = std::max(largest, piece_bytes_of(piece, plan));
+  const std::uint64_t largest = largest_piece_bytes(pieces, plan);
   if (largest == 0) {
     result.detail = "nothing to write";
     return result;
