@@ -23,7 +23,12 @@
 #include <thread>
 #include <vector>
 
+#include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include "commands/commands.hpp"
+#include "common/affinity.hpp"
 #include "common/host_parallel.hpp"
 #include "io/input.hpp"
 #include "io/output.hpp"
@@ -56,6 +61,57 @@ std::string product_check(std::int64_t n, std::int64_t m, const Mult& mult, cons
     bad += local;
   });
   return bad == 0 ? "exact" : "WRONG: " + std::to_string(bad.load()) + " elements";
+}
+
+// "0-3,8": the CPUs of a mask.
+std::string cpu_list(const cpu_set_t& set) {
+  std::string text;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (!CPU_ISSET(c, &set)) continue;
+    int last = c;
+    while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, &set)) ++last;
+    text += (text.empty() ? "" : ",") + std::to_string(c) + (last > c ? "-" + std::to_string(last) : "");
+    c = last;
+  }
+  return text.empty() ? "?" : text;
+}
+
+// The host pool as it runs: each of its threads' CPU masks (read inside a
+// parallel_for, one iteration per thread), and how many CPUs they may use in
+// all. Fewer CPUs than threads makes every multi-thread figure of the run
+// invalid: that happens when the process inherits a one-CPU mask (a parent
+// whose OpenMP runtime pinned its main thread under OMP_PROC_BIND, say), as on
+// the 16-core node's first run (docs/performance.md).
+struct PoolMasks {
+  int threads = 0;
+  int distinct_threads = 0;  // threads seen running an iteration
+  int cpus = 0;              // CPUs in the union of their masks
+  std::string text;
+};
+template <class Exec>
+PoolMasks host_pool_masks(const Exec& exec) {
+  PoolMasks r;
+  r.threads = exec.concurrency();
+  std::vector<cpu_set_t> sets(std::size_t(r.threads));
+  std::vector<long> tids(std::size_t(r.threads));
+  std::vector<int> on(std::size_t(r.threads));
+  Kokkos::parallel_for("discount::bench_masks",
+                       Kokkos::RangePolicy<Exec, Kokkos::Schedule<Kokkos::Static>>(exec, 0, r.threads), [&](int t) {
+                         CPU_ZERO(&sets[std::size_t(t)]);
+                         sched_getaffinity(0, sizeof(cpu_set_t), &sets[std::size_t(t)]);
+                         tids[std::size_t(t)] = long(syscall(SYS_gettid));
+                         on[std::size_t(t)] = sched_getcpu();
+                       });
+  exec.fence();
+  cpu_set_t all;
+  CPU_ZERO(&all);
+  for (int t = 0; t < r.threads; ++t) {
+    CPU_OR(&all, &all, &sets[std::size_t(t)]);
+    r.text += std::string(t ? " [" : "[") + cpu_list(sets[std::size_t(t)]) + "]@" + std::to_string(on[std::size_t(t)]);
+  }
+  r.cpus = CPU_COUNT(&all);
+  r.distinct_threads = int(std::set<long>(tids.begin(), tids.end()).size());
+  return r;
 }
 
 double median_seconds(int reps, const std::function<void()>& body, const std::function<void()>& before = {}) {
@@ -273,6 +329,20 @@ int host_kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, in
   Kokkos::fence();
 
   Exec exec;
+  // Every peer's threads: the pool's (memcpy on N threads, deep_copy and the
+  // kernels run on it) and the main thread (memcpy on 1 thread, also pool thread 0).
+  const PoolMasks pool = host_pool_masks(exec);
+  cpu_set_t main_mask;
+  CPU_ZERO(&main_mask);
+  sched_getaffinity(0, sizeof main_mask, &main_mask);
+  std::printf("threads: pool %d (%d seen), CPU mask [of each]@running on: %s; main thread [%s]; the process may use "
+              "%d CPUs\n",
+              pool.threads, pool.distinct_threads, pool.text.c_str(), cpu_list(main_mask).c_str(), process_cpu_count());
+  const bool valid = pool.cpus >= pool.threads && pool.distinct_threads == pool.threads;
+  if (!valid)
+    std::printf("WARNING: the pool's %d threads may use only %d CPUs in all: every multi-thread figure of this run "
+                "is INVALID (the process inherited a narrow CPU mask?)\n",
+                pool.threads, pool.cpus);
   const std::function<void()> poison = [&] { Kokkos::deep_copy(exec, out, std::nan("")); };
   const std::function<void()> restore = [&] { Kokkos::deep_copy(exec, out, in); };  // in place: out starts as the input
   auto check_product = [&]() -> std::string { return product_check(n, m, mult, in, out); };
@@ -395,8 +465,11 @@ int host_kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, in
               limit, "variant", "median ms", "GB/s", "min", "max", "of copy", "check");
   std::FILE* json = json_path.empty() ? nullptr : std::fopen(json_path.c_str(), "w");
   if (json)
-    std::fprintf(json, "{\"threads\": %d, \"shape\": [%lld, %lld, %lld], \"variants\": [", threads, (long long)dates,
-                 (long long)ids, (long long)nums);
+    std::fprintf(json,
+                 "{\"threads\": %d, \"pool_cpus\": %d, \"pool_masks\": \"%s\", \"valid\": %s, "
+                 "\"shape\": [%lld, %lld, %lld], \"variants\": [",
+                 threads, pool.cpus, pool.text.c_str(), valid ? "true" : "false", (long long)dates, (long long)ids,
+                 (long long)nums);
   bool first = true;
   for (const auto& v : variants) {
     const double med = median(v.seconds), lo = *std::min_element(v.seconds.begin(), v.seconds.end()),
