@@ -459,7 +459,7 @@ HostLoops make_host_loops(const Slicing& slicing, const MultView& mult, const In
   loops.parts = int(std::min<std::int64_t>(std::max(parts, 1), units));
   const bool distinct = static_cast<const void*>(in.data()) != static_cast<const void*>(out.data());
   const std::int64_t bytes = std::int64_t(out.span() * sizeof(double));
-  loops.stream = distinct && (slicing.host_streaming_stores > 0 ||
+  loops.stream = (distinct || slicing.host_streaming_stores > 1) && (slicing.host_streaming_stores > 0 ||
                               (slicing.host_streaming_stores < 0 && bytes > host_streaming_threshold()));
   return loops;
 }

@@ -307,7 +307,8 @@ struct HostVariant {
 };
 
 int host_kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, int rounds, bool include_slow,
-                     const std::vector<std::int64_t>& columns, const std::string& json_path) {
+                     const std::vector<std::int64_t>& columns, const std::string& json_path,
+                     const std::vector<std::string>& only) {
   using Exec = Kokkos::DefaultHostExecutionSpace;
   const std::int64_t n = dates * ids * nums, m = ids * nums;
   const int threads = Exec().concurrency();
@@ -401,6 +402,13 @@ int host_kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, in
     s.host_streaming_stores = 0;
     add(d.name + " cached stores", s, false);
   }
+  // In place with non-temporal stores: the line was just read, so the store
+  // saves no read; it writes around the cache instead of evicting dirty lines.
+  for (const auto& d : {all[0], all[4]}) {
+    Slicing s = make_slicing(axes, d.dims, {});
+    s.host_streaming_stores = 2;
+    add(d.name + " streaming stores", s, true);
+  }
   // Other column tiles (the default is kHostColumn, kernels/apply.hpp); a
   // column of a whole date walks each thread's dates one after another.
   for (std::int64_t column : columns)
@@ -434,6 +442,16 @@ int host_kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, in
   }
 #endif
 
+  // --only: the copies (the limits) and the variants whose name contains one of the words.
+  if (!only.empty())
+    variants.erase(std::remove_if(variants.begin(), variants.end(),
+                                  [&](const HostVariant& v) {
+                                    if (v.kind == "copy") return false;
+                                    for (const auto& word : only)
+                                      if (v.name.find(word) != std::string::npos) return false;
+                                    return true;
+                                  }),
+                   variants.end());
   for (int r = 0; r <= rounds; ++r)
     for (std::size_t i = 0; i < variants.size(); ++i) {
       auto& v = variants[(i + std::size_t(r)) % variants.size()];
@@ -627,6 +645,7 @@ int main(int argc, char** argv) {
   bool slow = false;
   std::vector<std::int64_t> chunk_grid, group_grid{0}, columns;
   std::string json_path;
+  std::vector<std::string> only;
   app.add_option("--mode", mode, "kernel | pcie | stream")->check(CLI::IsMember({"kernel", "pcie", "stream"}));
   app.add_option("--space", space_name, "device | host")->check(CLI::IsMember({"device", "host"}));
   app.add_option("--dates", dates);
@@ -645,11 +664,12 @@ int main(int argc, char** argv) {
   app.add_option("--columns", columns,
                  "kernel mode on the host: also time the default and [id,num] in place with these column tiles");
   app.add_option("--json", json_path, "kernel mode on the host: write every timing here");
+  app.add_option("--only", only, "kernel mode on the host: the copies and the variants whose name contains one of these");
   app.allow_extras();
   CLI11_PARSE(app, argc, argv);
   const Space space = space_name == "host" ? Space::host : Space::device;
   if (mode == "kernel") {
-    if (space == Space::host) return host_kernel_mode(dates, ids, nums, reps, slow, columns, json_path);
+    if (space == Space::host) return host_kernel_mode(dates, ids, nums, reps, slow, columns, json_path, only);
     return kernel_mode<Kokkos::DefaultExecutionSpace>(dates, ids, nums, reps, slow, chunk_grid, group_grid);
   }
   double bidirectional = 0;
