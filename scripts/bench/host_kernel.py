@@ -363,7 +363,7 @@ def slicings_main(args, info) -> None:
         return [r for r in rows if r["name"].startswith(prefix)]
 
     loops = [r for r in rows if r["name"].startswith("app: [") and "generic" not in r["name"]
-             and "cached" not in r["name"] and "column" not in r["name"]]
+             and "cached" not in r["name"] and "streaming" not in r["name"] and "column" not in r["name"]]
     blas = find("app: kernel: blas")
     default = [r for r in loops if r["name"].startswith("app: [date,id,num] (default)")]
     numba_best = max((r for r in rows if r.get("key", "").startswith("numba_") and r["kind"] == "kernel"),
