@@ -273,9 +273,10 @@ void launch_row_pairs(const ExecSpace& exec, const Slicing& slicing, const MultV
 // Out of place, stores may bypass the cache (non-temporal): that saves the
 // read-for-ownership of every output line, as glibc's memcpy does for large
 // copies.
-// 128 KiB of multBy per column tile: in the same runs on 2 cores (docs/performance.md) 16384 beat 1024 and 4096
-// for both the default and [id, num], and a whole date (no tiling: multBy re-read per date) was slowest.
-constexpr std::int64_t kHostColumn = 16384;
+// 512 KiB of multBy per column tile (within a core's L2 on current x86 servers): on 2 cores (docs/performance.md)
+// 65536 ran 89% / 96% of the copy out of place / in place against 80% / 90% for 16384, and a whole date (no
+// tiling: multBy re-read for every date) was slowest, 66% / 73%.
+constexpr std::int64_t kHostColumn = 65536;
 // Shorter runs are stored through the cache: a non-temporal store of part of a
 // cache line costs a read-modify-write in memory.
 constexpr std::int64_t kStreamMinRun = 1024;

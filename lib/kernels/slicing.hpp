@@ -28,7 +28,7 @@ struct Slicing {
   // Host backends run their own loops (kernels/apply.hpp: each thread takes one contiguous share of the parallel
   // dims' points and walks the serial dims inside it); false runs the generic MDRange functor, for benchmarks.
   bool host_loops = true;
-  std::int64_t host_column = 0;   // elements per column tile of the host loops; 0: auto (16384)
+  std::int64_t host_column = 0;   // elements per column tile of the host loops; 0: auto (65536)
   // Non-temporal stores on a host: -1 auto (out of place, above the LLC size), 0 never, 1 always out of place,
   // 2 in place too (benchmarks).
   int host_streaming_stores = -1;

@@ -89,7 +89,7 @@ def parse_args(argv=None):
                    "build/bench, build/openmp, build/cuda)")
     p.add_argument("--slow", action="store_true", help="--slicings: also the slow generic MDRange slicings")
     p.add_argument("--columns", help="--slicings: also time the default and [id,num] in place with these column "
-                   "tiles (elements, comma-separated; the default tile is 16384)")
+                   "tiles (elements, comma-separated; the default tile is 65536)")
     p.add_argument("--seed-size", action="store_true", help="use the seed's size, %d x %d x %d" % SEED_SIZE)
     p.add_argument("--seed", type=int, default=1, help="synthetic value seed (as input.synthetic.seed)")
     p.add_argument("--max-slabs", default="64MiB,256MiB,1GiB",
