@@ -273,9 +273,9 @@ void launch_row_pairs(const ExecSpace& exec, const Slicing& slicing, const MultV
 // Out of place, stores may bypass the cache (non-temporal): that saves the
 // read-for-ownership of every output line, as glibc's memcpy does for large
 // copies.
-// 512 KiB of multBy per column tile (within a core's L2 on current x86 servers): on 2 cores (docs/performance.md)
-// 65536 ran 89% / 96% of the copy out of place / in place against 80% / 90% for 16384, and a whole date (no
-// tiling: multBy re-read for every date) was slowest, 66% / 73%.
+// 512 KiB of multBy per column tile (within a core's L2 on current x86 servers). On 2 cores (docs/performance.md)
+// 16384, 65536 and 262144 lay within the noise of each other, and a whole date (no tiling: multBy re-read for
+// every date) was slowest.
 constexpr std::int64_t kHostColumn = 65536;
 // Shorter runs are stored through the cache: a non-temporal store of part of a
 // cache line costs a read-modify-write in memory.
@@ -299,8 +299,8 @@ inline std::int64_t host_streaming_threshold() {
 // stored, so d == s is safe, and the compiler needs no alias check (its
 // runtime check would send an in-place call to the scalar loop). Non-temporal
 // stores start on a 64-byte line of d and fill whole lines, four stores in a
-// row: on 2 cores that ran 84% of memcpy against 72% for one 16-byte store per
-// iteration (docs/performance.md).
+// row: ahead of one 16-byte store per iteration in two 2-core runs
+// (docs/performance.md).
 inline void host_run(const double* m, std::int64_t mstride, const double* s, double* d, std::int64_t len,
                      bool stream) {
   std::int64_t k = 0;
