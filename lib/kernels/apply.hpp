@@ -1,8 +1,8 @@
 // The kernel: cv = multBy * discount over one slab. On a GPU, a Kokkos
 // MDRangePolicy spans the configured parallel dims and the other dims are
 // serial loops inside the functor (the seed's one-worker-per-date / per-id /
-// per-element choices); on host backends the parallel dims are shared out
-// among the threads in contiguous pieces (HostLoops below). Views are in the
+// per-element choices); on host backends the slab is cut into one contiguous
+// share per thread whatever the slicing (HostLoops below). Views are in the
 // slab buffer's memory order; multBy is indexed through per-position strides
 // (0 along date), so any axes order works without a transpose.
 #pragma once

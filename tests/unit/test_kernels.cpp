@@ -152,8 +152,8 @@ TEST(Kernels, HostSpaceEverySlicingEveryLayout) {
 }
 
 TEST(Kernels, HostLoopsEveryShareColumnAndStore) {
-  // The host loops cut the parallel points into `parts` contiguous shares and
-  // each share into at most five boxes, walked in column tiles: shares that
+  // The host loops cut the slab (or, with a tile, the parallel points) into
+  // `parts` contiguous shares, walked in column tiles: shares that
   // start and end mid-row and mid-plane, more shares than points, columns
   // shorter and longer than a row, tiles that do not divide the extents, nums
   // 1..7, one id, one date, streaming stores on and off.
