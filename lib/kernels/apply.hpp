@@ -297,30 +297,35 @@ inline std::int64_t host_streaming_threshold() {
 // d[k] = m[k * mstride] * s[k], k < len; d may equal s. On x86 the contiguous
 // cases are written with SSE2 intrinsics: each group is loaded before it is
 // stored, so d == s is safe, and the compiler needs no alias check (its
-// runtime check would send an in-place call to the scalar loop). Non-temporal
-// stores start on a 64-byte line of d and fill whole lines, four stores in a
-// row: ahead of one 16-byte store per iteration in two 2-core runs
-// (docs/performance.md).
+// runtime check would send an in-place call to the scalar loop). Stores start
+// on a 64-byte line of d and fill whole lines, four in a row: ahead of one
+// 16-byte store per iteration in 2-core runs, non-temporal or not
+// (docs/performance.md). d is 8-byte aligned (a double), so the peel reaches
+// the line; a d that is not falls through to the scalar loop.
 inline void host_run(const double* m, std::int64_t mstride, const double* s, double* d, std::int64_t len,
                      bool stream) {
   std::int64_t k = 0;
 #if defined(__SSE2__) && !defined(__CUDA_ARCH__)
   if (mstride <= 1 && len > 0) {
-    if (stream)
-      for (; k < len && reinterpret_cast<std::uintptr_t>(d + k) % 64 != 0; ++k) d[k] = m[k * mstride] * s[k];
+    for (; k < len && reinterpret_cast<std::uintptr_t>(d + k) % 64 != 0; ++k) d[k] = m[k * mstride] * s[k];
     const __m128d v = _mm_set1_pd(*m);
     auto factor = [&](std::int64_t j) { return mstride == 1 ? _mm_loadu_pd(m + j) : v; };
-    if (stream) {
-      for (; k + 8 <= len; k += 8) {
-        const __m128d a0 = _mm_loadu_pd(s + k), a1 = _mm_loadu_pd(s + k + 2), a2 = _mm_loadu_pd(s + k + 4),
-                      a3 = _mm_loadu_pd(s + k + 6);
-        _mm_stream_pd(d + k, _mm_mul_pd(factor(k), a0));
-        _mm_stream_pd(d + k + 2, _mm_mul_pd(factor(k + 2), a1));
-        _mm_stream_pd(d + k + 4, _mm_mul_pd(factor(k + 4), a2));
-        _mm_stream_pd(d + k + 6, _mm_mul_pd(factor(k + 6), a3));
+    for (; k + 8 <= len; k += 8) {  // one 64-byte line of d per iteration
+      const __m128d a0 = _mm_loadu_pd(s + k), a1 = _mm_loadu_pd(s + k + 2), a2 = _mm_loadu_pd(s + k + 4),
+                    a3 = _mm_loadu_pd(s + k + 6);
+      const __m128d p0 = _mm_mul_pd(factor(k), a0), p1 = _mm_mul_pd(factor(k + 2), a1),
+                    p2 = _mm_mul_pd(factor(k + 4), a2), p3 = _mm_mul_pd(factor(k + 6), a3);
+      if (stream) {
+        _mm_stream_pd(d + k, p0);
+        _mm_stream_pd(d + k + 2, p1);
+        _mm_stream_pd(d + k + 4, p2);
+        _mm_stream_pd(d + k + 6, p3);
+      } else {
+        _mm_store_pd(d + k, p0);
+        _mm_store_pd(d + k + 2, p1);
+        _mm_store_pd(d + k + 4, p2);
+        _mm_store_pd(d + k + 6, p3);
       }
-    } else {
-      for (; k + 2 <= len; k += 2) _mm_storeu_pd(d + k, _mm_mul_pd(factor(k), _mm_loadu_pd(s + k)));
     }
   }
 #else
