@@ -1,3 +1,6 @@
+// Exploration program behind micro_columns.log (docs/performance.md, host slicings): loop shapes of the host
+// kernel without Kokkos, interleaved rounds, median and fastest run. Kept as the log's source, not built.
+// g++ -O3 -fopenmp -march=x86-64 host_loops_micro.cpp && OMP_NUM_THREADS=2 OMP_PROC_BIND=spread OMP_PLACES=cores ./a.out 7
 #include <omp.h>
 #include <emmintrin.h>
 #include <immintrin.h>
