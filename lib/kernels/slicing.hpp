@@ -25,11 +25,13 @@ struct Slicing {
   bool allow_row_pairs = true;
   std::int64_t row_pairs_chunk = 2;  // dates per thread; 0: all of the slab's dates
   std::int64_t row_pairs_group = 0;  // pairs per group; 0: row_pairs_auto_group (the GPU's L2)
-  // Host backends run their own loops (kernels/apply.hpp: each thread takes one contiguous share of the parallel
-  // dims' points and walks the serial dims inside it); false runs the generic MDRange functor, for benchmarks.
+  // Host backends run their own loops (kernels/apply.hpp: each thread takes one equal contiguous share of the
+  // slab, or of the parallel dims' tiles when a tile is given); false runs the generic MDRange functor, for benchmarks.
   bool host_loops = true;
-  std::int64_t host_column = 0;   // elements per column tile of the host loops; 0: auto (16384)
-  int host_streaming_stores = -1;  // out of place on a host: -1 auto (above the LLC size), 0 never, 1 always
+  std::int64_t host_column = 0;   // elements per column tile of the host loops; 0: auto (65536)
+  // Non-temporal stores on a host: -1 auto (out of place, above the LLC size), 0 never, 1 always out of place,
+  // 2 in place too (benchmarks).
+  int host_streaming_stores = -1;
   int rank() const { return int(parallel[0]) + int(parallel[1]) + int(parallel[2]); }
   int mask() const { return int(parallel[0]) | int(parallel[1]) << 1 | int(parallel[2]) << 2; }
   std::string describe(const std::array<Axis, 3>& axes) const;

@@ -93,10 +93,11 @@ s_stream() { step stream 120 $bench --mode stream --dates 200 --ids 1000000 --nu
 # 40 GB each way: start and end of the stream weigh less than in the 8 GB one.
 s_stream_large() { step stream_large 240 $bench --mode stream --dates 200 --ids 5000000 --nums 5 --slab-mib 192 --depth 3 --reps 3; }
 s_kernel_host() { step kernel_host 120 $bench --mode kernel --space host --dates 200 --ids 1000000 --nums 5 --reps 5 --kokkos-threads=$threads; }
-# Every slicing of the host kernel against memcpy / NumPy copyto, NumPy and Numba (issue #18 item 1), one thread per core.
+# Every slicing of the host kernel against memcpy / NumPy copyto, NumPy and Numba (issue #18 item 1), one thread per core
+# (the log's "threads:" line shows each peer's CPU masks; a run on too few CPUs says INVALID RUN).
 s_host_slicings() {
-  OMP_NUM_THREADS=$threads OMP_PROC_BIND=spread OMP_PLACES=cores step host_slicings 300 $py scripts/bench/host_kernel.py \
-    --slicings --bench $bench --app $app --rounds 5 --repeat 3 --json "$logs/host_slicings.json"; }
+  OMP_NUM_THREADS=$threads OMP_PROC_BIND=spread OMP_PLACES=cores step host_slicings 180 $py scripts/bench/host_kernel.py \
+    --slicings --bench $bench --app $app --rounds 3 --repeat 3 --columns 16384,65536 --json "$logs/host_slicings.json"; }
 s_host_slicings_large() {
   OMP_NUM_THREADS=$threads OMP_PROC_BIND=spread OMP_PLACES=cores step host_slicings_large 500 $py scripts/bench/host_kernel.py \
     --slicings --bench $bench --app $app --dates 200 --ids 1000000 --rounds 3 --repeat 2 --json "$logs/host_slicings_large.json"; }

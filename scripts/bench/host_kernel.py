@@ -28,8 +28,45 @@ import os
 import sys
 import time
 
+# The CPUs this process may use, read before anything loads an OpenMP runtime:
+# Numba's OpenMP threading layer, under OMP_PROC_BIND, pins this main thread to
+# one CPU, and every child started afterwards would inherit that one CPU (the
+# invalid 16-core run in docs/performance.md). Children get this mask back.
+START_CPUS = os.sched_getaffinity(0)
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib as bl  # noqa: E402
+
+
+def cpu_list(cpus) -> str:
+    """{0, 1, 2, 5} -> '0-2,5'."""
+    out, run = [], []
+    for c in sorted(cpus):
+        if run and c != run[-1] + 1:
+            out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
+            run = []
+        run.append(c)
+    if run:
+        out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
+    return ",".join(out) or "?"
+
+
+def own_thread_masks() -> str:
+    """Each thread of this process (Numba's pool included) and its CPU mask."""
+    masks = []
+    for tid in sorted(os.listdir("/proc/self/task"), key=int):
+        try:
+            with open(f"/proc/self/task/{tid}/status") as f:
+                cpus = next(line.split()[1] for line in f if line.startswith("Cpus_allowed_list"))
+            masks.append(f"[{cpus}]")
+        except (OSError, StopIteration):
+            continue
+    return f"{len(masks)} threads: " + " ".join(masks)
+
+
+def with_start_cpus():
+    """preexec_fn for children: the CPUs this process started with, not the main thread's pinned one."""
+    os.sched_setaffinity(0, START_CPUS)
 
 SEED_SIZE = (100, 4000, 5)
 
@@ -52,7 +89,7 @@ def parse_args(argv=None):
                    "build/bench, build/openmp, build/cuda)")
     p.add_argument("--slow", action="store_true", help="--slicings: also the slow generic MDRange slicings")
     p.add_argument("--columns", help="--slicings: also time the default and [id,num] in place with these column "
-                   "tiles (elements, comma-separated; the default tile is 16384)")
+                   "tiles (elements, comma-separated; the default tile is 65536)")
     p.add_argument("--seed-size", action="store_true", help="use the seed's size, %d x %d x %d" % SEED_SIZE)
     p.add_argument("--seed", type=int, default=1, help="synthetic value seed (as input.synthetic.seed)")
     p.add_argument("--max-slabs", default="64MiB,256MiB,1GiB",
@@ -242,6 +279,12 @@ def slicings_main(args, info) -> None:
     np.multiply(m[None], d, out=o)
     reference = bits_sum(o)
     app_rows = {}  # name -> {"kind", "bytes", "check", "seconds"}
+    invalid, bench_masks = [], []
+    python_masks = own_thread_masks()  # Numba's pool exists now (random_arrays ran its fill)
+    bl.log(f"[host_kernel] this process (NumPy, Numba {numba.threading_layer()} layer, {nb} threads): "
+           f"{python_masks}; discount_bench starts with CPUs {cpu_list(START_CPUS)}")
+    if len(START_CPUS) < max(nb, 1):
+        invalid.append(f"this process may use {len(START_CPUS)} CPUs for {nb} Numba threads")
     os.makedirs(args.workdir, exist_ok=True)
     for r in range(args.rounds):
         # discount_bench: every variant once per round, rounds interleaved, after its own warm-up round
@@ -250,11 +293,17 @@ def slicings_main(args, info) -> None:
                "--reps", str(args.repeat), "--json", path] + (["--slow"] if args.slow else []) + \
               (["--columns"] + args.columns.split(",") if args.columns else [])
         bl.log(f"[host_kernel] round {r + 1}/{args.rounds}: {' '.join(cmd)}")
-        proc = subprocess.run(cmd, capture_output=True, text=True)
+        proc = subprocess.run(cmd, capture_output=True, text=True, preexec_fn=with_start_cpus)
         if proc.returncode != 0:
             sys.exit(f"discount_bench failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
         with open(path) as f:
             result = json.load(f)
+        bench_masks.append(f"{result.get('threads')} threads [{result.get('pool_masks')}]")
+        bl.log(f"[host_kernel]   discount_bench: {result.get('threads')} threads on {result.get('pool_cpus')} CPUs, "
+               f"masks {result.get('pool_masks')}")
+        if not result.get("valid", True):
+            invalid.append(f"round {r + 1}: discount_bench's {result.get('threads')} threads had only "
+                           f"{result.get('pool_cpus')} CPUs")
         for v in result["variants"]:
             row = app_rows.setdefault(v["name"], {"kind": v["kind"], "bytes": v["bytes"], "check": v["check"],
                                                   "seconds": []})
@@ -300,6 +349,11 @@ def slicings_main(args, info) -> None:
           f"app's kernels store around the cache (non-temporal) above the LLC size, as glibc memcpy does; "
           f"the 'cached stores' rows pay the write-allocate read")
     bl.print_machine(info)
+    print(f"threads: Python (Numba {numba.threading_layer()} layer) {python_masks}; discount_bench started with "
+          f"CPUs {cpu_list(START_CPUS)}, its pool per round: "
+          + "; ".join(sorted({str(m) for m in bench_masks})))
+    for line in invalid:
+        print(f"INVALID RUN: {line}: the multi-thread figures below do not measure the machine")
     bl.print_table(["variant", "median ms", "GB/s", "min GB/s", "max GB/s", "of copy", "check"],
                    [[r["name"], 1e3 * r["median_s"], r["gb_per_s"], r["min_gb_per_s"], r["max_gb_per_s"],
                      f"{100 * r['of_copy']:.1f}%", r["check"]] for r in rows],
@@ -309,7 +363,7 @@ def slicings_main(args, info) -> None:
         return [r for r in rows if r["name"].startswith(prefix)]
 
     loops = [r for r in rows if r["name"].startswith("app: [") and "generic" not in r["name"]
-             and "cached" not in r["name"] and "column" not in r["name"]]
+             and "cached" not in r["name"] and "streaming" not in r["name"] and "column" not in r["name"]]
     blas = find("app: kernel: blas")
     default = [r for r in loops if r["name"].startswith("app: [date,id,num] (default)")]
     numba_best = max((r for r in rows if r.get("key", "").startswith("numba_") and r["kind"] == "kernel"),
@@ -327,7 +381,8 @@ def slicings_main(args, info) -> None:
          "met" if beat > 1 else "NOT met"],
     ]
     bl.print_table(["target (same run)", "figure", "target", "verdict"], targets, title="targets")
-    out = {"machine": info, "args": vars(args), "shape": [D, M, O], "limit": limit["name"],
+    out = {"machine": info, "args": vars(args), "shape": [D, M, O], "limit": limit["name"], "invalid": invalid,
+           "python_threads": python_masks, "bench_threads": bench_masks, "start_cpus": cpu_list(START_CPUS),
            "limit_gb_per_s": limit["gb_per_s"], "rows": rows, "targets": targets}
     json_path = args.json or os.path.join(args.workdir, "host_slicings.json")
     bl.write_json(json_path, out)

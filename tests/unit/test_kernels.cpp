@@ -3,6 +3,7 @@
 // are poisoned with NaN first, so an element no kernel wrote fails.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <random>
 
@@ -30,7 +31,12 @@ struct Case {
   std::int64_t column = 0;
   int streaming = -1;
   int parts = 0;
+  // The slab starts `offset` elements into its buffers (cv's first 64-byte line boundary moves), with
+  // kGuard elements after it: neither those nor the `offset` before may be written.
+  std::int64_t offset = 0;
 };
+
+constexpr std::int64_t kGuard = 9;
 
 std::array<Axis, 3> permutation(int p) {
   static const std::array<std::array<Axis, 3>, 6> all{{{Axis::date, Axis::id, Axis::num},
@@ -54,14 +60,17 @@ void check(const Case& c, std::mt19937_64& rng) {
   const std::int64_t n = extent[0] * extent[1] * extent[2];
   const std::int64_t m = c.logical[1] * c.logical[2];
   std::uniform_real_distribution<double> value(0.25, 4.0);
-  Kokkos::View<double*, Kokkos::HostSpace> h_in("discount::test_in", n), h_mult("discount::test_mult", m),
-      h_out("discount::test_out", n);
-  for (std::int64_t e = 0; e < n; ++e) h_in(e) = value(rng);
-  for (std::int64_t e = 0; e < m; ++e) h_mult(e) = value(rng);
+  const std::int64_t o = c.offset, span = o + n + kGuard;
+  Kokkos::View<double*, Kokkos::HostSpace> h_in("discount::test_in", span), h_mult("discount::test_mult", o + m),
+      h_out("discount::test_out", span);
+  for (std::int64_t e = 0; e < span; ++e) h_in(e) = value(rng);
+  for (std::int64_t e = 0; e < o + m; ++e) h_mult(e) = value(rng);
   Kokkos::deep_copy(h_out, std::nan(""));
+  auto h_in_before = Kokkos::create_mirror(h_in);
+  Kokkos::deep_copy(h_in_before, h_in);
 
-  Kokkos::View<double*, Memory> d_in("discount::test_d_in", n), d_mult("discount::test_d_mult", m),
-      d_out("discount::test_d_out", n);
+  Kokkos::View<double*, Memory> d_in("discount::test_d_in", span), d_mult("discount::test_d_mult", o + m),
+      d_out("discount::test_d_out", span);
   Kokkos::deep_copy(d_in, h_in);
   Kokkos::deep_copy(d_mult, h_mult);
   Kokkos::deep_copy(d_out, h_out);
@@ -76,9 +85,9 @@ void check(const Case& c, std::mt19937_64& rng) {
     slicing.tile[j] = slicing.parallel[j] ? c.tile[j] : 0;
   }
   ExecSpace exec;
-  const ConstFlatView<Memory> mult(d_mult.data(), m);
-  const ConstSlabView<Memory> in(d_in.data(), extent[0], extent[1], extent[2]);
-  const SlabView<Memory> out(c.in_place ? d_in.data() : d_out.data(), extent[0], extent[1], extent[2]);
+  const ConstFlatView<Memory> mult(d_mult.data() + o, m);
+  const ConstSlabView<Memory> in(d_in.data() + o, extent[0], extent[1], extent[2]);
+  const SlabView<Memory> out((c.in_place ? d_in.data() : d_out.data()) + o, extent[0], extent[1], extent[2]);
   if (c.parts > 0) {
     const detail::HostLoops loops = detail::make_host_loops(slicing, mult, in, out, ms, c.parts);
     for (int part = 0; part < loops.parts; ++part) loops(part);
@@ -99,15 +108,19 @@ void check(const Case& c, std::mt19937_64& rng) {
         const std::int64_t logical[3] = {d, i, k};
         std::int64_t pos[3];
         for (int j = 0; j < 3; ++j) pos[j] = logical[static_cast<int>(c.axes[j])];
-        const std::int64_t e = (pos[0] * extent[1] + pos[1]) * extent[2] + pos[2];
-        const double expected = h_mult(i * c.logical[2] + k) * h_in(e);
+        const std::int64_t e = o + (pos[0] * extent[1] + pos[1]) * extent[2] + pos[2];
+        const double expected = h_mult(o + i * c.logical[2] + k) * h_in_before(e);
         if (std::memcmp(&expected, &h_out(e), sizeof(double)) != 0) ++bad;
       }
+  // Nothing outside the slab was written: NaN stays NaN out of place, the input stays in place.
+  for (std::int64_t e = 0; e < span; ++e)
+    if (e < o || e >= o + n)
+      bad += c.in_place ? std::memcmp(&h_out(e), &h_in_before(e), sizeof(double)) != 0 : !std::isnan(h_out(e));
   EXPECT_EQ(bad, 0) << "shape " << c.logical[0] << "x" << c.logical[1] << "x" << c.logical[2] << " axes "
                     << axis_name(c.axes[0]) << "," << axis_name(c.axes[1]) << "," << axis_name(c.axes[2]) << " mask "
                     << c.mask << " in_place " << c.in_place << " tile " << c.tile[0] << "," << c.tile[1] << ","
                     << c.tile[2] << " parts " << c.parts << " column " << c.column << " streaming " << c.streaming
-                    << " space " << ExecSpace::name();
+                    << " offset " << c.offset << " space " << ExecSpace::name();
 }
 
 template <class ExecSpace>
@@ -139,8 +152,8 @@ TEST(Kernels, HostSpaceEverySlicingEveryLayout) {
 }
 
 TEST(Kernels, HostLoopsEveryShareColumnAndStore) {
-  // The host loops cut the parallel points into `parts` contiguous shares and
-  // each share into at most five boxes, walked in column tiles: shares that
+  // The host loops cut the slab (or, with a tile, the parallel points) into
+  // `parts` contiguous shares, walked in column tiles: shares that
   // start and end mid-row and mid-plane, more shares than points, columns
   // shorter and longer than a row, tiles that do not divide the extents, nums
   // 1..7, one id, one date, streaming stores on and off.
@@ -164,15 +177,39 @@ TEST(Kernels, HostLoopsEveryShareColumnAndStore) {
         }
 }
 
+TEST(Kernels, HostLoopsSharesOnCacheLines) {
+  // Every slicing cuts the slab into equal contiguous shares whose boundaries
+  // sit on 64-byte lines of cv: slabs starting 0..7 elements past a line, odd
+  // sizes, shares of a line or less, more shares than lines, columns that cut
+  // dates anywhere, stores cached, non-temporal, and non-temporal in place.
+  std::mt19937_64 rng(20261202);
+  const std::array<std::array<std::int64_t, 3>, 6> shapes{
+      {{1, 1, 1}, {2, 1, 3}, {3, 5, 1}, {7, 13, 3}, {11, 37, 5}, {5, 301, 7}}};
+  int pick = 0;
+  for (const auto& shape : shapes)
+    for (std::int64_t offset = 0; offset < 8; ++offset)
+      for (int mask : {1, 2, 4, 6, 7})
+        for (int parts : {1, 2, 3, 5, 16, 200}) {
+          ++pick;
+          Case c{shape, permutation(pick % 6), mask, {0, 0, 0}, pick % 2 == 0};
+          c.offset = offset;
+          c.parts = parts;
+          c.column = std::array<std::int64_t, 4>{1, 5, 64, 0}[pick / 2 % 4];
+          c.streaming = std::array<int, 3>{0, 1, 2}[pick / 8 % 3];
+          check<Kokkos::DefaultHostExecutionSpace>(c, rng);
+        }
+}
+
 TEST(Kernels, HostLoopsThroughKokkos) {
   // The same loops launched on the host space's threads, streaming stores
   // forced on, off and by size, on slabs larger than one column tile.
   std::mt19937_64 rng(7);
-  for (int streaming : {-1, 0, 1})
+  for (int streaming : {-1, 0, 1, 2})
     for (int mask = 1; mask < 8; ++mask)
       for (bool in_place : {false, true}) {
         Case c{{5, 2003, 5}, permutation(0), mask, {0, 0, 0}, in_place};
         c.streaming = streaming;
+        c.offset = mask % 4;
         check<Kokkos::DefaultHostExecutionSpace>(c, rng);
         c.axes = permutation(4);
         check<Kokkos::DefaultHostExecutionSpace>(c, rng);

@@ -23,7 +23,12 @@
 #include <thread>
 #include <vector>
 
+#include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include "commands/commands.hpp"
+#include "common/affinity.hpp"
 #include "common/host_parallel.hpp"
 #include "io/input.hpp"
 #include "io/output.hpp"
@@ -56,6 +61,57 @@ std::string product_check(std::int64_t n, std::int64_t m, const Mult& mult, cons
     bad += local;
   });
   return bad == 0 ? "exact" : "WRONG: " + std::to_string(bad.load()) + " elements";
+}
+
+// "0-3,8": the CPUs of a mask.
+std::string cpu_list(const cpu_set_t& set) {
+  std::string text;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (!CPU_ISSET(c, &set)) continue;
+    int last = c;
+    while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, &set)) ++last;
+    text += (text.empty() ? "" : ",") + std::to_string(c) + (last > c ? "-" + std::to_string(last) : "");
+    c = last;
+  }
+  return text.empty() ? "?" : text;
+}
+
+// The host pool as it runs: each of its threads' CPU masks (read inside a
+// parallel_for, one iteration per thread), and how many CPUs they may use in
+// all. Fewer CPUs than threads makes every multi-thread figure of the run
+// invalid: that happens when the process inherits a one-CPU mask (a parent
+// whose OpenMP runtime pinned its main thread under OMP_PROC_BIND, say), as on
+// the 16-core node's first run (docs/performance.md).
+struct PoolMasks {
+  int threads = 0;
+  int distinct_threads = 0;  // threads seen running an iteration
+  int cpus = 0;              // CPUs in the union of their masks
+  std::string text;
+};
+template <class Exec>
+PoolMasks host_pool_masks(const Exec& exec) {
+  PoolMasks r;
+  r.threads = exec.concurrency();
+  std::vector<cpu_set_t> sets(std::size_t(r.threads));
+  std::vector<long> tids(std::size_t(r.threads));
+  std::vector<int> on(std::size_t(r.threads));
+  Kokkos::parallel_for("discount::bench_masks",
+                       Kokkos::RangePolicy<Exec, Kokkos::Schedule<Kokkos::Static>>(exec, 0, r.threads), [&](int t) {
+                         CPU_ZERO(&sets[std::size_t(t)]);
+                         sched_getaffinity(0, sizeof(cpu_set_t), &sets[std::size_t(t)]);
+                         tids[std::size_t(t)] = long(syscall(SYS_gettid));
+                         on[std::size_t(t)] = sched_getcpu();
+                       });
+  exec.fence();
+  cpu_set_t all;
+  CPU_ZERO(&all);
+  for (int t = 0; t < r.threads; ++t) {
+    CPU_OR(&all, &all, &sets[std::size_t(t)]);
+    r.text += std::string(t ? " [" : "[") + cpu_list(sets[std::size_t(t)]) + "]@" + std::to_string(on[std::size_t(t)]);
+  }
+  r.cpus = CPU_COUNT(&all);
+  r.distinct_threads = int(std::set<long>(tids.begin(), tids.end()).size());
+  return r;
 }
 
 double median_seconds(int reps, const std::function<void()>& body, const std::function<void()>& before = {}) {
@@ -251,7 +307,8 @@ struct HostVariant {
 };
 
 int host_kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, int rounds, bool include_slow,
-                     const std::vector<std::int64_t>& columns, const std::string& json_path) {
+                     const std::vector<std::int64_t>& columns, const std::string& json_path,
+                     const std::vector<std::string>& only) {
   using Exec = Kokkos::DefaultHostExecutionSpace;
   const std::int64_t n = dates * ids * nums, m = ids * nums;
   const int threads = Exec().concurrency();
@@ -273,6 +330,20 @@ int host_kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, in
   Kokkos::fence();
 
   Exec exec;
+  // Every peer's threads: the pool's (memcpy on N threads, deep_copy and the
+  // kernels run on it) and the main thread (memcpy on 1 thread, also pool thread 0).
+  const PoolMasks pool = host_pool_masks(exec);
+  cpu_set_t main_mask;
+  CPU_ZERO(&main_mask);
+  sched_getaffinity(0, sizeof main_mask, &main_mask);
+  std::printf("threads: pool %d (%d seen), CPU mask [of each]@running on: %s; main thread [%s]; the process may use "
+              "%d CPUs\n",
+              pool.threads, pool.distinct_threads, pool.text.c_str(), cpu_list(main_mask).c_str(), process_cpu_count());
+  const bool valid = pool.cpus >= pool.threads && pool.distinct_threads == pool.threads;
+  if (!valid)
+    std::printf("WARNING: the pool's %d threads may use only %d CPUs in all: every multi-thread figure of this run "
+                "is INVALID (the process inherited a narrow CPU mask?)\n",
+                pool.threads, pool.cpus);
   const std::function<void()> poison = [&] { Kokkos::deep_copy(exec, out, std::nan("")); };
   const std::function<void()> restore = [&] { Kokkos::deep_copy(exec, out, in); };  // in place: out starts as the input
   auto check_product = [&]() -> std::string { return product_check(n, m, mult, in, out); };
@@ -331,6 +402,13 @@ int host_kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, in
     s.host_streaming_stores = 0;
     add(d.name + " cached stores", s, false);
   }
+  // In place with non-temporal stores: the line was just read, so the store
+  // saves no read; it writes around the cache instead of evicting dirty lines.
+  for (const auto& d : {all[0], all[4]}) {
+    Slicing s = make_slicing(axes, d.dims, {});
+    s.host_streaming_stores = 2;
+    add(d.name + " streaming stores", s, true);
+  }
   // Other column tiles (the default is kHostColumn, kernels/apply.hpp); a
   // column of a whole date walks each thread's dates one after another.
   for (std::int64_t column : columns)
@@ -364,6 +442,16 @@ int host_kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, in
   }
 #endif
 
+  // --only: the copies (the limits) and the variants whose name contains one of the words.
+  if (!only.empty())
+    variants.erase(std::remove_if(variants.begin(), variants.end(),
+                                  [&](const HostVariant& v) {
+                                    if (v.kind == "copy") return false;
+                                    for (const auto& word : only)
+                                      if (v.name.find(word) != std::string::npos) return false;
+                                    return true;
+                                  }),
+                   variants.end());
   for (int r = 0; r <= rounds; ++r)
     for (std::size_t i = 0; i < variants.size(); ++i) {
       auto& v = variants[(i + std::size_t(r)) % variants.size()];
@@ -395,8 +483,11 @@ int host_kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, in
               limit, "variant", "median ms", "GB/s", "min", "max", "of copy", "check");
   std::FILE* json = json_path.empty() ? nullptr : std::fopen(json_path.c_str(), "w");
   if (json)
-    std::fprintf(json, "{\"threads\": %d, \"shape\": [%lld, %lld, %lld], \"variants\": [", threads, (long long)dates,
-                 (long long)ids, (long long)nums);
+    std::fprintf(json,
+                 "{\"threads\": %d, \"pool_cpus\": %d, \"pool_masks\": \"%s\", \"valid\": %s, "
+                 "\"shape\": [%lld, %lld, %lld], \"variants\": [",
+                 threads, pool.cpus, pool.text.c_str(), valid ? "true" : "false", (long long)dates, (long long)ids,
+                 (long long)nums);
   bool first = true;
   for (const auto& v : variants) {
     const double med = median(v.seconds), lo = *std::min_element(v.seconds.begin(), v.seconds.end()),
@@ -554,6 +645,7 @@ int main(int argc, char** argv) {
   bool slow = false;
   std::vector<std::int64_t> chunk_grid, group_grid{0}, columns;
   std::string json_path;
+  std::vector<std::string> only;
   app.add_option("--mode", mode, "kernel | pcie | stream")->check(CLI::IsMember({"kernel", "pcie", "stream"}));
   app.add_option("--space", space_name, "device | host")->check(CLI::IsMember({"device", "host"}));
   app.add_option("--dates", dates);
@@ -572,11 +664,12 @@ int main(int argc, char** argv) {
   app.add_option("--columns", columns,
                  "kernel mode on the host: also time the default and [id,num] in place with these column tiles");
   app.add_option("--json", json_path, "kernel mode on the host: write every timing here");
+  app.add_option("--only", only, "kernel mode on the host: the copies and the variants whose name contains one of these");
   app.allow_extras();
   CLI11_PARSE(app, argc, argv);
   const Space space = space_name == "host" ? Space::host : Space::device;
   if (mode == "kernel") {
-    if (space == Space::host) return host_kernel_mode(dates, ids, nums, reps, slow, columns, json_path);
+    if (space == Space::host) return host_kernel_mode(dates, ids, nums, reps, slow, columns, json_path, only);
     return kernel_mode<Kokkos::DefaultExecutionSpace>(dates, ids, nums, reps, slow, chunk_grid, group_grid);
   }
   double bidirectional = 0;
