@@ -255,7 +255,6 @@ FileOutput::FileOutput(const OutputSpec& spec) : spec_(spec), run_start_utc_(utc
 }
 
 FileOutput::~FileOutput() {
-  direct_.reset();  // its page-reserving thread (tmpfs) uses fd_
   if (fd_ >= 0) ::close(fd_);
   // mpio_data_ and mpio_file_ (set only when a run ends without
   // close_collective) close by themselves, dataset first; then the lock goes.
@@ -504,11 +503,6 @@ void FileOutput::open_fd() {
   fd_ = ::open(partial_path().c_str(), O_RDWR | O_CLOEXEC);
   if (fd_ < 0) throw create_error("cannot open '" + partial_path() + "' for writing: " + std::strerror(errno));
   if (spec_.direct_io) direct_ = std::make_unique<DirectWriter>(partial_path(), spec_.direct_piece);
-  // tmpfs: the pages are allocated while the job runs, not before it (create()).
-  if (direct_ && direct_->memory_backed()) {
-    const auto dims = file_dims(spec_);
-    direct_->reserve_ahead(fd_, data_offset_, static_cast<std::uint64_t>(dims[0] * dims[1] * dims[2]) * sizeof(double));
-  }
 }
 
 std::int64_t FileOutput::units_done() const {

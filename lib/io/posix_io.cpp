@@ -151,49 +151,11 @@ DirectWriter::DirectWriter(const std::string& path, std::uint64_t piece_bytes)
 }
 
 DirectWriter::~DirectWriter() {
-  stop_reserving();
   close();
   for (char* b : bounce_) std::free(b);
 }
 
-void DirectWriter::reserve_ahead(int fd, std::uint64_t begin, std::uint64_t bytes) {
-  if (!memory_backed_ || reserver_.joinable()) return;
-  reserve_begin_ = reserved_end_ = begin;
-  reserve_goal_ = begin + bytes;
-  reserver_ = std::thread([this, fd] {
-    constexpr std::uint64_t kChunk = std::uint64_t{256} << 20;
-    std::unique_lock<std::mutex> lock(reserve_mutex_);
-    while (!reserve_stop_ && reserved_end_ < reserve_goal_) {
-      const std::uint64_t at = reserved_end_, n = std::min(kChunk, reserve_goal_ - at);
-      lock.unlock();
-      const int rc = ::posix_fallocate(fd, static_cast<off_t>(at), static_cast<off_t>(n));
-      lock.lock();
-      if (rc != 0) reserve_error_ = rc;
-      else reserved_end_ = at + n;
-      reserve_cv_.notify_all();
-      if (rc != 0) break;
-    }
-  });
-}
-
-void DirectWriter::wait_reserved(std::uint64_t end, const std::string& what) {
-  std::unique_lock<std::mutex> lock(reserve_mutex_);
-  reserve_cv_.wait(lock, [&] { return reserved_end_ >= std::min(end, reserve_goal_) || reserve_error_ != 0; });
-  if (reserved_end_ < std::min(end, reserve_goal_))
-    throw io_error(what + ": write failed: " + reason(reserve_error_));
-}
-
-void DirectWriter::stop_reserving() {
-  if (!reserver_.joinable()) return;
-  {
-    std::lock_guard<std::mutex> lock(reserve_mutex_);
-    reserve_stop_ = true;
-  }
-  reserver_.join();
-}
-
 void DirectWriter::close() {
-  stop_reserving();
   if (direct_fd_ >= 0) ::close(direct_fd_);
   direct_fd_ = -1;
 }
@@ -248,15 +210,7 @@ void mapped_write_runs(int fd, std::uint64_t base, const std::vector<Run>& runs,
 
 void DirectWriter::write_runs(int fd, std::uint64_t base, const std::vector<Run>& runs, const void* buffer,
                               std::size_t element_bytes, const std::string& what) {
-  if (memory_backed_) {
-    if (reserver_.joinable() && !runs.empty()) {
-      std::uint64_t end = 0;
-      for (const auto& run : runs)
-        end = std::max(end, base + static_cast<std::uint64_t>(run.offset + run.length) * element_bytes);
-      wait_reserved(end, what);
-    }
-    return mapped_write_runs(fd, base, runs, buffer, element_bytes, what, threads());
-  }
+  if (memory_backed_) return mapped_write_runs(fd, base, runs, buffer, element_bytes, what, threads());
   if (!active()) return pwrite_runs(fd, base, runs, buffer, element_bytes, what);
   // Split every run at the 4 KiB boundaries of the file: edges buffered, the
   // middle direct in pieces of at most one bounce buffer.

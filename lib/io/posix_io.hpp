@@ -4,9 +4,6 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
-#include <mutex>
-#include <thread>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -79,30 +76,13 @@ class DirectWriter {
   // The file lives in memory (tmpfs, ramfs): written through the page cache
   // on purpose, straight from the caller's buffer.
   bool memory_backed() const { return memory_backed_; }
-  // Memory-backed files only: a thread allocates the file's pages over
-  // [begin, begin + bytes) in order (posix_fallocate, a chunk at a time)
-  // while the job runs, and each write waits until its span is allocated.
-  // One thread allocating and several copying into allocated pages beat
-  // several threads that allocate as they copy: page allocation in one
-  // tmpfs file serialises on the file (docs/performance.md has the figures).
-  void reserve_ahead(int fd, std::uint64_t begin, std::uint64_t bytes);
   void write_runs(int fd, std::uint64_t base, const std::vector<Run>& runs, const void* buffer,
                   std::size_t element_bytes, const std::string& what);
   void close();
 
  private:
-  void wait_reserved(std::uint64_t end, const std::string& what);
-  void stop_reserving();
-
   int direct_fd_ = -1;
   bool memory_backed_ = false;
-  // reserve_ahead's thread and what it has allocated so far (file offsets).
-  std::thread reserver_;
-  std::mutex reserve_mutex_;
-  std::condition_variable reserve_cv_;
-  std::uint64_t reserve_begin_ = 0, reserved_end_ = 0, reserve_goal_ = 0;
-  int reserve_error_ = 0;
-  bool reserve_stop_ = false;
   std::atomic<bool> refused_{false};  // set by any writer thread on EINVAL
   std::uint64_t piece_;
   std::vector<char*> bounce_;  // one piece_ buffer per thread, kAlign-aligned, made on first use
