@@ -54,6 +54,7 @@ def parse_args(argv=None):
     p.add_argument("--variant", action="append", default=[],
                    help="extra environment for a further set of app runs, e.g. "
                         "'io16:DISCOUNT_IO_THREADS=16' or 'omp12:OMP_NUM_THREADS=12,DISCOUNT_IO_THREADS=4' (repeatable)")
+    p.add_argument("--dd-only", action="store_true", help="only the storage measurements (no app, cp or h5py)")
     p.add_argument("--json", help="write every figure here")
     return p.parse_args(argv)
 
@@ -81,6 +82,43 @@ def dd_streams(folder: str, n: int, total: int, mode: str) -> float:
         if p.wait() != 0:
             raise RuntimeError("dd failed")
     return time.perf_counter() - t0
+
+
+def one_file_streams(folder: str, n: int, total: int, mode: str) -> float:
+    """Seconds for n parallel dd on disjoint ranges of ONE file (as the app
+    writes and reads its single output and input): write or read."""
+    block = 8 << 20
+    count = max(1, total // n // block)
+    procs = []
+    t0 = time.perf_counter()
+    for i in range(n):
+        if mode == "write":
+            cmd = ["dd", "if=/dev/zero", f"of={folder}/one", f"bs={block}", f"count={count}", f"seek={i * count}",
+                   "conv=notrunc"]
+        else:
+            cmd = ["dd", f"if={folder}/one", "of=/dev/null", f"bs={block}", f"count={count}", f"skip={i * count}"]
+        procs.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    for p in procs:
+        if p.wait() != 0:
+            raise RuntimeError("dd failed")
+    return time.perf_counter() - t0
+
+
+def one_file_ceiling(folder: str, streams: list[int], total: int) -> dict:
+    out = {}
+    block = 8 << 20
+    for n in streams:
+        count = max(1, total // n // block)
+        moved = n * count * block
+        w = one_file_streams(folder, n, total, "write")  # a new file: its pages are allocated as it goes
+        r = one_file_streams(folder, n, total, "read")
+        rw = one_file_streams(folder, n, total, "write")  # pages already there: copies only
+        os.unlink(f"{folder}/one")
+        out[n] = {"write_gb_s": bl.gbps(moved, w), "read_gb_s": bl.gbps(moved, r), "rewrite_gb_s": bl.gbps(moved, rw)}
+        print(f"one file, dd x{n:<3} write {out[n]['write_gb_s']:7.2f} GB/s (new pages)   "
+              f"rewrite {out[n]['rewrite_gb_s']:7.2f} GB/s (pages there)   read {out[n]['read_gb_s']:7.2f} GB/s",
+              flush=True)
+    return out
 
 
 def storage_ceiling(folder: str, streams: list[int], total: int) -> dict:
@@ -139,6 +177,13 @@ def main(argv=None) -> int:
     best = max(v["both_gb_s"] for v in results["dd"].values())
     results["ceiling_gb_s"] = best
     print(f"ceiling: best combined read+write rate {best:.2f} GB/s", flush=True)
+    # What one file allows (the app reads one input and writes one output).
+    results["dd_one_file"] = one_file_ceiling(folder, streams, args.dd_bytes)
+    if args.dd_only:
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(results, f, indent=2)
+        return 0
 
     src = f"{folder}/in.h5"
     t = timed([app, "generate", "--dates", str(dates), "--ids", str(ids), "--nums", str(nums), "--seed", "11",
