@@ -218,15 +218,20 @@ std::optional<Limits> from_cache(const std::optional<Limits>& cached, const Limi
   return limits;
 }
 
-// Measuring buffers within a quarter of the budgets (at most 256 MiB); below
-// 32 MiB a measurement would time caches, not links, so links stay unknown.
+// The run's measuring buffers: within a quarter of the budgets, at most
+// 256 MiB; 0 below 32 MiB, where a measurement would time caches, not links
+// (the links then stay unknown).
+std::uint64_t run_measuring_bytes(const Plan& plan) {
+  std::uint64_t cap = plan.request.host_budget / 4;
+  if (plan.request.device_copies) cap = std::min(cap, plan.request.device_budget / 4);
+  return cap < (std::uint64_t{32} << 20) ? 0 : std::min<std::uint64_t>(cap, std::uint64_t{256} << 20);
+}
+
 // Each rank's measurement is cached (report/limits_cache.hpp); the job
 // measures unless every rank has a valid entry. Collective under MPI.
 Limits job_limits(const LimitsConfig& config, const Plan& plan, bool remeasure) {
-  std::uint64_t cap = plan.request.host_budget / 4;
-  if (plan.request.device_copies) cap = std::min(cap, plan.request.device_budget / 4);
-  if (cap < (std::uint64_t{32} << 20) || !config.measure) return configured_limits(config);
-  cap = std::min<std::uint64_t>(cap, std::uint64_t{256} << 20);
+  const std::uint64_t cap = run_measuring_bytes(plan);
+  if (cap == 0 || !config.measure) return configured_limits(config);
   const std::string key = limits_cache_key(plan, cap);
   const std::time_t now = std::time(nullptr);
   std::optional<Limits> limits;
@@ -329,11 +334,9 @@ std::string folder_of(const std::string& path) {
 double measure_compute_links(const Job& job, const std::vector<std::string>& kokkos_args, PlanRates& rates,
                              double& kokkos_seconds) {
   const Plan& plan = job.plan;
-  std::uint64_t cap = plan.request.host_budget / 4;
-  if (plan.request.device_copies) cap = std::min(cap, plan.request.device_budget / 4);
-  bool run_measures = cap >= (std::uint64_t{32} << 20);
-  const std::uint64_t run_cap = std::min<std::uint64_t>(cap, std::uint64_t{256} << 20);
-  cap = std::clamp<std::uint64_t>(cap, std::uint64_t{64} << 20, std::uint64_t{256} << 20);
+  const std::uint64_t run_cap = run_measuring_bytes(plan);
+  bool run_measures = run_cap > 0;
+  const std::uint64_t cap = std::max<std::uint64_t>(run_cap, std::uint64_t{64} << 20);
   const auto started = Clock::now();
   std::optional<Kokkos::ScopeGuard> kokkos;
   start_kokkos(kokkos, kokkos_args);

@@ -1,10 +1,10 @@
 #include "report/limits_cache.hpp"
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -17,14 +17,6 @@ namespace {
 constexpr const char* kHeader = "# discount_app: measured link limits of one host and build; delete to measure again";
 
 std::string entry_path(const std::string& key) { return limits_cache_dir() + "/limits-" + fingerprint_of(key) + ".txt"; }
-
-// mkdir -p, quietly: a failure shows up when the entry cannot be written.
-void make_dirs(const std::string& dir) {
-  for (std::size_t slash = dir.find('/', 1); ; slash = dir.find('/', slash + 1)) {
-    ::mkdir(dir.substr(0, slash).c_str(), 0755);
-    if (slash == std::string::npos) break;
-  }
-}
 
 std::string when_text(std::time_t when) {
   char text[32];
@@ -72,8 +64,8 @@ std::optional<Limits> load_cached_limits(const std::string& key, int max_days, s
 }
 
 void store_cached_limits(const std::string& key, const Limits& limits, std::time_t now) {
-  const std::string dir = limits_cache_dir();
-  make_dirs(dir);
+  std::error_code ignored;  // a folder that cannot be made shows up when the entry cannot be written
+  std::filesystem::create_directories(limits_cache_dir(), ignored);
   const std::string path = entry_path(key);
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   {
