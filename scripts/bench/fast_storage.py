@@ -65,51 +65,47 @@ def timed(cmd, **kw) -> float:
     return time.perf_counter() - t0
 
 
-def dd_streams(folder: str, n: int, total: int, mode: str) -> float:
-    """Seconds for n parallel dd of total/n bytes each: write, read or both."""
-    block = 8 << 20
-    count = max(1, total // n // block)
-    procs = []
+DD_BLOCK = 8 << 20
+
+
+def timed_together(commands) -> float:
+    """Seconds for the commands run at once, until the last one ends."""
     t0 = time.perf_counter()
-    for i in range(n):
-        if mode in ("read", "both"):
-            procs.append(subprocess.Popen(["dd", f"if={folder}/r{i}", "of=/dev/null", f"bs={block}"],
-                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        if mode in ("write", "both"):
-            procs.append(subprocess.Popen(["dd", "if=/dev/zero", f"of={folder}/w{i}", f"bs={block}",
-                                           f"count={count}"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    procs = [subprocess.Popen(c, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for c in commands]
     for p in procs:
         if p.wait() != 0:
             raise RuntimeError("dd failed")
     return time.perf_counter() - t0
+
+
+def dd_streams(folder: str, n: int, total: int, mode: str) -> float:
+    """Seconds for n parallel dd of total/n bytes each: write, read or both."""
+    count = max(1, total // n // DD_BLOCK)
+    commands = []
+    for i in range(n):
+        if mode in ("read", "both"):
+            commands.append(["dd", f"if={folder}/r{i}", "of=/dev/null", f"bs={DD_BLOCK}"])
+        if mode in ("write", "both"):
+            commands.append(["dd", "if=/dev/zero", f"of={folder}/w{i}", f"bs={DD_BLOCK}", f"count={count}"])
+    return timed_together(commands)
 
 
 def one_file_streams(folder: str, n: int, total: int, mode: str) -> float:
     """Seconds for n parallel dd on disjoint ranges of ONE file (as the app
     writes and reads its single output and input): write or read."""
-    block = 8 << 20
-    count = max(1, total // n // block)
-    procs = []
-    t0 = time.perf_counter()
-    for i in range(n):
-        if mode == "write":
-            cmd = ["dd", "if=/dev/zero", f"of={folder}/one", f"bs={block}", f"count={count}", f"seek={i * count}",
-                   "conv=notrunc"]
-        else:
-            cmd = ["dd", f"if={folder}/one", "of=/dev/null", f"bs={block}", f"count={count}", f"skip={i * count}"]
-        procs.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-    for p in procs:
-        if p.wait() != 0:
-            raise RuntimeError("dd failed")
-    return time.perf_counter() - t0
+    count = max(1, total // n // DD_BLOCK)
+    if mode == "write":
+        return timed_together([["dd", "if=/dev/zero", f"of={folder}/one", f"bs={DD_BLOCK}", f"count={count}",
+                                f"seek={i * count}", "conv=notrunc"] for i in range(n)])
+    return timed_together([["dd", f"if={folder}/one", "of=/dev/null", f"bs={DD_BLOCK}", f"count={count}",
+                            f"skip={i * count}"] for i in range(n)])
 
 
 def one_file_ceiling(folder: str, streams: list[int], total: int) -> dict:
     out = {}
-    block = 8 << 20
     for n in streams:
-        count = max(1, total // n // block)
-        moved = n * count * block
+        count = max(1, total // n // DD_BLOCK)
+        moved = n * count * DD_BLOCK
         w = one_file_streams(folder, n, total, "write")  # a new file: its pages are allocated as it goes
         r = one_file_streams(folder, n, total, "read")
         rw = one_file_streams(folder, n, total, "write")  # pages already there: copies only
@@ -123,10 +119,9 @@ def one_file_ceiling(folder: str, streams: list[int], total: int) -> dict:
 
 def storage_ceiling(folder: str, streams: list[int], total: int) -> dict:
     out = {}
-    block = 8 << 20
     for n in streams:
-        count = max(1, total // n // block)
-        moved = n * count * block
+        count = max(1, total // n // DD_BLOCK)
+        moved = n * count * DD_BLOCK
         # Files to read, made by the write test.
         w = dd_streams(folder, n, total, "write")
         for i in range(n):
@@ -181,8 +176,7 @@ def main(argv=None) -> int:
     results["dd_one_file"] = one_file_ceiling(folder, streams, args.dd_bytes)
     if args.dd_only:
         if args.json:
-            with open(args.json, "w") as f:
-                json.dump(results, f, indent=2)
+            bl.write_json(args.json, results)
         return 0
 
     src = f"{folder}/in.h5"
@@ -255,8 +249,7 @@ def main(argv=None) -> int:
         print(line)
     os.unlink(src)
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(results, f, indent=2)
+        bl.write_json(args.json, results)
     return 0
 
 

@@ -74,8 +74,7 @@ def main(argv=None) -> int:
     print(f"cp && sync of the input: {results['cp_sync_s']:.2f} s", flush=True)
     os.unlink(src)
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(results, f, indent=2)
+        bl.write_json(args.json, results)
     return 0
 
 
