@@ -20,6 +20,7 @@
 #include "common/startup.hpp"
 #include "io/input.hpp"
 #include "io/output.hpp"
+#include "io/read_set.hpp"
 #include "kernels/features.hpp"
 #include "pipeline/pipeline.hpp"
 #include "pipeline/signals.hpp"
@@ -709,11 +710,16 @@ int run_command(const Config& config, const RunOptions& options) {
   install_signal_handlers();
   const Job job = prepare(config, options.restart);
   startup::mark("input, resolve and plan");
+  const std::string report_path = options.report_path.empty() ? job.spec.report_path : options.report_path;
+  // Nothing the job reads is written or deleted (io/read_set.hpp).
+  ranks::collectively([&] {
+    if (ranks::is_root())
+      check_run_writes(config, options.restart, report_path, options.report_path.empty() ? "report" : "--report");
+  });
   if (options.dry_run)
     return plan_with_limits(job, options.kokkos_args, true, false,
                             std::chrono::duration<double>(Clock::now() - start).count());
   const bool talk = !options.quiet && ranks::is_root();
-  const std::string report_path = options.report_path.empty() ? job.spec.report_path : options.report_path;
 
   std::unique_ptr<OutputSink> sink = open_sink(job, options.restart);
   startup::mark("output");

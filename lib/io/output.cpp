@@ -22,6 +22,7 @@
 #include "io/identity.hpp"
 #include "io/input.hpp"
 #include "io/posix_io.hpp"
+#include "io/printable.hpp"
 #include "ranks/ranks.hpp"
 
 namespace discount {
@@ -286,6 +287,7 @@ void FileOutput::take_lock() {
       const ssize_t n = ::pread(fd.get(), text, sizeof text - 1, 0);
       std::string holder = n > 0 ? std::string(text, static_cast<std::size_t>(n)) : std::string();
       while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
+      holder = printable_excerpt(holder);  // the lock file may hold anything
       throw create_error("another job is writing '" + partial_path() + "' (" +
                          (holder.empty() ? std::string("holder unknown") : holder) + ", lock '" + path +
                          "'); wait for it to finish, or stop it and rerun to resume");

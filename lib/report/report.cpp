@@ -3,10 +3,10 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
-#include <fstream>
 #include <sstream>
 
 #include "common/error.hpp"
+#include "io/atomic_file.hpp"
 
 namespace discount {
 
@@ -178,14 +178,7 @@ void apply_limits(RunReport& report, const Limits& limits) {
 }
 
 void write_report(const RunReport& report, const std::string& path) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    if (!out) throw io_error("cannot write report '" + path + "'");
-    out << report.to_json();
-    if (!out.flush()) throw io_error("cannot write report '" + path + "'");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw io_error("cannot rename report to '" + path + "'");
+  write_file_atomically(path, report.to_json(), "report");
 }
 
 }  // namespace discount

@@ -84,7 +84,8 @@ std::vector<StageStats> empty_stages(bool device_copies);
 // stage name. Call after run_pipeline (which sets report.stages).
 void apply_limits(RunReport& report, const Limits& limits);
 
-// Writes the JSON report atomically (temp file + rename).
+// Writes the JSON report atomically: `<path>.tmp.<pid>` beside it, fsync,
+// rename (io/atomic_file.hpp).
 void write_report(const RunReport& report, const std::string& path);
 
 }  // namespace discount
