@@ -49,13 +49,13 @@ const ReadFile* ReadSet::find(const std::string& path) const {
 }
 
 std::vector<WriteTarget> output_write_targets(const std::string& out, bool restart) {
-  std::vector<WriteTarget> targets{
-      {out, "output.file", false},
-      {out + ".partial", "output.file", false},
-      {out + ".partial.tmp", "output.file", false},
-      {out + ".partial.lock", "output.file", false},
-  };
+  // In the order the run touches them: the lock, --restart's deletion, the
+  // partial (made under its temporary name), the output.
+  std::vector<WriteTarget> targets{{out + ".partial.lock", "output.file", false}};
   if (restart) targets.push_back({out + ".partial", "--restart", true});
+  targets.push_back({out + ".partial.tmp", "output.file", false});
+  targets.push_back({out + ".partial", "output.file", false});
+  targets.push_back({out, "output.file", false});
   // A split layout (parts beside <out>) appends its part files and the parts
   // folder here.
   return targets;

@@ -85,10 +85,11 @@ void check_report_path(const std::string& report, const std::string& role, const
 bool same_path(const std::string& a, const std::string& b);
 
 // The files `config`'s job reads (HDF5 links, virtual sources and external
-// raw files followed, at most a few levels deep). With `output_too` (verify),
-// output.file as well. Opens the HDF5 files read-only; an input HDF5 cannot
-// open contributes its path alone (opening the input refuses it elsewhere).
-ReadSet job_read_set(const Config& config, bool output_too = false);
+// raw files followed, at most a few levels deep). Opens the HDF5 files
+// read-only; an input HDF5 cannot open contributes its path alone (opening
+// the input refuses it elsewhere). `verify` reads these and the output, and
+// writes nothing.
+ReadSet job_read_set(const Config& config);
 
 // `run`'s checks before any output exists or anything is measured: the
 // report path (`report_role`: "report" or "--report"; empty: none) first

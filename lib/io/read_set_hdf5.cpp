@@ -180,7 +180,10 @@ class Collector {
 
   // A dataset's other files: virtual sources and external raw storage.
   void dataset(hid_t h5file, const std::string& file, const std::string& path, const std::string& key, int depth) {
-    h5::Id data = h5::dataset(H5Dopen2(h5file, path.c_str(), H5P_DEFAULT));
+    // The input's access list: HDF5 refuses to open a dataset already open
+    // (by the input) with other file prefixes.
+    h5::Id data = h5::dataset(H5Dopen2(h5file, path.c_str(), h5::input_dataset_access().get()));
+    if (!data) data = h5::dataset(H5Dopen2(h5file, path.c_str(), H5P_DEFAULT));
     if (!data) return;
     h5::Id dcpl = h5::plist(H5Dget_create_plist(data.get()));
     if (!dcpl) return;
@@ -221,7 +224,7 @@ class Collector {
 
 }  // namespace
 
-ReadSet job_read_set(const Config& config, bool output_too) {
+ReadSet job_read_set(const Config& config) {
   ReadSet reads;
   reads.add(config.source_path, "the config file");
   if (!config.input.synthetic && !config.input.file.empty()) {
@@ -232,7 +235,6 @@ ReadSet job_read_set(const Config& config, bool output_too) {
       collect.object(config.input.file, config.input.discount, "input.discount", 0);
     }
   }
-  if (output_too && config.output.mode == OutputMode::file) reads.add(config.output.file, "output.file, verified");
   return reads;
 }
 

@@ -85,12 +85,14 @@ TEST(WriteTargets, TheOutputsFilesAndRestartsDeletion) {
   auto targets = output_write_targets("/d/out.h5", false);
   std::vector<std::string> paths;
   for (const auto& t : targets) paths.push_back(t.path);
-  EXPECT_EQ(paths, (std::vector<std::string>{"/d/out.h5", "/d/out.h5.partial", "/d/out.h5.partial.tmp",
-                                             "/d/out.h5.partial.lock"}));
+  EXPECT_EQ(paths, (std::vector<std::string>{"/d/out.h5.partial.lock", "/d/out.h5.partial.tmp", "/d/out.h5.partial",
+                                             "/d/out.h5"}));
+  // --restart's deletion comes before the partial is written, so it is the one named.
   targets = output_write_targets("/d/out.h5", true);
   ASSERT_EQ(targets.size(), 5u);
-  EXPECT_TRUE(targets.back().deletes);
-  EXPECT_EQ(targets.back().role, "--restart");
+  EXPECT_TRUE(targets[1].deletes);
+  EXPECT_EQ(targets[1].role, "--restart");
+  EXPECT_EQ(targets[1].path, "/d/out.h5.partial");
   EXPECT_TRUE(report_write_targets("", "report").empty());
   const auto report = report_write_targets("/d/run.json", "report");
   ASSERT_EQ(report.size(), 2u);
