@@ -11,11 +11,13 @@ const char* exit_code_table() {
          "  66  input missing: config file, input file or dataset not found, or not HDF5\n"
          "  70  internal error (a bug: please report)\n"
          "  73  output cannot be created: exists without overwrite, directory missing or read-only,\n"
-         "      a .partial of a different job (use --restart), another job running on the output\n"
+         "      a .partial of a different job (use --restart), another job running on the output,\n"
+         "      or a file the run writes or deletes is one the job reads (input, linked file, config)\n"
          "  74  I/O error during the run: disk full, file size limit, write failure (partial kept)\n"
          "  75  interrupted by a signal; progress saved; run again to resume\n"
          "  78  configuration invalid: YAML syntax, unknown key, wrong type or value,\n"
-         "      a key given twice, budget too small for one slab or larger than the machine\n";
+         "      a key given twice, budget too small for one slab or larger than the machine,\n"
+         "      a report path that is a file the job reads or one of the output's files\n";
 }
 
 }  // namespace discount
