@@ -205,7 +205,12 @@ class Collector {
       off_t offset = 0;
       hsize_t size = 0;
       if (H5Pget_external(dcpl.get(), static_cast<unsigned>(i), sizeof name, name, &offset, &size) < 0) continue;
-      reads_.add(external_raw_file(file, name), "external raw storage of " + key);
+      const std::string why = "external raw storage of " + key;
+      reads_.add(external_raw_file(file, name), why);
+      // A dataset HDF5 opens by itself (a virtual dataset's source) gets no
+      // ${ORIGIN} prefix: a relative name is then looked up from the working
+      // directory. Both are kept.
+      if (name[0] != '/') reads_.add(name, why);
     }
   }
 

@@ -176,6 +176,36 @@ def case_overwrite_hard_link_to_raw(ctx):
             "external raw storage of input.discount", data.digests())
 
 
+def case_overwrite_files_behind_links(ctx):
+    """The read set is followed through several files: master.h5's discount
+    is an external link to a dataset kept in external raw storage; multBy is
+    a soft link into an external link to a virtual dataset that maps another
+    dataset of its own file ("."). The output is the raw file, then the
+    virtual dataset's file."""
+    data = Data(ctx)
+    mult, disc = arrays(13)
+    with open(data.path("deep.raw"), "wb") as f:
+        f.write(disc.astype("<f8").tobytes())
+    with h5py.File(data.path("rawsrc.h5"), "w") as f:
+        f.create_dataset("d", shape=disc.shape, dtype="<f8", external=[("deep.raw", 0, disc.nbytes)])
+    with h5py.File(data.path("vds.h5"), "w") as f:
+        f["m"] = mult
+        layout = h5py.VirtualLayout(shape=mult.shape, dtype="f8")
+        layout[:] = h5py.VirtualSource(".", "m", shape=mult.shape)
+        f.create_virtual_dataset("mv", layout, fillvalue=np.nan)
+    with h5py.File(data.path("master.h5"), "w") as f:
+        f["linked"] = h5py.ExternalLink("vds.h5", "/")
+        f["multBy"] = h5py.SoftLink("/linked/mv")
+        f["discount"] = h5py.ExternalLink("rawsrc.h5", "/d")
+    data.exact("master.h5", product(mult, disc))
+    data.job("master.h5", "deep.raw", output={"overwrite": True})
+    raw = data.path("deep.raw")
+    refused(data, E.EX_CANTCREAT, [data.yaml], raw, raw, "external raw storage of input.discount", data.digests())
+    data.job("master.h5", "vds.h5", output={"overwrite": True})
+    vds = data.path("vds.h5")
+    refused(data, E.EX_CANTCREAT, [data.yaml], vds, vds, "external-link target of input.multiplier", data.digests())
+
+
 def case_restart_virtual_source_is_partial(ctx):
     """A virtual source that happens to be named `<out>.partial`: --restart
     would delete it."""
@@ -303,6 +333,7 @@ CASES = [
     ("overwrite_virtual_source", case_overwrite_virtual_source),
     ("overwrite_external_raw", case_overwrite_external_raw),
     ("overwrite_hard_link_to_raw", case_overwrite_hard_link_to_raw),
+    ("overwrite_files_behind_links", case_overwrite_files_behind_links),
     ("restart_virtual_source_is_partial", case_restart_virtual_source_is_partial),
     ("input_named_partial_restart", case_input_named_partial_restart),
     ("input_named_partial", case_input_named_partial),
