@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <iostream>
 #include <mutex>
 
 #include "common/error.hpp"
@@ -20,7 +21,9 @@
 #include "io/box.hpp"
 #include "io/hdf5_handle.hpp"
 #include "io/identity.hpp"
+#include "io/checksum.hpp"
 #include "io/input.hpp"
+#include "io/output_record.hpp"
 #include "io/posix_io.hpp"
 #include "ranks/ranks.hpp"
 
@@ -29,11 +32,9 @@ namespace discount {
 namespace {
 
 constexpr const char* kGroup = "discount_app";
-constexpr const char* kProgress = "discount_app/progress";
-// The run record: per unit, the run that wrote it (uint16, 0: none), and a
-// table of one fixed-size record per run. Both are allocated at creation and
-// then written in place like the progress bytes, never through HDF5.
-constexpr const char* kUnitRun = "discount_app/unit_run";
+// The run table: one fixed-size record per run, allocated at creation and
+// then written in place like the done ranges (io/output_record.hpp), never
+// through HDF5.
 constexpr const char* kRuns = "discount_app/runs";
 constexpr int kRunSlots = 256;  // runs beyond the table's last slot share it
 constexpr int kMaxRun = 65535;
@@ -173,11 +174,25 @@ std::string stored_attribute(const std::string& path, const char* name) {
 
 std::string stored_fingerprint(const std::string& path) { return stored_attribute(path, "fingerprint"); }
 
-// "device:inode:mtime" of one file at two times: the same file, changed since.
-bool changed_in_place(const std::string& before, const std::string& now) {
-  const auto file_of = [](const std::string& stat) { return stat.substr(0, stat.rfind(':')); };
-  return !before.empty() && !now.empty() && before != now && file_of(before) == file_of(now);
+std::uint64_t file_size(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
 }
+
+// The run table's offset and the number after its last recorded run.
+std::pair<std::uint64_t, int> run_table_state(hid_t file) {
+  const auto table = read_run_table(file);
+  if (table.empty()) return {0, 1};
+  h5::Id runs = h5::dataset(H5Dopen2(file, kRuns, H5P_DEFAULT));
+  const haddr_t at = runs ? H5Dget_offset(runs.get()) : HADDR_UNDEF;
+  if (at == HADDR_UNDEF) return {0, 1};
+  int last = 0;
+  for (std::size_t r = 0; r + kRecordBytes <= table.size(); r += kRecordBytes)
+    last = std::max(last, static_cast<int>(static_cast<std::int32_t>(get_le(&table[r] + kRun.offset, 4))));
+  return {at, std::min(last + 1, kMaxRun)};
+}
+
+std::string units_text(std::int64_t n, Axis axis) { return std::to_string(n) + " " + axis_name(axis) + "(s)"; }
 
 }  // namespace
 
@@ -215,6 +230,7 @@ FileOutput::FileOutput(const OutputSpec& spec) : spec_(spec), run_start_utc_(utc
     if (!try_resume())
       throw io_error("cannot open '" + partial_path() + "' prepared by rank 0 (is the directory shared by every rank?)");
     open_fd();
+    share_free_slots();
     return;
   }
   const std::string dir = dir_of(spec.path);
@@ -234,6 +250,7 @@ FileOutput::FileOutput(const OutputSpec& spec) : spec_(spec), run_start_utc_(utc
       throw create_error("output.file '" + spec.path + "' is the input file; inputs are never overwritten");
     if (!spec.overwrite) {
       if (stored_fingerprint(spec.path) == spec.fingerprint && !spec.restart) {
+        check_finished_inputs();
         state_ = State::already_complete;
         return;
       }
@@ -252,6 +269,7 @@ FileOutput::FileOutput(const OutputSpec& spec) : spec_(spec), run_start_utc_(utc
   }
   if (state_ != State::resumed) create();
   open_fd();
+  share_free_slots();
 }
 
 FileOutput::~FileOutput() {
@@ -313,56 +331,117 @@ std::string FileOutput::resume_refusal(const std::string& partial) const {
   const std::string stored = stored_attribute(partial, "identity");
   const std::string change = stored.empty() ? std::string{} : identity_change(stored, spec_.identity);
   if (!change.empty()) return "belongs to a different job: " + change;
-  if (changed_in_place(stored_attribute(partial, "input_stat"), spec_.input_stat))
-    return "was written from input.file '" + spec_.input_file +
-           "' before that file was changed in place (same file, newer time stamp)";
   return "belongs to a different job (config or inputs changed) or is unreadable";
 }
 
 bool FileOutput::try_resume() {
   const std::string partial = partial_path();
   if (stored_fingerprint(partial) != spec_.fingerprint) return false;
-  if (changed_in_place(stored_attribute(partial, "input_stat"), spec_.input_stat)) return false;
-  h5::QuietErrors quiet;
-  h5::Id file = h5::file(H5Fopen(partial.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
-  if (!file) return false;
-  h5::Id data = h5::dataset(H5Dopen2(file.get(), spec_.dataset.c_str(), H5P_DEFAULT));
-  h5::Id progress = h5::dataset(H5Dopen2(file.get(), kProgress, H5P_DEFAULT));
-  if (!data || !progress) return false;
-  const auto dims = h5::dataset_dims(data.get());
-  const auto expected = file_dims(spec_);
-  if (dims.size() != 3) return false;
-  for (int j = 0; j < 3; ++j)
-    if (static_cast<std::int64_t>(dims[j]) != expected[j]) return false;
-  const auto pdims = h5::dataset_dims(progress.get());
-  const std::int64_t units = spec_.chunk_axis == Axis::date ? spec_.dates : spec_.ids;
-  if (pdims.size() != 1 || static_cast<std::int64_t>(pdims[0]) != units) return false;
-  data_offset_ = H5Dget_offset(data.get());
-  progress_offset_ = H5Dget_offset(progress.get());
-  if (data_offset_ == HADDR_UNDEF || progress_offset_ == HADDR_UNDEF) return false;
-  done_.assign(static_cast<std::size_t>(units), 0);
-  if (H5Dread(progress.get(), H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, done_.data()) < 0) return false;
-  // This run takes the number after the last recorded one (every rank reads
-  // the same table: rank 0 writes its record only in open_collective).
-  const auto table = read_run_table(file.get());
-  h5::Id unit_run = H5Lexists(file.get(), kUnitRun, H5P_DEFAULT) > 0
-                        ? h5::dataset(H5Dopen2(file.get(), kUnitRun, H5P_DEFAULT))
-                        : h5::Id{};
-  unit_run_offset_ = runs_offset_ = 0;
-  if (!table.empty() && unit_run && h5::dataset_dims(unit_run.get()) == pdims) {
-    h5::Id runs = h5::dataset(H5Dopen2(file.get(), kRuns, H5P_DEFAULT));
-    const haddr_t at_unit_run = H5Dget_offset(unit_run.get()), at_runs = H5Dget_offset(runs.get());
-    if (at_unit_run != HADDR_UNDEF && at_runs != HADDR_UNDEF) {
-      unit_run_offset_ = at_unit_run;
-      runs_offset_ = at_runs;
-      int last = 0;
-      for (std::size_t r = 0; r + kRecordBytes <= table.size(); r += kRecordBytes)
-        last = std::max(last, static_cast<int>(static_cast<std::int32_t>(get_le(&table[r] + kRun.offset, 4))));
-      run_ = std::min(last + 1, kMaxRun);
-    }
+  {
+    h5::QuietErrors quiet;
+    h5::Id file = h5::file(H5Fopen(partial.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+    if (!file) return false;
+    if (has_old_progress(file.get()))
+      throw create_error("'" + partial + "' comes from an older version of discount_app (one progress byte per " +
+                         axis_name(spec_.chunk_axis) + "); rerun with --restart to start over");
+    const std::string damage = record_damage(file.get(), spec_, file_size(partial), layout_);
+    if (!damage.empty()) throw create_error("'" + partial + "' is damaged: " + damage + "; rerun with --restart");
+    // This run takes the number after the last recorded one (every rank reads
+    // the same table: rank 0 writes its record only in open_collective).
+    std::tie(runs_offset_, run_) = run_table_state(file.get());
   }
+  UniqueFd fd(::open(partial.c_str(), spec_.attach ? O_RDONLY | O_CLOEXEC : O_RDWR | O_CLOEXEC));
+  if (fd.get() < 0) return false;
+  table_ = read_table(fd.get(), layout_, partial);
+  std::vector<std::size_t> outside;  // a range past the chunk axis: damaged
+  for (std::size_t s = 0; s < table_.capacity(); ++s)
+    if (table_.slots()[s] && table_.slots()[s]->end > unit_count()) outside.push_back(s);
+  if (!outside.empty()) drop_slots(fd.get(), outside);
+  if (!spec_.attach) check_resume(fd.get());
   state_ = State::resumed;
   return true;
+}
+
+// Rank 0, before a resume: the done ranges' output bytes against their
+// checksums, then, when the input file is not the one the partial last saw,
+// their input bytes; what fails is recomputed. Then the room left in the record.
+void FileOutput::check_resume(int fd) {
+  const std::string partial = partial_path();
+  const auto damaged = failed_output_sums(fd, layout_, spec_, table_, piece_bytes());
+  if (!damaged.empty()) {
+    std::cerr << "discount_app: warning: '" << partial << "': " << damaged.size()
+              << " done range(s) of the partial (" << units_text(units_of_slots(table_, damaged), spec_.chunk_axis)
+              << ") failed their checksum and are recomputed" << std::endl;
+    drop_slots(fd, damaged);
+  }
+  const InputFileId now = input_file_id(spec_.input_file);
+  const auto was = read_file_id(fd, layout_);
+  if (!was || *was != now) {
+    const auto changed = failed_input_sums(spec_, table_);
+    if (!changed.empty()) {
+      std::cerr << "discount_app: warning: input.file '" << spec_.input_file << "' is "
+                << (was ? file_id_change(*was, now) : std::string("not recorded in the partial")) << ": the input of "
+                << changed.size() << " done range(s) (" << units_text(units_of_slots(table_, changed), spec_.chunk_axis)
+                << ") differs from what they were computed from, and they are recomputed" << std::endl;
+      drop_slots(fd, changed);
+    }
+    write_file_id(fd, layout_, now, partial);
+    if (::fdatasync(fd) != 0) throw io_error("flushing '" + partial + "': " + std::strerror(errno));
+  }
+  // A run adds at most one range per stretch of slabs still to do (each
+  // checkpoint extends it), per rank.
+  const std::size_t free = table_.free_slots().size();
+  const std::size_t need = static_cast<std::size_t>(ranks::size()) * (table_.coverage().size() + 2);
+  if (free < need)
+    throw create_error("'" + partial + "' has room for " + std::to_string(free) + " more done range(s) in its record (" +
+                       std::to_string(table_.capacity()) + "), and this run could need " + std::to_string(need) +
+                       "; rerun with --restart to start over");
+}
+
+// Empties the slots, durably, and forgets them.
+void FileOutput::drop_slots(int fd, const std::vector<std::size_t>& slots) {
+  auto kept = table_.slots();
+  for (auto s : slots) kept[s].reset();
+  if (!spec_.attach) {
+    for (auto s : slots) write_slot(fd, layout_, s, std::nullopt, partial_path());
+    if (::fdatasync(fd) != 0) throw io_error("flushing '" + partial_path() + "': " + std::strerror(errno));
+  }
+  table_ = RangeTable(std::move(kept));
+}
+
+// A finished output of this job: when its input file is not the one it
+// recorded, the input under every range is read again, and other bytes
+// refuse the "nothing to do".
+void FileOutput::check_finished_inputs() {
+  h5::QuietErrors quiet;
+  RecordLayout layout;
+  {
+    h5::Id file = h5::file(H5Fopen(spec_.path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+    // An output of an older version keeps no checksums: nothing to compare.
+    if (!file || H5Lexists(file.get(), kRangesDataset, H5P_DEFAULT) <= 0) return;
+    if (!record_damage(file.get(), spec_, file_size(spec_.path), layout).empty()) return;
+  }
+  UniqueFd fd(::open(spec_.path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return;
+  const InputFileId now = input_file_id(spec_.input_file);
+  const auto was = read_file_id(fd.get(), layout);
+  if (was && *was == now) return;
+  const RangeTable table = read_table(fd.get(), layout, spec_.path);
+  const auto changed = failed_input_sums(spec_, table);
+  if (!changed.empty())
+    throw create_error("output.file '" + spec_.path + "' was computed from other input bytes: input.file '" +
+                       spec_.input_file + "' is " + (was ? file_id_change(*was, now) : std::string("not recorded")) +
+                       ", and the input of " + units_text(units_of_slots(table, changed), spec_.chunk_axis) + " of " +
+                       std::to_string(unit_count()) +
+                       " differs though its sampled content matches; set output.overwrite: true to compute it again");
+  // The same bytes: remember this file, so the next rerun need not read it again.
+  UniqueFd rw(::open(spec_.path.c_str(), O_RDWR | O_CLOEXEC));
+  if (rw.get() < 0) return;
+  try {
+    write_file_id(rw.get(), layout, now, spec_.path);
+    ::fdatasync(rw.get());
+  } catch (const Error&) {
+  }
 }
 
 void FileOutput::create() {
@@ -375,12 +454,12 @@ void FileOutput::create() {
                        "' holds the job's progress record; choose another path");
   ::unlink(tmp.c_str());  // a leftover from a kill during creation holds nothing
   const auto dims = file_dims(spec_);
-  const std::int64_t units = spec_.chunk_axis == Axis::date ? spec_.dates : spec_.ids;
+  const std::size_t capacity = table_capacity(spec_.slabs);
   // A file-size limit below the output's size is reported before anything is
   // written (HDF5 cannot close such a file cleanly).
   const std::uint64_t data_bytes = static_cast<std::uint64_t>(dims[0] * dims[1] * dims[2]) * sizeof(double);
   const std::uint64_t needed =
-      data_bytes + 3 * static_cast<std::uint64_t>(units) + kRunSlots * kRecordBytes + (std::uint64_t{1} << 20);
+      data_bytes + (capacity + 1) * kEntryBytes + kRunSlots * kRecordBytes + (std::uint64_t{1} << 20);
   struct rlimit limit {};
   if (::getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < needed)
     throw io_error("file size limit exceeded (ulimit -f): output '" + spec_.path + "' needs " +
@@ -418,20 +497,10 @@ void FileOutput::create() {
     h5::Id data = h5::dataset(H5Dcreate2(file.get(), spec_.dataset.c_str(), H5T_IEEE_F64LE, space.get(), lcpl.get(),
                                          dcpl.get(), H5P_DEFAULT));
     if (!data) fail("cannot create dataset '" + spec_.dataset + "' " + h5::shape_string({hdims, hdims + 3}));
-    h5::Id pcpl = h5::plist(H5Pcreate(H5P_DATASET_CREATE));
-    h5::check(H5Pset_layout(pcpl.get(), H5D_CONTIGUOUS), "H5Pset_layout");
-    h5::check(H5Pset_alloc_time(pcpl.get(), H5D_ALLOC_TIME_EARLY), "H5Pset_alloc_time");
-    const hsize_t pdims[1] = {static_cast<hsize_t>(units)};
-    h5::Id pspace = h5::dataspace(H5Screate_simple(1, pdims, nullptr));
-    h5::Id progress = h5::dataset(
-        H5Dcreate2(file.get(), kProgress, H5T_NATIVE_UINT8, pspace.get(), H5P_DEFAULT, pcpl.get(), H5P_DEFAULT));
-    if (!progress) fail("cannot create progress record");
-    done_.assign(static_cast<std::size_t>(units), 0);
-    if (H5Dwrite(progress.get(), H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, done_.data()) < 0)
-      fail("cannot write progress record");
-    h5::Id unit_run = zeroed_dataset(file.get(), kUnitRun, H5T_STD_U16LE, static_cast<hsize_t>(units));
+    if (!create_record(file.get(), capacity)) fail("cannot create the progress record");
+    table_ = RangeTable(capacity);
     h5::Id runs = zeroed_dataset(file.get(), kRuns, run_record_type().get(), kRunSlots);
-    if (!unit_run || !runs) fail("cannot create the run record");
+    if (!runs) fail("cannot create the run record");
     try {
       h5::write_string_attribute(group.get(), "fingerprint", spec_.fingerprint);
       h5::write_string_attribute(group.get(), "identity", spec_.identity);
@@ -445,17 +514,11 @@ void FileOutput::create() {
     } catch (const Error& e) {
       fail(e.what());
     }
-    data_offset_ = H5Dget_offset(data.get());
-    progress_offset_ = H5Dget_offset(progress.get());
-    unit_run_offset_ = H5Dget_offset(unit_run.get());
     runs_offset_ = H5Dget_offset(runs.get());
-    if (data_offset_ == HADDR_UNDEF || progress_offset_ == HADDR_UNDEF || unit_run_offset_ == HADDR_UNDEF ||
-        runs_offset_ == HADDR_UNDEF)
-      fail("dataset has no file offset");
+    const std::string damage = record_damage(file.get(), spec_, UINT64_MAX, layout_);
+    if (!damage.empty() || runs_offset_ == HADDR_UNDEF) fail(damage.empty() ? "dataset has no file offset" : damage);
     run_ = 1;
     data.reset();
-    progress.reset();
-    unit_run.reset();
     runs.reset();
     group.reset();
     // Closing writes the metadata and sets the file's size; a full disk or a
@@ -482,7 +545,7 @@ void FileOutput::create() {
         static_cast<std::uint64_t>(info.f_bavail) * static_cast<std::uint64_t>(info.f_frsize) < bytes)
       rc = ENOSPC;
   } else {
-    rc = ::posix_fallocate(fd, static_cast<off_t>(data_offset_), static_cast<off_t>(bytes));
+    rc = ::posix_fallocate(fd, static_cast<off_t>(layout_.data_offset), static_cast<off_t>(bytes));
   }
   if (rc == ENOSPC || rc == EFBIG || rc == EDQUOT) {
     ::close(fd);
@@ -490,6 +553,14 @@ void FileOutput::create() {
     throw io_error("output '" + spec_.path + "' needs " + format_bytes(bytes) + ": " +
                    (rc == ENOSPC ? "no space left on device" : rc == EFBIG ? "file size limit exceeded (ulimit -f)"
                                                                             : "disk quota exceeded"));
+  }
+  // The input file as this partial first sees it (a resume compares).
+  try {
+    write_file_id(fd, layout_, input_file_id(spec_.input_file), tmp);
+  } catch (const Error&) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    throw;
   }
   ::fsync(fd);
   ::close(fd);
@@ -505,10 +576,12 @@ void FileOutput::open_fd() {
   if (spec_.direct_io) direct_ = std::make_unique<DirectWriter>(partial_path(), spec_.direct_piece);
 }
 
-std::int64_t FileOutput::units_done() const {
-  std::int64_t n = 0;
-  for (auto flag : done_) n += flag != 0;
-  return n;
+std::int64_t FileOutput::units_done() const { return table_.units_covered(); }
+
+std::int64_t FileOutput::unit_count() const { return spec_.chunk_axis == Axis::date ? spec_.dates : spec_.ids; }
+
+std::uint64_t FileOutput::piece_bytes() const {
+  return spec_.read_piece_bytes > 0 ? spec_.read_piece_bytes : std::uint64_t{16} << 20;
 }
 
 std::pair<std::int64_t, std::int64_t> FileOutput::units_of(const Slab& slab) const {
@@ -516,12 +589,20 @@ std::pair<std::int64_t, std::int64_t> FileOutput::units_of(const Slab& slab) con
   return {r.begin, r.end};
 }
 
+// This rank's share of the record's empty slots: every rank reads the same
+// table once rank 0 has checked it, and takes every ranks-th empty slot.
+void FileOutput::share_free_slots() {
+  const auto free = table_.free_slots();
+  free_slots_.clear();
+  for (std::size_t j = static_cast<std::size_t>(ranks::rank()); j < free.size(); j += static_cast<std::size_t>(ranks::size()))
+    free_slots_.push_back(free[j]);
+  std::reverse(free_slots_.begin(), free_slots_.end());  // taken from the back, lowest first
+}
+
 bool FileOutput::slab_done(const Slab& slab) const {
   if (state_ == State::already_complete) return true;
-  auto [b, e] = units_of(slab);
-  for (auto u = b; u < e; ++u)
-    if (!done_[static_cast<std::size_t>(u)]) return false;
-  return true;
+  const auto [b, e] = units_of(slab);
+  return table_.covers(b, e);
 }
 
 void FileOutput::open_collective() {
@@ -586,21 +667,14 @@ RunHistory FileOutput::run_history() const {
   const std::string path = published_ ? spec_.path : partial_path();
   h5::Id file = h5::file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
   if (!file) return history;
-  h5::Id progress = h5::dataset(H5Dopen2(file.get(), kProgress, H5P_DEFAULT));
-  if (!progress) return history;
-  history.done.assign(done_.size(), 0);
-  if (h5::dataset_dims(progress.get()) != std::vector<hsize_t>{done_.size()} ||
-      H5Dread(progress.get(), H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, history.done.data()) < 0) {
-    history.done.clear();
-    return history;
-  }
-  if (H5Lexists(file.get(), kUnitRun, H5P_DEFAULT) > 0) {
-    h5::Id unit_run = h5::dataset(H5Dopen2(file.get(), kUnitRun, H5P_DEFAULT));
-    history.unit_run.assign(done_.size(), 0);
-    if (!unit_run || h5::dataset_dims(unit_run.get()) != std::vector<hsize_t>{done_.size()} ||
-        H5Dread(unit_run.get(), H5T_NATIVE_UINT16, H5S_ALL, H5S_ALL, H5P_DEFAULT, history.unit_run.data()) < 0)
-      history.unit_run.clear();
-  }
+  RecordLayout layout;
+  if (!record_damage(file.get(), spec_, file_size(path), layout).empty()) return history;
+  history.units = unit_count();
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return history;
+  const RangeTable done = read_table(fd.get(), layout, path);
+  for (const auto& range : done.slots())
+    if (range && range->end <= history.units) history.ranges.push_back({range->begin, range->end, range->run});
   const auto table = read_run_table(file.get());
   for (std::size_t r = 0; r + kRecordBytes <= table.size(); r += kRecordBytes) {
     const std::uint8_t* record = &table[r];
@@ -618,7 +692,7 @@ RunHistory FileOutput::run_history() const {
   return history;
 }
 
-void FileOutput::write_slab(const Slab& slab, const double* buffer) {
+void FileOutput::write_slab(const Slab& slab, const double* buffer, const InputSums& input) {
   const FileBox box = output_box(spec_, slab.dates, slab.ids);
 #ifdef DISCOUNT_HDF5_PARALLEL
   if (mpio_data_) {
@@ -641,10 +715,19 @@ void FileOutput::write_slab(const Slab& slab, const double* buffer) {
   {
     const auto runs = box_runs(box.dims, box.start, box.count);
     const std::string what = "writing '" + partial_path() + "'";
-    if (direct_) direct_->write_runs(fd_, data_offset_, runs, buffer, sizeof(double), what);
-    else pwrite_runs(fd_, data_offset_, runs, buffer, sizeof(double), what);
+    if (direct_) direct_->write_runs(fd_, layout_.data_offset, runs, buffer, sizeof(double), what);
+    else pwrite_runs(fd_, layout_.data_offset, runs, buffer, sizeof(double), what);
   }
-  unrecorded_.push_back(units_of(slab));
+  DoneRange done;
+  std::tie(done.begin, done.end) = units_of(slab);
+  done.run = run_;
+  done.out_sum = box_sum(buffer, box.dims, box.start, box.count, SumKey::output);
+  if (input.known) {
+    done.flags = kHasInputSums;
+    done.in_disc = input.disc;
+    done.in_mult = input.mult;
+  }
+  unrecorded_.push_back(done);
   const auto now = std::chrono::steady_clock::now();
   if (std::chrono::duration<double>(now - last_checkpoint_).count() >= spec_.checkpoint_seconds) checkpoint();
 }
@@ -652,22 +735,30 @@ void FileOutput::write_slab(const Slab& slab, const double* buffer) {
 void FileOutput::checkpoint() {
   last_checkpoint_ = std::chrono::steady_clock::now();
   if (unrecorded_.empty() || state_ == State::already_complete) return;
-  // Data first, durable; only then the progress bytes that vouch for it.
+  // Data first, durable; only then the entries that vouch for it (each one
+  // valid only once whole: io/unit_record.hpp). A range that continues one
+  // this rank recorded in this run extends it in place.
   if (::fdatasync(fd_) != 0) throw io_error("flushing '" + partial_path() + "': " + std::strerror(errno));
-  // Per unit, the run that wrote it goes before the progress byte: a unit
-  // recorded as done always names its run, and a kill between the two
-  // leaves a unit not done, whose run number nobody reads.
-  for (auto [b, e] : unrecorded_) {
-    const auto n = static_cast<std::size_t>(e - b);
-    if (unit_run_offset_ != 0) {
-      std::vector<std::uint8_t> run(2 * n);
-      for (std::size_t u = 0; u < n; ++u) put_le(&run[2 * u], static_cast<std::uint16_t>(run_), 2);
-      pwrite_runs(fd_, unit_run_offset_, {{b, e - b}}, run.data(), 2, "recording progress in '" + partial_path() + "'");
+  const bool mult_per_unit = spec_.chunk_axis == Axis::id;
+  for (const DoneRange& range : coalesce(std::move(unrecorded_), mult_per_unit)) {
+    std::optional<std::size_t> slot;
+    std::optional<DoneRange> entry;
+    for (auto s : own_slots_)
+      if ((entry = merged(*table_.slots()[s], range, mult_per_unit))) {
+        slot = s;
+        break;
+      }
+    if (!slot) {
+      if (free_slots_.empty())
+        throw io_error("the progress record of '" + partial_path() + "' is full (" +
+                       std::to_string(table_.capacity()) + " ranges); run the same command again to resume");
+      slot = free_slots_.back();
+      free_slots_.pop_back();
+      own_slots_.push_back(*slot);
+      entry = range;
     }
-    std::vector<std::uint8_t> ones(n, 1);
-    pwrite_runs(fd_, progress_offset_, {{b, e - b}}, ones.data(), 1,
-                "recording progress in '" + partial_path() + "'");
-    for (auto u = b; u < e; ++u) done_[static_cast<std::size_t>(u)] = 1;
+    write_slot(fd_, layout_, *slot, entry, partial_path());
+    table_.set(*slot, entry);
   }
   unrecorded_.clear();
   write_run_record(fd_);
@@ -687,19 +778,20 @@ void FileOutput::publish() {
   flush();
   const std::string partial = partial_path();
   {
-    // Every rank's progress bytes, as the file holds them: a unit missing
-    // here is a bug in the slab distribution, and the result stays partial.
+    // Every rank's done ranges, as the file holds them: a unit missing here
+    // is a bug in the slab distribution, and the result stays partial.
     h5::QuietErrors quiet;
-    h5::Id file = h5::file(H5Fopen(partial.c_str(), H5F_ACC_RDWR, H5P_DEFAULT));
-    h5::Id progress = file ? h5::dataset(H5Dopen2(file.get(), kProgress, H5P_DEFAULT)) : h5::Id{};
-    std::vector<std::uint8_t> done(done_.size(), 0);
-    if (!progress || H5Dread(progress.get(), H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, done.data()) < 0)
-      throw io_error("cannot read the progress record of '" + partial + "'");
-    const auto missing = std::count(done.begin(), done.end(), std::uint8_t{0});
+    const RangeTable table = [&] {
+      UniqueFd fd(::open(partial.c_str(), O_RDONLY | O_CLOEXEC));
+      if (fd.get() < 0) throw io_error("cannot read the progress record of '" + partial + "'");
+      return read_table(fd.get(), layout_, partial);
+    }();
+    const std::int64_t missing = unit_count() - (table.covers(0, unit_count()) ? unit_count() : table.units_covered());
     if (missing > 0)
       throw internal_error("'" + partial + "': " + std::to_string(missing) + " " + axis_name(spec_.chunk_axis) +
                            "(s) not recorded as done at the end of the run; the partial is kept, rerun to finish it");
-    progress.reset();
+    h5::Id file = h5::file(H5Fopen(partial.c_str(), H5F_ACC_RDWR, H5P_DEFAULT));
+    if (!file) throw io_error("cannot open '" + partial + "' to finish it");
     // The provenance's end time: the only metadata change after creation,
     // made once all data and progress are durable.
     h5::Id group = h5::group(H5Gopen2(file.get(), kGroup, H5P_DEFAULT));
@@ -725,7 +817,7 @@ std::string FileOutput::describe() const {
   else if (direct_ && direct_->memory_backed()) text += ", page-cache writes: memory-backed file system";
   else if (direct_) text += ", page-cache writes: the file system refused O_DIRECT";
   if (state_ == State::resumed)
-    text += ", resuming: " + std::to_string(units_done()) + " of " + std::to_string(done_.size()) + " " +
+    text += ", resuming: " + std::to_string(units_done()) + " of " + std::to_string(unit_count()) + " " +
             axis_name(spec_.chunk_axis) + "s already done";
   return text + ")";
 }
@@ -760,7 +852,7 @@ void sum_block(const double* v, std::int64_t n, double& sum, std::uint64_t& bits
 
 }  // namespace
 
-void ChecksumOutput::write_slab(const Slab& slab, const double* buffer) {
+void ChecksumOutput::write_slab(const Slab& slab, const double* buffer, const InputSums&) {
   const auto count = discount_box({dates_, ids_, nums_}, axes_, slab.dates, slab.ids).count;
   const int date_pos = static_cast<int>(std::find(axes_.begin(), axes_.end(), Axis::date) - axes_.begin());
   // Pieces split over threads, each with its own per-date partials, merged

@@ -10,6 +10,7 @@
 #include <exception>
 #include <list>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <type_traits>
 #include <utility>
@@ -26,6 +27,7 @@
 #include "kernels/blas.hpp"
 #endif
 #include "pipeline/exec_instances.hpp"
+#include "pipeline/input_sums.hpp"
 #include "pipeline/queue.hpp"
 #include "ranks/ranks.hpp"
 #include "report/progress.hpp"
@@ -80,6 +82,7 @@ struct Ticket {
   int slab = -1;
   int host = -1;
   int device = -1;
+  InputSums sums;  // of the input bytes read for the slab, when the sink records them
 };
 
 [[noreturn]] void nonfinite_error(const std::string& dataset, double value, const std::string& where) {
@@ -289,9 +292,29 @@ class Pipeline {
           nonfinite_error(spec_.discount, buffer[bad], slab_coordinates(bad, axes_, g.extent, origin));
         }
       }
+      if (job_.sink->wants_input_sums()) t.sums = input_sums(slab, dates, ids, buffer, t.host);
       record(Stage::read, slab, t0);
       loaded_.push(t);
     }
+  }
+
+  // The checksums of the bytes just read for a slab (pipeline/input_sums.hpp):
+  // its discount box and the multBy rows it uses (date slabs all use the
+  // whole resident multBy, summed once).
+  InputSums input_sums(const Slab& slab, Range dates, Range ids, const double* buffer, int host) {
+    InputSums sums;
+    sums.known = true;
+    sums.disc = discount_sum(buffer, job_.input->shape(), axes_, dates, ids);
+    const std::int64_t nums = plan_.request.nums;
+    if (plan_.mult_per_slab) {
+      sums.mult = multiplier_sum(host_mult_[host].data(), ids, nums);
+    } else if (ids.begin == spec_.ids.begin && ids.end == spec_.ids.end) {
+      if (!whole_mult_sum_) whole_mult_sum_ = multiplier_sum(resident_mult_host_.data(), ids, nums);
+      sums.mult = *whole_mult_sum_;
+    } else {
+      sums.mult = multiplier_sum(resident_mult_host_.data() + slab.ids.begin * nums, ids, nums);
+    }
+    return sums;
   }
 
   void uploader(const ExecSpace& exec) {
@@ -359,7 +382,7 @@ class Pipeline {
     while (computed_.pop(t) && !aborted_) {
       const auto t0 = Clock::now();
       const Slab& slab = plan_.slabs[t.slab];
-      job_.sink->write_slab(slab, host_slab_[t.host].data());
+      job_.sink->write_slab(slab, host_slab_[t.host].data(), t.sums);
       record(Stage::write, slab, t0);
       free_host_.push(t.host);
       // A terminal gets one line redrawn every half second; a log file (Slurm)
@@ -429,6 +452,7 @@ class Pipeline {
   std::vector<HostBuffer> host_slab_, host_mult_;
   std::vector<DeviceBuffer> device_slab_, device_mult_;
   HostBuffer resident_mult_host_;
+  std::optional<std::uint64_t> whole_mult_sum_;  // the reader's, of resident_mult_host_
   DeviceBuffer resident_mult_device_;
 
   BlockingQueue<int> free_host_, free_device_;
