@@ -594,6 +594,7 @@ std::pair<std::int64_t, std::int64_t> FileOutput::units_of(const Slab& slab) con
 void FileOutput::share_free_slots() {
   const auto free = table_.free_slots();
   free_slots_.clear();
+  scarce_at_ = table_.coverage().size() + 2;
   for (std::size_t j = static_cast<std::size_t>(ranks::rank()); j < free.size(); j += static_cast<std::size_t>(ranks::size()))
     free_slots_.push_back(free[j]);
   std::reverse(free_slots_.begin(), free_slots_.end());  // taken from the back, lowest first
@@ -736,15 +737,19 @@ void FileOutput::checkpoint() {
   last_checkpoint_ = std::chrono::steady_clock::now();
   if (unrecorded_.empty() || state_ == State::already_complete) return;
   // Data first, durable; only then the entries that vouch for it (each one
-  // valid only once whole: io/unit_record.hpp). A range that continues one
-  // this rank recorded in this run extends it in place.
+  // valid only once whole: io/unit_record.hpp). Entries stay small (a failed
+  // checksum redoes one), until this rank's empty slots run short: then a
+  // range that continues one it recorded in this run extends it in place, so
+  // the run needs at most one new entry per stretch of slabs still to do.
   if (::fdatasync(fd_) != 0) throw io_error("flushing '" + partial_path() + "': " + std::strerror(errno));
   const bool mult_per_unit = spec_.chunk_axis == Axis::id;
-  for (const DoneRange& range : coalesce(std::move(unrecorded_), mult_per_unit)) {
+  const bool scarce = free_slots_.size() <= scarce_at_;
+  const std::int64_t most = scarce ? unit_count() : entry_units(unit_count(), table_.capacity());
+  for (const DoneRange& range : coalesce(std::move(unrecorded_), mult_per_unit, most)) {
     std::optional<std::size_t> slot;
     std::optional<DoneRange> entry;
     for (auto s : own_slots_)
-      if ((entry = merged(*table_.slots()[s], range, mult_per_unit))) {
+      if (scarce && (entry = merged(*table_.slots()[s], range, mult_per_unit))) {
         slot = s;
         break;
       }

@@ -111,6 +111,7 @@ class FileOutput final : public OutputSink {
   RangeTable table_;     // the done ranges as recorded
   std::vector<std::size_t> free_slots_;  // this rank's share of the empty slots (taken from the back)
   std::vector<std::size_t> own_slots_;   // the slots this rank filled in this run
+  std::size_t scarce_at_ = 2;            // with this few empty slots left, entries extend
   // The run table (docs/architecture.md): one record per run. 0: none.
   std::uint64_t runs_offset_ = 0;
   int run_ = 1;

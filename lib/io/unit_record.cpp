@@ -96,19 +96,24 @@ std::optional<DoneRange> merged(const DoneRange& a, const DoneRange& b, bool mul
   return m;
 }
 
-std::vector<DoneRange> coalesce(std::vector<DoneRange> written, bool mult_per_unit) {
+std::vector<DoneRange> coalesce(std::vector<DoneRange> written, bool mult_per_unit, std::int64_t max_units) {
   std::sort(written.begin(), written.end(),
             [](const DoneRange& a, const DoneRange& b) { return a.begin != b.begin ? a.begin < b.begin : a.end < b.end; });
   std::vector<DoneRange> out;
   for (const DoneRange& r : written) {
     if (!out.empty())
-      if (const auto m = merged(out.back(), r, mult_per_unit)) {
+      if (const auto m = merged(out.back(), r, mult_per_unit); m && m->end - m->begin <= max_units) {
         out.back() = *m;
         continue;
       }
     out.push_back(r);
   }
   return out;
+}
+
+std::int64_t entry_units(std::int64_t units, std::size_t capacity) {
+  const auto quarter = std::max<std::int64_t>(1, static_cast<std::int64_t>(capacity / 4));
+  return std::max<std::int64_t>(1, (units + quarter - 1) / quarter);
 }
 
 std::size_t table_capacity(std::int64_t slabs) {

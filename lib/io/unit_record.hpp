@@ -57,8 +57,14 @@ std::optional<InputFileId> decode_file_id(const std::uint8_t* in);
 // chunks) and must be equal otherwise (date chunks all use the whole multBy).
 std::optional<DoneRange> merged(const DoneRange& a, const DoneRange& b, bool mult_per_unit);
 
-// Ranges written since the last checkpoint, sorted and merged where merged() allows.
-std::vector<DoneRange> coalesce(std::vector<DoneRange> written, bool mult_per_unit);
+// Ranges written since the last checkpoint, sorted and merged where merged()
+// allows and the result spans at most `max_units` units (a finer record
+// redoes less when a range's checksum fails).
+std::vector<DoneRange> coalesce(std::vector<DoneRange> written, bool mult_per_unit, std::int64_t max_units);
+
+// The most units one entry spans while the table has room: a quarter of the
+// capacity covers every unit (a slab larger than that is still one entry).
+std::int64_t entry_units(std::int64_t units, std::size_t capacity);
 
 // The table's capacity for a plan of `slabs` slabs: 4 per slab, at least
 // 1024 and at most 65536 entries (4 MiB).
