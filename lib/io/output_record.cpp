@@ -197,7 +197,7 @@ std::vector<std::size_t> failed_output_sums(int fd, const RecordLayout& layout, 
       std::max<std::int64_t>(1, static_cast<std::int64_t>(piece_bytes / sizeof(double)) / unit_elements);
   std::vector<double> buffer;
   std::vector<std::size_t> failed;
-  const std::string what = "re-reading the done slabs of '" + spec.path + ".partial'";
+  const std::string what = "re-reading the done ranges recorded for '" + spec.path + "'";
   for (std::size_t s = 0; s < table.capacity(); ++s) {
     const auto& range = table.slots()[s];
     if (!range) continue;

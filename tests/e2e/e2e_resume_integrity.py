@@ -263,6 +263,20 @@ def metadata_sized_by_slabs(ctx):
     E.check(E.progress_of(job.out).all(), "the record does not cover every id")
 
 
+def verify_checks_recorded_sums(ctx):
+    """verify (full) reads every done range against the checksum recorded when
+    it was written, and says so; a flipped byte fails it (65)."""
+    job = Job(ctx)
+    E.expect_rc(job.run(), 0, "run")
+    r = E.expect_rc(E.app(ctx, "verify", job.yaml, cwd=job.d), 0, "verify")
+    E.check(f"the checksums recorded for its {DATES} done range(s) match its bytes" in r.stdout, str(r))
+    with E.h5py.File(job.out, "r") as f:
+        offset = f["cv"].id.get_offset()
+    flip_byte(job.out, offset + (5 * IDS * NUMS + 11) * 8 + 2)
+    r = E.expect_rc(E.app(ctx, "verify", job.yaml, cwd=job.d), E.EX_DATA, "verify of a damaged output")
+    E.check(len(r.stderr_lines) == 1 and "differ" in r.stderr, str(r))
+
+
 CASES = [
     ("replaced_input_mid_run", replaced_input_mid_run),
     ("replaced_input_after_completion", replaced_input_after_completion),
@@ -271,6 +285,7 @@ CASES = [
     ("staged_copy_resumes", staged_copy_resumes),
     ("old_format_partial_refused", old_format_partial_refused),
     ("metadata_sized_by_slabs", metadata_sized_by_slabs),
+    ("verify_checks_recorded_sums", verify_checks_recorded_sums),
 ]
 
 if __name__ == "__main__":
