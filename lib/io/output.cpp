@@ -25,6 +25,7 @@
 #include "io/input.hpp"
 #include "io/output_record.hpp"
 #include "io/posix_io.hpp"
+#include "io/run_table.hpp"
 #include "ranks/ranks.hpp"
 
 namespace discount {
@@ -32,104 +33,11 @@ namespace discount {
 namespace {
 
 constexpr const char* kGroup = "discount_app";
-// The run table: one fixed-size record per run, allocated at creation and
-// then written in place like the done ranges (io/output_record.hpp), never
-// through HDF5.
-constexpr const char* kRuns = "discount_app/runs";
-constexpr int kRunSlots = 256;  // runs beyond the table's last slot share it
-constexpr int kMaxRun = 65535;
-constexpr std::size_t kRecordBytes = 128;
-// A record's fields: name, byte offset, size (strings NUL-padded; integers
-// and the float little-endian, whatever the host).
-struct RecordField {
-  const char* name;
-  std::size_t offset, size;
-};
-constexpr RecordField kRun{"run", 0, 4}, kRanks{"ranks", 4, 4}, kStart{"start_time", 8, 24},
-    kEnd{"end_time", 32, 24}, kHost{"host", 56, 64}, kSeconds{"seconds", 120, 8};
-
 std::string dir_of(const std::string& path) {
   auto slash = path.find_last_of('/');
   if (slash == std::string::npos) return ".";
   if (slash == 0) return "/";
   return path.substr(0, slash);
-}
-
-// "2026-11-29T17:38:09Z"
-std::string utc_now() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  ::gmtime_r(&now, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
-}
-
-// The run table's HDF5 type: the packed little-endian layout above, so the
-// bytes written in place are what h5py reads as a compound.
-h5::Id run_record_type() {
-  h5::Id type = h5::datatype(H5Tcreate(H5T_COMPOUND, kRecordBytes));
-  auto text = [](std::size_t size) {
-    h5::Id t = h5::datatype(H5Tcopy(H5T_C_S1));
-    h5::check(H5Tset_size(t.get(), size), "H5Tset_size");
-    h5::check(H5Tset_strpad(t.get(), H5T_STR_NULLPAD), "H5Tset_strpad");
-    return t;
-  };
-  h5::check(H5Tinsert(type.get(), kRun.name, kRun.offset, H5T_STD_I32LE), "H5Tinsert");
-  h5::check(H5Tinsert(type.get(), kRanks.name, kRanks.offset, H5T_STD_I32LE), "H5Tinsert");
-  for (const RecordField& f : {kStart, kEnd, kHost})
-    h5::check(H5Tinsert(type.get(), f.name, f.offset, text(f.size).get()), "H5Tinsert");
-  h5::check(H5Tinsert(type.get(), kSeconds.name, kSeconds.offset, H5T_IEEE_F64LE), "H5Tinsert");
-  return type;
-}
-
-void put_le(std::uint8_t* at, std::uint64_t value, std::size_t bytes) {
-  for (std::size_t b = 0; b < bytes; ++b) at[b] = static_cast<std::uint8_t>(value >> (8 * b));
-}
-std::uint64_t get_le(const std::uint8_t* at, std::size_t bytes) {
-  std::uint64_t value = 0;
-  for (std::size_t b = 0; b < bytes; ++b) value |= std::uint64_t{at[b]} << (8 * b);
-  return value;
-}
-void put_text(std::uint8_t* record, const RecordField& f, const std::string& text) {
-  std::memcpy(record + f.offset, text.data(), std::min(text.size(), f.size));
-}
-std::string get_text(const std::uint8_t* record, const RecordField& f) {
-  const char* at = reinterpret_cast<const char*>(record + f.offset);
-  return std::string(at, ::strnlen(at, f.size));
-}
-
-std::string host_name_text() {
-  char host[256] = {};
-  ::gethostname(host, sizeof host - 1);
-  return host;
-}
-
-// A fixed-size dataset allocated at creation and filled with zeros, for
-// writing in place later.
-h5::Id zeroed_dataset(hid_t file, const char* name, hid_t type, hsize_t count) {
-  h5::Id dcpl = h5::plist(H5Pcreate(H5P_DATASET_CREATE));
-  h5::check(H5Pset_layout(dcpl.get(), H5D_CONTIGUOUS), "H5Pset_layout");
-  h5::check(H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY), "H5Pset_alloc_time");
-  h5::Id space = h5::dataspace(H5Screate_simple(1, &count, nullptr));
-  h5::Id data = h5::dataset(H5Dcreate2(file, name, type, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT));
-  if (!data) return data;
-  std::vector<std::uint8_t> zeros(static_cast<std::size_t>(count) * H5Tget_size(type), 0);
-  if (H5Dwrite(data.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, zeros.data()) < 0) return h5::Id{};
-  return data;
-}
-
-// The run table's raw records (kRecordBytes each); empty when the file has none.
-std::vector<std::uint8_t> read_run_table(hid_t file) {
-  if (H5Lexists(file, kRuns, H5P_DEFAULT) <= 0) return {};
-  h5::Id runs = h5::dataset(H5Dopen2(file, kRuns, H5P_DEFAULT));
-  h5::Id type = runs ? h5::datatype(H5Dget_type(runs.get())) : h5::Id{};
-  if (!type || H5Tget_size(type.get()) != kRecordBytes) return {};
-  const auto dims = h5::dataset_dims(runs.get());
-  if (dims.size() != 1) return {};
-  std::vector<std::uint8_t> raw(static_cast<std::size_t>(dims[0]) * kRecordBytes);
-  if (H5Dread(runs.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, raw.data()) < 0) return {};
-  return raw;
 }
 
 bool exists(const std::string& path) {
@@ -173,26 +81,6 @@ std::string stored_attribute(const std::string& path, const char* name) {
 }
 
 std::string stored_fingerprint(const std::string& path) { return stored_attribute(path, "fingerprint"); }
-
-std::uint64_t file_size(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
-}
-
-// The run table's offset and the number after its last recorded run.
-std::pair<std::uint64_t, int> run_table_state(hid_t file) {
-  const auto table = read_run_table(file);
-  if (table.empty()) return {0, 1};
-  h5::Id runs = h5::dataset(H5Dopen2(file, kRuns, H5P_DEFAULT));
-  const haddr_t at = runs ? H5Dget_offset(runs.get()) : HADDR_UNDEF;
-  if (at == HADDR_UNDEF) return {0, 1};
-  int last = 0;
-  for (std::size_t r = 0; r + kRecordBytes <= table.size(); r += kRecordBytes)
-    last = std::max(last, static_cast<int>(static_cast<std::int32_t>(get_le(&table[r] + kRun.offset, 4))));
-  return {at, std::min(last + 1, kMaxRun)};
-}
-
-std::string units_text(std::int64_t n, Axis axis) { return std::to_string(n) + " " + axis_name(axis) + "(s)"; }
 
 }  // namespace
 
@@ -362,88 +250,6 @@ bool FileOutput::try_resume() {
   return true;
 }
 
-// Rank 0, before a resume: the done ranges' output bytes against their
-// checksums, then, when the input file is not the one the partial last saw,
-// their input bytes; what fails is recomputed. Then the room left in the record.
-void FileOutput::check_resume(int fd) {
-  const std::string partial = partial_path();
-  const auto damaged = failed_output_sums(fd, layout_, spec_, table_, piece_bytes());
-  if (!damaged.empty()) {
-    std::cerr << "discount_app: warning: '" << partial << "': " << damaged.size()
-              << " done range(s) of the partial (" << units_text(units_of_slots(table_, damaged), spec_.chunk_axis)
-              << ") failed their checksum and are recomputed" << std::endl;
-    drop_slots(fd, damaged);
-  }
-  const InputFileId now = input_file_id(spec_.input_file);
-  const auto was = read_file_id(fd, layout_);
-  if (!was || *was != now) {
-    const auto changed = failed_input_sums(spec_, table_);
-    if (!changed.empty()) {
-      std::cerr << "discount_app: warning: input.file '" << spec_.input_file << "' is "
-                << (was ? file_id_change(*was, now) : std::string("not recorded in the partial")) << ": the input of "
-                << changed.size() << " done range(s) (" << units_text(units_of_slots(table_, changed), spec_.chunk_axis)
-                << ") differs from what they were computed from, and they are recomputed" << std::endl;
-      drop_slots(fd, changed);
-    }
-    write_file_id(fd, layout_, now, partial);
-    if (::fdatasync(fd) != 0) throw io_error("flushing '" + partial + "': " + std::strerror(errno));
-  }
-  // A run adds at most one range per stretch of slabs still to do (each
-  // checkpoint extends it), per rank.
-  const std::size_t free = table_.free_slots().size();
-  const std::size_t need = static_cast<std::size_t>(ranks::size()) * (table_.coverage().size() + 2);
-  if (free < need)
-    throw create_error("'" + partial + "' has room for " + std::to_string(free) + " more done range(s) in its record (" +
-                       std::to_string(table_.capacity()) + "), and this run could need " + std::to_string(need) +
-                       "; rerun with --restart to start over");
-}
-
-// Empties the slots, durably, and forgets them.
-void FileOutput::drop_slots(int fd, const std::vector<std::size_t>& slots) {
-  auto kept = table_.slots();
-  for (auto s : slots) kept[s].reset();
-  if (!spec_.attach) {
-    for (auto s : slots) write_slot(fd, layout_, s, std::nullopt, partial_path());
-    if (::fdatasync(fd) != 0) throw io_error("flushing '" + partial_path() + "': " + std::strerror(errno));
-  }
-  table_ = RangeTable(std::move(kept));
-}
-
-// A finished output of this job: when its input file is not the one it
-// recorded, the input under every range is read again, and other bytes
-// refuse the "nothing to do".
-void FileOutput::check_finished_inputs() {
-  h5::QuietErrors quiet;
-  RecordLayout layout;
-  {
-    h5::Id file = h5::file(H5Fopen(spec_.path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
-    // An output of an older version keeps no checksums: nothing to compare.
-    if (!file || H5Lexists(file.get(), kRangesDataset, H5P_DEFAULT) <= 0) return;
-    if (!record_damage(file.get(), spec_, file_size(spec_.path), layout).empty()) return;
-  }
-  UniqueFd fd(::open(spec_.path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) return;
-  const InputFileId now = input_file_id(spec_.input_file);
-  const auto was = read_file_id(fd.get(), layout);
-  if (was && *was == now) return;
-  const RangeTable table = read_table(fd.get(), layout, spec_.path);
-  const auto changed = failed_input_sums(spec_, table);
-  if (!changed.empty())
-    throw create_error("output.file '" + spec_.path + "' was computed from other input bytes: input.file '" +
-                       spec_.input_file + "' is " + (was ? file_id_change(*was, now) : std::string("not recorded")) +
-                       ", and the input of " + units_text(units_of_slots(table, changed), spec_.chunk_axis) + " of " +
-                       std::to_string(unit_count()) +
-                       " differs though its sampled content matches; set output.overwrite: true to compute it again");
-  // The same bytes: remember this file, so the next rerun need not read it again.
-  UniqueFd rw(::open(spec_.path.c_str(), O_RDWR | O_CLOEXEC));
-  if (rw.get() < 0) return;
-  try {
-    write_file_id(rw.get(), layout, now, spec_.path);
-    ::fdatasync(rw.get());
-  } catch (const Error&) {
-  }
-}
-
 void FileOutput::create() {
   const std::string tmp = spec_.path + ".partial.tmp";
   const std::string inner = spec_.dataset.substr(spec_.dataset.find_first_not_of('/') == std::string::npos
@@ -459,7 +265,7 @@ void FileOutput::create() {
   // written (HDF5 cannot close such a file cleanly).
   const std::uint64_t data_bytes = static_cast<std::uint64_t>(dims[0] * dims[1] * dims[2]) * sizeof(double);
   const std::uint64_t needed =
-      data_bytes + (capacity + 1) * kEntryBytes + kRunSlots * kRecordBytes + (std::uint64_t{1} << 20);
+      data_bytes + (capacity + 1) * kEntryBytes + kRunTableBytes + (std::uint64_t{1} << 20);
   struct rlimit limit {};
   if (::getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < needed)
     throw io_error("file size limit exceeded (ulimit -f): output '" + spec_.path + "' needs " +
@@ -499,8 +305,8 @@ void FileOutput::create() {
     if (!data) fail("cannot create dataset '" + spec_.dataset + "' " + h5::shape_string({hdims, hdims + 3}));
     if (!create_record(file.get(), capacity)) fail("cannot create the progress record");
     table_ = RangeTable(capacity);
-    h5::Id runs = zeroed_dataset(file.get(), kRuns, run_record_type().get(), kRunSlots);
-    if (!runs) fail("cannot create the run record");
+    runs_offset_ = create_run_table(file.get());
+    if (runs_offset_ == 0) fail("cannot create the run record");
     try {
       h5::write_string_attribute(group.get(), "fingerprint", spec_.fingerprint);
       h5::write_string_attribute(group.get(), "identity", spec_.identity);
@@ -514,12 +320,10 @@ void FileOutput::create() {
     } catch (const Error& e) {
       fail(e.what());
     }
-    runs_offset_ = H5Dget_offset(runs.get());
     const std::string damage = record_damage(file.get(), spec_, UINT64_MAX, layout_);
-    if (!damage.empty() || runs_offset_ == HADDR_UNDEF) fail(damage.empty() ? "dataset has no file offset" : damage);
+    if (!damage.empty()) fail(damage);
     run_ = 1;
     data.reset();
-    runs.reset();
     group.reset();
     // Closing writes the metadata and sets the file's size; a full disk or a
     // file-size limit shows here.
@@ -646,19 +450,12 @@ void FileOutput::stamp_run_record() const {
 // Rank 0's record of this run, in its slot of the run table.
 void FileOutput::write_run_record(int fd) const {
   if (!ranks::is_root() || runs_offset_ == 0 || fd < 0) return;
-  std::uint8_t record[kRecordBytes] = {};
-  put_le(record + kRun.offset, static_cast<std::uint32_t>(run_), 4);
-  put_le(record + kRanks.offset, static_cast<std::uint32_t>(ranks::size()), 4);
-  put_text(record, kStart, run_start_utc_);
-  put_text(record, kEnd, utc_now());
-  static const std::string host = host_name_text();
-  put_text(record, kHost, host);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start_).count();
-  std::uint64_t bits = 0;
-  std::memcpy(&bits, &seconds, sizeof bits);
-  put_le(record + kSeconds.offset, bits, 8);
-  const std::int64_t slot = std::min(run_, kRunSlots) - 1;
-  pwrite_runs(fd, runs_offset_, {{slot, 1}}, record, kRecordBytes, "recording the run in '" + partial_path() + "'");
+  RunRecord record;
+  record.run = run_;
+  record.ranks = ranks::size();
+  record.start_time = run_start_utc_;
+  record.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start_).count();
+  write_run_entry(fd, runs_offset_, record, partial_path());
 }
 
 RunHistory FileOutput::run_history() const {
@@ -676,20 +473,7 @@ RunHistory FileOutput::run_history() const {
   const RangeTable done = read_table(fd.get(), layout, path);
   for (const auto& range : done.slots())
     if (range && range->end <= history.units) history.ranges.push_back({range->begin, range->end, range->run});
-  const auto table = read_run_table(file.get());
-  for (std::size_t r = 0; r + kRecordBytes <= table.size(); r += kRecordBytes) {
-    const std::uint8_t* record = &table[r];
-    RunRecord run;
-    run.run = static_cast<std::int32_t>(get_le(record + kRun.offset, 4));
-    if (run.run <= 0) continue;
-    run.ranks = static_cast<std::int32_t>(get_le(record + kRanks.offset, 4));
-    run.start_time = get_text(record, kStart);
-    run.end_time = get_text(record, kEnd);
-    run.host = get_text(record, kHost);
-    const std::uint64_t bits = get_le(record + kSeconds.offset, 8);
-    std::memcpy(&run.seconds, &bits, sizeof bits);
-    history.records.push_back(run);
-  }
+  history.records = read_run_records(file.get());
   return history;
 }
 

@@ -230,6 +230,13 @@ std::vector<std::size_t> failed_input_sums(const OutputSpec& spec, const RangeTa
   return failed;
 }
 
+std::uint64_t file_size(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
+}
+
+std::string units_text(std::int64_t n, Axis axis) { return std::to_string(n) + " " + axis_name(axis) + "(s)"; }
+
 std::int64_t units_of_slots(const RangeTable& table, const std::vector<std::size_t>& slots) {
   std::int64_t n = 0;
   for (auto s : slots)

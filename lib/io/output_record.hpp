@@ -62,7 +62,12 @@ std::vector<std::size_t> failed_output_sums(int fd, const RecordLayout& layout, 
 // failed).
 std::vector<std::size_t> failed_input_sums(const OutputSpec& spec, const RangeTable& table);
 
-// The units of the slots, added up ("3 ranges, 120 dates").
+// The file's size in bytes (0: cannot stat it).
+std::uint64_t file_size(const std::string& path);
+// "20 date(s)"
+std::string units_text(std::int64_t n, Axis axis);
+
+// The units of the slots, added up.
 std::int64_t units_of_slots(const RangeTable& table, const std::vector<std::size_t>& slots);
 
 }  // namespace discount
