@@ -24,31 +24,33 @@ enum class SumKey : std::uint64_t {
   multiplier = 0x6d756c7442792d6dull,  // the multBy input
 };
 
-// splitmix64's finaliser: a bijection of 64-bit words.
-inline std::uint64_t mix64(std::uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebull;
-  x ^= x >> 31;
-  return x;
+// The term of one element: a bijection of its bits for a given index (xor
+// with the index's key, an odd multiply, an xor-shift), so a change to one
+// element always changes the sum, and changes to several cancel only by
+// chance. One multiply per element: about 2 GB/s per core.
+constexpr std::uint64_t kIndexStep = 0x9e3779b97f4a7c15ull, kMultiplier = 0xbf58476d1ce4e5b9ull;
+inline std::uint64_t element_term(std::uint64_t bits, std::uint64_t index_key) {
+  std::uint64_t t = (bits ^ index_key) * kMultiplier;
+  return t ^ (t >> 29);
 }
 
 // The sum of the terms of v[0..n), the elements at indices first .. first+n-1.
 inline std::uint64_t run_sum(const double* v, std::int64_t n, std::int64_t first, SumKey key) {
-  const std::uint64_t k = static_cast<std::uint64_t>(key);
   std::uint64_t s[4] = {0, 0, 0, 0};
+  std::uint64_t index_key = static_cast<std::uint64_t>(first) * kIndexStep + static_cast<std::uint64_t>(key);
   std::int64_t j = 0;
   for (; j + 4 <= n; j += 4)
     for (int u = 0; u < 4; ++u) {
       std::uint64_t bits;
       std::memcpy(&bits, v + j + u, sizeof bits);
-      s[u] += mix64(bits ^ (static_cast<std::uint64_t>(first + j + u) * 0x9e3779b97f4a7c15ull + k));
+      s[u] += element_term(bits, index_key);
+      index_key += kIndexStep;
     }
   for (; j < n; ++j) {
     std::uint64_t bits;
     std::memcpy(&bits, v + j, sizeof bits);
-    s[0] += mix64(bits ^ (static_cast<std::uint64_t>(first + j) * 0x9e3779b97f4a7c15ull + k));
+    s[0] += element_term(bits, index_key);
+    index_key += kIndexStep;
   }
   return (s[0] + s[1]) + (s[2] + s[3]);
 }

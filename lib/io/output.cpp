@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <future>
 #include <iostream>
 #include <mutex>
 
@@ -479,6 +480,9 @@ RunHistory FileOutput::run_history() const {
 
 void FileOutput::write_slab(const Slab& slab, const double* buffer, const InputSums& input) {
   const FileBox box = output_box(spec_, slab.dates, slab.ids);
+  // The checksum of what is written, taken while the write goes on.
+  std::future<std::uint64_t> out_sum = std::async(
+      std::launch::async, [&] { return box_sum(buffer, box.dims, box.start, box.count, SumKey::output); });
 #ifdef DISCOUNT_HDF5_PARALLEL
   if (mpio_data_) {
     std::lock_guard<std::mutex> lock(h5::library_mutex());
@@ -506,7 +510,7 @@ void FileOutput::write_slab(const Slab& slab, const double* buffer, const InputS
   DoneRange done;
   std::tie(done.begin, done.end) = units_of(slab);
   done.run = run_;
-  done.out_sum = box_sum(buffer, box.dims, box.start, box.count, SumKey::output);
+  done.out_sum = out_sum.get();
   if (input.known) {
     done.flags = kHasInputSums;
     done.in_disc = input.disc;
