@@ -71,7 +71,7 @@ class FileOutput final : public OutputSink {
   // Collective, every rank: with a parallel HDF5 and several ranks, slabs go
   // through HDF5's MPI-IO driver (independent H5Dwrite of each hyperslab)
   // between these two calls; otherwise positional writes at the dataset's
-  // offset. Progress bytes and fdatasync are the same either way.
+  // offset. The progress record and fdatasync are the same either way.
   void open_collective();
   void close_collective();
   void flush() override;
