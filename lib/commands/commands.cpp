@@ -23,6 +23,7 @@
 #include "io/read_set.hpp"
 #include "kernels/features.hpp"
 #include "pipeline/pipeline.hpp"
+#include "pipeline/input_sums.hpp"
 #include "pipeline/signals.hpp"
 #include "pipeline/system_memory.hpp"
 #include "plan/plan.hpp"
@@ -499,6 +500,9 @@ std::unique_ptr<OutputSink> open_sink(const Job& job, bool restart) {
     return std::make_unique<ChecksumOutput>(spec.axes, spec.dates, spec.ids, spec.nums);
   spec.restart = restart;
   spec.fingerprint = job.fingerprint;
+  spec.slabs = static_cast<std::int64_t>(job.plan.slabs.size());
+  spec.read_piece_bytes = job.plan.slab_bytes;
+  spec.input_sums = input_sums_reader(*job.input, job.spec.pipeline, job.plan);
   spec.provenance = version_text() + "input: " + job.input->describe() + "\n" + job.spec.report.config_yaml;
   std::unique_ptr<FileOutput> output;
   ranks::collectively([&] {

@@ -13,6 +13,8 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <future>
+#include <iostream>
 #include <mutex>
 
 #include "common/error.hpp"
@@ -20,9 +22,12 @@
 #include "io/box.hpp"
 #include "io/hdf5_handle.hpp"
 #include "io/identity.hpp"
+#include "io/checksum.hpp"
 #include "io/input.hpp"
+#include "io/output_record.hpp"
 #include "io/posix_io.hpp"
 #include "io/printable.hpp"
+#include "io/run_table.hpp"
 #include "ranks/ranks.hpp"
 
 namespace discount {
@@ -30,106 +35,11 @@ namespace discount {
 namespace {
 
 constexpr const char* kGroup = "discount_app";
-constexpr const char* kProgress = "discount_app/progress";
-// The run record: per unit, the run that wrote it (uint16, 0: none), and a
-// table of one fixed-size record per run. Both are allocated at creation and
-// then written in place like the progress bytes, never through HDF5.
-constexpr const char* kUnitRun = "discount_app/unit_run";
-constexpr const char* kRuns = "discount_app/runs";
-constexpr int kRunSlots = 256;  // runs beyond the table's last slot share it
-constexpr int kMaxRun = 65535;
-constexpr std::size_t kRecordBytes = 128;
-// A record's fields: name, byte offset, size (strings NUL-padded; integers
-// and the float little-endian, whatever the host).
-struct RecordField {
-  const char* name;
-  std::size_t offset, size;
-};
-constexpr RecordField kRun{"run", 0, 4}, kRanks{"ranks", 4, 4}, kStart{"start_time", 8, 24},
-    kEnd{"end_time", 32, 24}, kHost{"host", 56, 64}, kSeconds{"seconds", 120, 8};
-
 std::string dir_of(const std::string& path) {
   auto slash = path.find_last_of('/');
   if (slash == std::string::npos) return ".";
   if (slash == 0) return "/";
   return path.substr(0, slash);
-}
-
-// "2026-11-29T17:38:09Z"
-std::string utc_now() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  ::gmtime_r(&now, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
-}
-
-// The run table's HDF5 type: the packed little-endian layout above, so the
-// bytes written in place are what h5py reads as a compound.
-h5::Id run_record_type() {
-  h5::Id type = h5::datatype(H5Tcreate(H5T_COMPOUND, kRecordBytes));
-  auto text = [](std::size_t size) {
-    h5::Id t = h5::datatype(H5Tcopy(H5T_C_S1));
-    h5::check(H5Tset_size(t.get(), size), "H5Tset_size");
-    h5::check(H5Tset_strpad(t.get(), H5T_STR_NULLPAD), "H5Tset_strpad");
-    return t;
-  };
-  h5::check(H5Tinsert(type.get(), kRun.name, kRun.offset, H5T_STD_I32LE), "H5Tinsert");
-  h5::check(H5Tinsert(type.get(), kRanks.name, kRanks.offset, H5T_STD_I32LE), "H5Tinsert");
-  for (const RecordField& f : {kStart, kEnd, kHost})
-    h5::check(H5Tinsert(type.get(), f.name, f.offset, text(f.size).get()), "H5Tinsert");
-  h5::check(H5Tinsert(type.get(), kSeconds.name, kSeconds.offset, H5T_IEEE_F64LE), "H5Tinsert");
-  return type;
-}
-
-void put_le(std::uint8_t* at, std::uint64_t value, std::size_t bytes) {
-  for (std::size_t b = 0; b < bytes; ++b) at[b] = static_cast<std::uint8_t>(value >> (8 * b));
-}
-std::uint64_t get_le(const std::uint8_t* at, std::size_t bytes) {
-  std::uint64_t value = 0;
-  for (std::size_t b = 0; b < bytes; ++b) value |= std::uint64_t{at[b]} << (8 * b);
-  return value;
-}
-void put_text(std::uint8_t* record, const RecordField& f, const std::string& text) {
-  std::memcpy(record + f.offset, text.data(), std::min(text.size(), f.size));
-}
-std::string get_text(const std::uint8_t* record, const RecordField& f) {
-  const char* at = reinterpret_cast<const char*>(record + f.offset);
-  return std::string(at, ::strnlen(at, f.size));
-}
-
-std::string host_name_text() {
-  char host[256] = {};
-  ::gethostname(host, sizeof host - 1);
-  return host;
-}
-
-// A fixed-size dataset allocated at creation and filled with zeros, for
-// writing in place later.
-h5::Id zeroed_dataset(hid_t file, const char* name, hid_t type, hsize_t count) {
-  h5::Id dcpl = h5::plist(H5Pcreate(H5P_DATASET_CREATE));
-  h5::check(H5Pset_layout(dcpl.get(), H5D_CONTIGUOUS), "H5Pset_layout");
-  h5::check(H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY), "H5Pset_alloc_time");
-  h5::Id space = h5::dataspace(H5Screate_simple(1, &count, nullptr));
-  h5::Id data = h5::dataset(H5Dcreate2(file, name, type, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT));
-  if (!data) return data;
-  std::vector<std::uint8_t> zeros(static_cast<std::size_t>(count) * H5Tget_size(type), 0);
-  if (H5Dwrite(data.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, zeros.data()) < 0) return h5::Id{};
-  return data;
-}
-
-// The run table's raw records (kRecordBytes each); empty when the file has none.
-std::vector<std::uint8_t> read_run_table(hid_t file) {
-  if (H5Lexists(file, kRuns, H5P_DEFAULT) <= 0) return {};
-  h5::Id runs = h5::dataset(H5Dopen2(file, kRuns, H5P_DEFAULT));
-  h5::Id type = runs ? h5::datatype(H5Dget_type(runs.get())) : h5::Id{};
-  if (!type || H5Tget_size(type.get()) != kRecordBytes) return {};
-  const auto dims = h5::dataset_dims(runs.get());
-  if (dims.size() != 1) return {};
-  std::vector<std::uint8_t> raw(static_cast<std::size_t>(dims[0]) * kRecordBytes);
-  if (H5Dread(runs.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, raw.data()) < 0) return {};
-  return raw;
 }
 
 bool exists(const std::string& path) {
@@ -174,12 +84,6 @@ std::string stored_attribute(const std::string& path, const char* name) {
 
 std::string stored_fingerprint(const std::string& path) { return stored_attribute(path, "fingerprint"); }
 
-// "device:inode:mtime" of one file at two times: the same file, changed since.
-bool changed_in_place(const std::string& before, const std::string& now) {
-  const auto file_of = [](const std::string& stat) { return stat.substr(0, stat.rfind(':')); };
-  return !before.empty() && !now.empty() && before != now && file_of(before) == file_of(now);
-}
-
 }  // namespace
 
 std::string fingerprint_of(const std::string& text) {
@@ -216,6 +120,7 @@ FileOutput::FileOutput(const OutputSpec& spec) : spec_(spec), run_start_utc_(utc
     if (!try_resume())
       throw io_error("cannot open '" + partial_path() + "' prepared by rank 0 (is the directory shared by every rank?)");
     open_fd();
+    share_free_slots();
     return;
   }
   const std::string dir = dir_of(spec.path);
@@ -235,6 +140,7 @@ FileOutput::FileOutput(const OutputSpec& spec) : spec_(spec), run_start_utc_(utc
       throw create_error("output.file '" + spec.path + "' is the input file; inputs are never overwritten");
     if (!spec.overwrite) {
       if (stored_fingerprint(spec.path) == spec.fingerprint && !spec.restart) {
+        check_finished_inputs();
         state_ = State::already_complete;
         return;
       }
@@ -253,6 +159,7 @@ FileOutput::FileOutput(const OutputSpec& spec) : spec_(spec), run_start_utc_(utc
   }
   if (state_ != State::resumed) create();
   open_fd();
+  share_free_slots();
 }
 
 FileOutput::~FileOutput() {
@@ -315,54 +222,33 @@ std::string FileOutput::resume_refusal(const std::string& partial) const {
   const std::string stored = stored_attribute(partial, "identity");
   const std::string change = stored.empty() ? std::string{} : identity_change(stored, spec_.identity);
   if (!change.empty()) return "belongs to a different job: " + change;
-  if (changed_in_place(stored_attribute(partial, "input_stat"), spec_.input_stat))
-    return "was written from input.file '" + spec_.input_file +
-           "' before that file was changed in place (same file, newer time stamp)";
   return "belongs to a different job (config or inputs changed) or is unreadable";
 }
 
 bool FileOutput::try_resume() {
   const std::string partial = partial_path();
   if (stored_fingerprint(partial) != spec_.fingerprint) return false;
-  if (changed_in_place(stored_attribute(partial, "input_stat"), spec_.input_stat)) return false;
-  h5::QuietErrors quiet;
-  h5::Id file = h5::file(H5Fopen(partial.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
-  if (!file) return false;
-  h5::Id data = h5::dataset(H5Dopen2(file.get(), spec_.dataset.c_str(), H5P_DEFAULT));
-  h5::Id progress = h5::dataset(H5Dopen2(file.get(), kProgress, H5P_DEFAULT));
-  if (!data || !progress) return false;
-  const auto dims = h5::dataset_dims(data.get());
-  const auto expected = file_dims(spec_);
-  if (dims.size() != 3) return false;
-  for (int j = 0; j < 3; ++j)
-    if (static_cast<std::int64_t>(dims[j]) != expected[j]) return false;
-  const auto pdims = h5::dataset_dims(progress.get());
-  const std::int64_t units = spec_.chunk_axis == Axis::date ? spec_.dates : spec_.ids;
-  if (pdims.size() != 1 || static_cast<std::int64_t>(pdims[0]) != units) return false;
-  data_offset_ = H5Dget_offset(data.get());
-  progress_offset_ = H5Dget_offset(progress.get());
-  if (data_offset_ == HADDR_UNDEF || progress_offset_ == HADDR_UNDEF) return false;
-  done_.assign(static_cast<std::size_t>(units), 0);
-  if (H5Dread(progress.get(), H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, done_.data()) < 0) return false;
-  // This run takes the number after the last recorded one (every rank reads
-  // the same table: rank 0 writes its record only in open_collective).
-  const auto table = read_run_table(file.get());
-  h5::Id unit_run = H5Lexists(file.get(), kUnitRun, H5P_DEFAULT) > 0
-                        ? h5::dataset(H5Dopen2(file.get(), kUnitRun, H5P_DEFAULT))
-                        : h5::Id{};
-  unit_run_offset_ = runs_offset_ = 0;
-  if (!table.empty() && unit_run && h5::dataset_dims(unit_run.get()) == pdims) {
-    h5::Id runs = h5::dataset(H5Dopen2(file.get(), kRuns, H5P_DEFAULT));
-    const haddr_t at_unit_run = H5Dget_offset(unit_run.get()), at_runs = H5Dget_offset(runs.get());
-    if (at_unit_run != HADDR_UNDEF && at_runs != HADDR_UNDEF) {
-      unit_run_offset_ = at_unit_run;
-      runs_offset_ = at_runs;
-      int last = 0;
-      for (std::size_t r = 0; r + kRecordBytes <= table.size(); r += kRecordBytes)
-        last = std::max(last, static_cast<int>(static_cast<std::int32_t>(get_le(&table[r] + kRun.offset, 4))));
-      run_ = std::min(last + 1, kMaxRun);
-    }
+  {
+    h5::QuietErrors quiet;
+    h5::Id file = h5::file(H5Fopen(partial.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+    if (!file) return false;
+    if (has_old_progress(file.get()))
+      throw create_error("'" + partial + "' comes from an older version of discount_app (one progress byte per " +
+                         axis_name(spec_.chunk_axis) + "); rerun with --restart to start over");
+    const std::string damage = record_damage(file.get(), spec_, file_size(partial), layout_);
+    if (!damage.empty()) throw create_error("'" + partial + "' is damaged: " + damage + "; rerun with --restart");
+    // This run takes the number after the last recorded one (every rank reads
+    // the same table: rank 0 writes its record only in open_collective).
+    std::tie(runs_offset_, run_) = run_table_state(file.get());
   }
+  UniqueFd fd(::open(partial.c_str(), spec_.attach ? O_RDONLY | O_CLOEXEC : O_RDWR | O_CLOEXEC));
+  if (fd.get() < 0) return false;
+  table_ = read_table(fd.get(), layout_, partial);
+  std::vector<std::size_t> outside;  // a range past the chunk axis: damaged
+  for (std::size_t s = 0; s < table_.capacity(); ++s)
+    if (table_.slots()[s] && table_.slots()[s]->end > unit_count()) outside.push_back(s);
+  if (!outside.empty()) drop_slots(fd.get(), outside);
+  if (!spec_.attach) check_resume(fd.get());
   state_ = State::resumed;
   return true;
 }
@@ -377,12 +263,12 @@ void FileOutput::create() {
                        "' holds the job's progress record; choose another path");
   ::unlink(tmp.c_str());  // a leftover from a kill during creation holds nothing
   const auto dims = file_dims(spec_);
-  const std::int64_t units = spec_.chunk_axis == Axis::date ? spec_.dates : spec_.ids;
+  const std::size_t capacity = table_capacity(spec_.slabs);
   // A file-size limit below the output's size is reported before anything is
   // written (HDF5 cannot close such a file cleanly).
   const std::uint64_t data_bytes = static_cast<std::uint64_t>(dims[0] * dims[1] * dims[2]) * sizeof(double);
   const std::uint64_t needed =
-      data_bytes + 3 * static_cast<std::uint64_t>(units) + kRunSlots * kRecordBytes + (std::uint64_t{1} << 20);
+      data_bytes + (capacity + 1) * kEntryBytes + kRunTableBytes + (std::uint64_t{1} << 20);
   struct rlimit limit {};
   if (::getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < needed)
     throw io_error("file size limit exceeded (ulimit -f): output '" + spec_.path + "' needs " +
@@ -420,20 +306,10 @@ void FileOutput::create() {
     h5::Id data = h5::dataset(H5Dcreate2(file.get(), spec_.dataset.c_str(), H5T_IEEE_F64LE, space.get(), lcpl.get(),
                                          dcpl.get(), H5P_DEFAULT));
     if (!data) fail("cannot create dataset '" + spec_.dataset + "' " + h5::shape_string({hdims, hdims + 3}));
-    h5::Id pcpl = h5::plist(H5Pcreate(H5P_DATASET_CREATE));
-    h5::check(H5Pset_layout(pcpl.get(), H5D_CONTIGUOUS), "H5Pset_layout");
-    h5::check(H5Pset_alloc_time(pcpl.get(), H5D_ALLOC_TIME_EARLY), "H5Pset_alloc_time");
-    const hsize_t pdims[1] = {static_cast<hsize_t>(units)};
-    h5::Id pspace = h5::dataspace(H5Screate_simple(1, pdims, nullptr));
-    h5::Id progress = h5::dataset(
-        H5Dcreate2(file.get(), kProgress, H5T_NATIVE_UINT8, pspace.get(), H5P_DEFAULT, pcpl.get(), H5P_DEFAULT));
-    if (!progress) fail("cannot create progress record");
-    done_.assign(static_cast<std::size_t>(units), 0);
-    if (H5Dwrite(progress.get(), H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, done_.data()) < 0)
-      fail("cannot write progress record");
-    h5::Id unit_run = zeroed_dataset(file.get(), kUnitRun, H5T_STD_U16LE, static_cast<hsize_t>(units));
-    h5::Id runs = zeroed_dataset(file.get(), kRuns, run_record_type().get(), kRunSlots);
-    if (!unit_run || !runs) fail("cannot create the run record");
+    if (!create_record(file.get(), capacity)) fail("cannot create the progress record");
+    table_ = RangeTable(capacity);
+    runs_offset_ = create_run_table(file.get());
+    if (runs_offset_ == 0) fail("cannot create the run record");
     try {
       h5::write_string_attribute(group.get(), "fingerprint", spec_.fingerprint);
       h5::write_string_attribute(group.get(), "identity", spec_.identity);
@@ -447,18 +323,10 @@ void FileOutput::create() {
     } catch (const Error& e) {
       fail(e.what());
     }
-    data_offset_ = H5Dget_offset(data.get());
-    progress_offset_ = H5Dget_offset(progress.get());
-    unit_run_offset_ = H5Dget_offset(unit_run.get());
-    runs_offset_ = H5Dget_offset(runs.get());
-    if (data_offset_ == HADDR_UNDEF || progress_offset_ == HADDR_UNDEF || unit_run_offset_ == HADDR_UNDEF ||
-        runs_offset_ == HADDR_UNDEF)
-      fail("dataset has no file offset");
+    const std::string damage = record_damage(file.get(), spec_, UINT64_MAX, layout_);
+    if (!damage.empty()) fail(damage);
     run_ = 1;
     data.reset();
-    progress.reset();
-    unit_run.reset();
-    runs.reset();
     group.reset();
     // Closing writes the metadata and sets the file's size; a full disk or a
     // file-size limit shows here.
@@ -484,7 +352,7 @@ void FileOutput::create() {
         static_cast<std::uint64_t>(info.f_bavail) * static_cast<std::uint64_t>(info.f_frsize) < bytes)
       rc = ENOSPC;
   } else {
-    rc = ::posix_fallocate(fd, static_cast<off_t>(data_offset_), static_cast<off_t>(bytes));
+    rc = ::posix_fallocate(fd, static_cast<off_t>(layout_.data_offset), static_cast<off_t>(bytes));
   }
   if (rc == ENOSPC || rc == EFBIG || rc == EDQUOT) {
     ::close(fd);
@@ -492,6 +360,14 @@ void FileOutput::create() {
     throw io_error("output '" + spec_.path + "' needs " + format_bytes(bytes) + ": " +
                    (rc == ENOSPC ? "no space left on device" : rc == EFBIG ? "file size limit exceeded (ulimit -f)"
                                                                             : "disk quota exceeded"));
+  }
+  // The input file as this partial first sees it (a resume compares).
+  try {
+    write_file_id(fd, layout_, input_file_id(spec_.input_file), tmp);
+  } catch (const Error&) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    throw;
   }
   ::fsync(fd);
   ::close(fd);
@@ -507,10 +383,12 @@ void FileOutput::open_fd() {
   if (spec_.direct_io) direct_ = std::make_unique<DirectWriter>(partial_path(), spec_.direct_piece);
 }
 
-std::int64_t FileOutput::units_done() const {
-  std::int64_t n = 0;
-  for (auto flag : done_) n += flag != 0;
-  return n;
+std::int64_t FileOutput::units_done() const { return table_.units_covered(); }
+
+std::int64_t FileOutput::unit_count() const { return spec_.chunk_axis == Axis::date ? spec_.dates : spec_.ids; }
+
+std::uint64_t FileOutput::piece_bytes() const {
+  return spec_.read_piece_bytes > 0 ? spec_.read_piece_bytes : std::uint64_t{16} << 20;
 }
 
 std::pair<std::int64_t, std::int64_t> FileOutput::units_of(const Slab& slab) const {
@@ -518,12 +396,21 @@ std::pair<std::int64_t, std::int64_t> FileOutput::units_of(const Slab& slab) con
   return {r.begin, r.end};
 }
 
+// This rank's share of the record's empty slots: every rank reads the same
+// table once rank 0 has checked it, and takes every ranks-th empty slot.
+void FileOutput::share_free_slots() {
+  const auto free = table_.free_slots();
+  free_slots_.clear();
+  scarce_at_ = table_.coverage().size() + 2;
+  for (std::size_t j = static_cast<std::size_t>(ranks::rank()); j < free.size(); j += static_cast<std::size_t>(ranks::size()))
+    free_slots_.push_back(free[j]);
+  std::reverse(free_slots_.begin(), free_slots_.end());  // taken from the back, lowest first
+}
+
 bool FileOutput::slab_done(const Slab& slab) const {
   if (state_ == State::already_complete) return true;
-  auto [b, e] = units_of(slab);
-  for (auto u = b; u < e; ++u)
-    if (!done_[static_cast<std::size_t>(u)]) return false;
-  return true;
+  const auto [b, e] = units_of(slab);
+  return table_.covers(b, e);
 }
 
 void FileOutput::open_collective() {
@@ -566,19 +453,12 @@ void FileOutput::stamp_run_record() const {
 // Rank 0's record of this run, in its slot of the run table.
 void FileOutput::write_run_record(int fd) const {
   if (!ranks::is_root() || runs_offset_ == 0 || fd < 0) return;
-  std::uint8_t record[kRecordBytes] = {};
-  put_le(record + kRun.offset, static_cast<std::uint32_t>(run_), 4);
-  put_le(record + kRanks.offset, static_cast<std::uint32_t>(ranks::size()), 4);
-  put_text(record, kStart, run_start_utc_);
-  put_text(record, kEnd, utc_now());
-  static const std::string host = host_name_text();
-  put_text(record, kHost, host);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start_).count();
-  std::uint64_t bits = 0;
-  std::memcpy(&bits, &seconds, sizeof bits);
-  put_le(record + kSeconds.offset, bits, 8);
-  const std::int64_t slot = std::min(run_, kRunSlots) - 1;
-  pwrite_runs(fd, runs_offset_, {{slot, 1}}, record, kRecordBytes, "recording the run in '" + partial_path() + "'");
+  RunRecord record;
+  record.run = run_;
+  record.ranks = ranks::size();
+  record.start_time = run_start_utc_;
+  record.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start_).count();
+  write_run_entry(fd, runs_offset_, record, partial_path());
 }
 
 RunHistory FileOutput::run_history() const {
@@ -588,40 +468,23 @@ RunHistory FileOutput::run_history() const {
   const std::string path = published_ ? spec_.path : partial_path();
   h5::Id file = h5::file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
   if (!file) return history;
-  h5::Id progress = h5::dataset(H5Dopen2(file.get(), kProgress, H5P_DEFAULT));
-  if (!progress) return history;
-  history.done.assign(done_.size(), 0);
-  if (h5::dataset_dims(progress.get()) != std::vector<hsize_t>{done_.size()} ||
-      H5Dread(progress.get(), H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, history.done.data()) < 0) {
-    history.done.clear();
-    return history;
-  }
-  if (H5Lexists(file.get(), kUnitRun, H5P_DEFAULT) > 0) {
-    h5::Id unit_run = h5::dataset(H5Dopen2(file.get(), kUnitRun, H5P_DEFAULT));
-    history.unit_run.assign(done_.size(), 0);
-    if (!unit_run || h5::dataset_dims(unit_run.get()) != std::vector<hsize_t>{done_.size()} ||
-        H5Dread(unit_run.get(), H5T_NATIVE_UINT16, H5S_ALL, H5S_ALL, H5P_DEFAULT, history.unit_run.data()) < 0)
-      history.unit_run.clear();
-  }
-  const auto table = read_run_table(file.get());
-  for (std::size_t r = 0; r + kRecordBytes <= table.size(); r += kRecordBytes) {
-    const std::uint8_t* record = &table[r];
-    RunRecord run;
-    run.run = static_cast<std::int32_t>(get_le(record + kRun.offset, 4));
-    if (run.run <= 0) continue;
-    run.ranks = static_cast<std::int32_t>(get_le(record + kRanks.offset, 4));
-    run.start_time = get_text(record, kStart);
-    run.end_time = get_text(record, kEnd);
-    run.host = get_text(record, kHost);
-    const std::uint64_t bits = get_le(record + kSeconds.offset, 8);
-    std::memcpy(&run.seconds, &bits, sizeof bits);
-    history.records.push_back(run);
-  }
+  RecordLayout layout;
+  if (!record_damage(file.get(), spec_, file_size(path), layout).empty()) return history;
+  history.units = unit_count();
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return history;
+  const RangeTable done = read_table(fd.get(), layout, path);
+  for (const auto& range : done.slots())
+    if (range && range->end <= history.units) history.ranges.push_back({range->begin, range->end, range->run});
+  history.records = read_run_records(file.get());
   return history;
 }
 
-void FileOutput::write_slab(const Slab& slab, const double* buffer) {
+void FileOutput::write_slab(const Slab& slab, const double* buffer, const InputSums& input) {
   const FileBox box = output_box(spec_, slab.dates, slab.ids);
+  // The checksum of what is written, taken while the write goes on.
+  std::future<std::uint64_t> out_sum = std::async(
+      std::launch::async, [&] { return box_sum(buffer, box.dims, box.start, box.count, SumKey::output); });
 #ifdef DISCOUNT_HDF5_PARALLEL
   if (mpio_data_) {
     std::lock_guard<std::mutex> lock(h5::library_mutex());
@@ -643,10 +506,19 @@ void FileOutput::write_slab(const Slab& slab, const double* buffer) {
   {
     const auto runs = box_runs(box.dims, box.start, box.count);
     const std::string what = "writing '" + partial_path() + "'";
-    if (direct_) direct_->write_runs(fd_, data_offset_, runs, buffer, sizeof(double), what);
-    else pwrite_runs(fd_, data_offset_, runs, buffer, sizeof(double), what);
+    if (direct_) direct_->write_runs(fd_, layout_.data_offset, runs, buffer, sizeof(double), what);
+    else pwrite_runs(fd_, layout_.data_offset, runs, buffer, sizeof(double), what);
   }
-  unrecorded_.push_back(units_of(slab));
+  DoneRange done;
+  std::tie(done.begin, done.end) = units_of(slab);
+  done.run = run_;
+  done.out_sum = out_sum.get();
+  if (input.known) {
+    done.flags = kHasInputSums;
+    done.in_disc = input.disc;
+    done.in_mult = input.mult;
+  }
+  unrecorded_.push_back(done);
   const auto now = std::chrono::steady_clock::now();
   if (std::chrono::duration<double>(now - last_checkpoint_).count() >= spec_.checkpoint_seconds) checkpoint();
 }
@@ -654,22 +526,34 @@ void FileOutput::write_slab(const Slab& slab, const double* buffer) {
 void FileOutput::checkpoint() {
   last_checkpoint_ = std::chrono::steady_clock::now();
   if (unrecorded_.empty() || state_ == State::already_complete) return;
-  // Data first, durable; only then the progress bytes that vouch for it.
+  // Data first, durable; only then the entries that vouch for it (each one
+  // valid only once whole: io/unit_record.hpp). Entries stay small (a failed
+  // checksum redoes one), until this rank's empty slots run short: then a
+  // range that continues one it recorded in this run extends it in place, so
+  // the run needs at most one new entry per stretch of slabs still to do.
   if (::fdatasync(fd_) != 0) throw io_error("flushing '" + partial_path() + "': " + std::strerror(errno));
-  // Per unit, the run that wrote it goes before the progress byte: a unit
-  // recorded as done always names its run, and a kill between the two
-  // leaves a unit not done, whose run number nobody reads.
-  for (auto [b, e] : unrecorded_) {
-    const auto n = static_cast<std::size_t>(e - b);
-    if (unit_run_offset_ != 0) {
-      std::vector<std::uint8_t> run(2 * n);
-      for (std::size_t u = 0; u < n; ++u) put_le(&run[2 * u], static_cast<std::uint16_t>(run_), 2);
-      pwrite_runs(fd_, unit_run_offset_, {{b, e - b}}, run.data(), 2, "recording progress in '" + partial_path() + "'");
+  const bool mult_per_unit = spec_.chunk_axis == Axis::id;
+  const bool scarce = free_slots_.size() <= scarce_at_;
+  const std::int64_t most = scarce ? unit_count() : entry_units(unit_count(), table_.capacity());
+  for (const DoneRange& range : coalesce(std::move(unrecorded_), mult_per_unit, most)) {
+    std::optional<std::size_t> slot;
+    std::optional<DoneRange> entry;
+    for (auto s : own_slots_)
+      if (scarce && (entry = merged(*table_.slots()[s], range, mult_per_unit))) {
+        slot = s;
+        break;
+      }
+    if (!slot) {
+      if (free_slots_.empty())
+        throw io_error("the progress record of '" + partial_path() + "' is full (" +
+                       std::to_string(table_.capacity()) + " ranges); run the same command again to resume");
+      slot = free_slots_.back();
+      free_slots_.pop_back();
+      own_slots_.push_back(*slot);
+      entry = range;
     }
-    std::vector<std::uint8_t> ones(n, 1);
-    pwrite_runs(fd_, progress_offset_, {{b, e - b}}, ones.data(), 1,
-                "recording progress in '" + partial_path() + "'");
-    for (auto u = b; u < e; ++u) done_[static_cast<std::size_t>(u)] = 1;
+    write_slot(fd_, layout_, *slot, entry, partial_path());
+    table_.set(*slot, entry);
   }
   unrecorded_.clear();
   write_run_record(fd_);
@@ -689,19 +573,20 @@ void FileOutput::publish() {
   flush();
   const std::string partial = partial_path();
   {
-    // Every rank's progress bytes, as the file holds them: a unit missing
-    // here is a bug in the slab distribution, and the result stays partial.
+    // Every rank's done ranges, as the file holds them: a unit missing here
+    // is a bug in the slab distribution, and the result stays partial.
     h5::QuietErrors quiet;
-    h5::Id file = h5::file(H5Fopen(partial.c_str(), H5F_ACC_RDWR, H5P_DEFAULT));
-    h5::Id progress = file ? h5::dataset(H5Dopen2(file.get(), kProgress, H5P_DEFAULT)) : h5::Id{};
-    std::vector<std::uint8_t> done(done_.size(), 0);
-    if (!progress || H5Dread(progress.get(), H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, done.data()) < 0)
-      throw io_error("cannot read the progress record of '" + partial + "'");
-    const auto missing = std::count(done.begin(), done.end(), std::uint8_t{0});
+    const RangeTable table = [&] {
+      UniqueFd fd(::open(partial.c_str(), O_RDONLY | O_CLOEXEC));
+      if (fd.get() < 0) throw io_error("cannot read the progress record of '" + partial + "'");
+      return read_table(fd.get(), layout_, partial);
+    }();
+    const std::int64_t missing = unit_count() - (table.covers(0, unit_count()) ? unit_count() : table.units_covered());
     if (missing > 0)
       throw internal_error("'" + partial + "': " + std::to_string(missing) + " " + axis_name(spec_.chunk_axis) +
                            "(s) not recorded as done at the end of the run; the partial is kept, rerun to finish it");
-    progress.reset();
+    h5::Id file = h5::file(H5Fopen(partial.c_str(), H5F_ACC_RDWR, H5P_DEFAULT));
+    if (!file) throw io_error("cannot open '" + partial + "' to finish it");
     // The provenance's end time: the only metadata change after creation,
     // made once all data and progress are durable.
     h5::Id group = h5::group(H5Gopen2(file.get(), kGroup, H5P_DEFAULT));
@@ -727,7 +612,7 @@ std::string FileOutput::describe() const {
   else if (direct_ && direct_->memory_backed()) text += ", page-cache writes: memory-backed file system";
   else if (direct_) text += ", page-cache writes: the file system refused O_DIRECT";
   if (state_ == State::resumed)
-    text += ", resuming: " + std::to_string(units_done()) + " of " + std::to_string(done_.size()) + " " +
+    text += ", resuming: " + std::to_string(units_done()) + " of " + std::to_string(unit_count()) + " " +
             axis_name(spec_.chunk_axis) + "s already done";
   return text + ")";
 }
@@ -762,7 +647,7 @@ void sum_block(const double* v, std::int64_t n, double& sum, std::uint64_t& bits
 
 }  // namespace
 
-void ChecksumOutput::write_slab(const Slab& slab, const double* buffer) {
+void ChecksumOutput::write_slab(const Slab& slab, const double* buffer, const InputSums&) {
   const auto count = discount_box({dates_, ids_, nums_}, axes_, slab.dates, slab.ids).count;
   const int date_pos = static_cast<int>(std::find(axes_.begin(), axes_.end(), Axis::date) - axes_.begin());
   // Pieces split over threads, each with its own per-date partials, merged

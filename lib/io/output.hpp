@@ -2,7 +2,8 @@
 // docs/architecture.md: `<out>.partial` is created whole (structure, fingerprint,
 // pre-allocated contiguous dataset) and renamed into place; after that only
 // raw bytes at fixed offsets change, so a kill -9 cannot corrupt HDF5
-// metadata. Progress is one byte per index of the chunk axis.
+// metadata. Progress is a table of done ranges with checksums of what was
+// written and of the input it came from (io/unit_record.hpp).
 #pragma once
 
 #include <array>
@@ -15,8 +16,10 @@
 
 #include "config/config.hpp"
 #include "io/hdf5_handle.hpp"
+#include "io/output_record.hpp"
 #include "io/output_spec.hpp"
 #include "io/posix_io.hpp"
+#include "io/unit_record.hpp"
 #include "plan/plan.hpp"
 #include "report/runs.hpp"
 
@@ -27,8 +30,11 @@ class OutputSink {
   virtual ~OutputSink() = default;
   // True when every element of the slab is already durable (resume).
   virtual bool slab_done(const Slab& slab) const = 0;
-  // Buffer holds the slab packed in the output's axis order.
-  virtual void write_slab(const Slab& slab, const double* buffer) = 0;
+  // Buffer holds the slab packed in the output's axis order; `input`: the
+  // checksums of the input bytes it was computed from (when known).
+  virtual void write_slab(const Slab& slab, const double* buffer, const InputSums& input = {}) = 0;
+  // The sink records input checksums: the reader takes them.
+  virtual bool wants_input_sums() const { return false; }
   // Makes every written slab durable and records it (before a stop).
   virtual void checkpoint() {}
   // This rank is done: everything it wrote is durable and recorded.
@@ -59,12 +65,13 @@ class FileOutput final : public OutputSink {
   State state() const { return state_; }
   std::int64_t units_done() const;
   bool slab_done(const Slab& slab) const override;
-  void write_slab(const Slab& slab, const double* buffer) override;
+  void write_slab(const Slab& slab, const double* buffer, const InputSums& input = {}) override;
+  bool wants_input_sums() const override { return true; }
   void checkpoint() override;
   // Collective, every rank: with a parallel HDF5 and several ranks, slabs go
   // through HDF5's MPI-IO driver (independent H5Dwrite of each hyperslab)
   // between these two calls; otherwise positional writes at the dataset's
-  // offset. Progress bytes and fdatasync are the same either way.
+  // offset. The progress record and fdatasync are the same either way.
   void open_collective();
   void close_collective();
   void flush() override;
@@ -84,8 +91,14 @@ class FileOutput final : public OutputSink {
   void take_lock();
   void create();
   bool try_resume();
+  void check_resume(int fd);
+  void check_finished_inputs();
+  void drop_slots(int fd, const std::vector<std::size_t>& slots);
+  void share_free_slots();
   std::string resume_refusal(const std::string& partial) const;
   void open_fd();
+  std::int64_t unit_count() const;
+  std::uint64_t piece_bytes() const;
   std::pair<std::int64_t, std::int64_t> units_of(const Slab& slab) const;
   void write_run_record(int fd) const;
   void stamp_run_record() const;
@@ -94,16 +107,18 @@ class FileOutput final : public OutputSink {
   State state_ = State::fresh;
   int fd_ = -1;
   std::unique_ptr<DirectWriter> direct_;  // when spec_.direct_io
-  std::uint64_t data_offset_ = 0, progress_offset_ = 0;
-  // The run record (docs/architecture.md): which run wrote each unit, and one
-  // record per run. 0: the file has none (made by an older version).
-  std::uint64_t unit_run_offset_ = 0, runs_offset_ = 0;
+  RecordLayout layout_;  // the data's and the record's offsets
+  RangeTable table_;     // the done ranges as recorded
+  std::vector<std::size_t> free_slots_;  // this rank's share of the empty slots (taken from the back)
+  std::vector<std::size_t> own_slots_;   // the slots this rank filled in this run
+  std::size_t scarce_at_ = 2;            // with this few empty slots left, entries extend
+  // The run table (docs/architecture.md): one record per run. 0: none.
+  std::uint64_t runs_offset_ = 0;
   int run_ = 1;
   std::string run_start_utc_;
   std::chrono::steady_clock::time_point run_start_ = std::chrono::steady_clock::now();
   bool published_ = false;
-  std::vector<std::uint8_t> done_;
-  std::vector<std::pair<std::int64_t, std::int64_t>> unrecorded_;  // written, not yet durable
+  std::vector<DoneRange> unrecorded_;  // written, not yet durable
   std::chrono::steady_clock::time_point last_checkpoint_ = std::chrono::steady_clock::now();
   HeldLock lock_;                 // from construction to destruction: one job per output
   h5::Id mpio_file_, mpio_data_;  // when writing through MPI-IO; the dataset closes first
@@ -116,7 +131,7 @@ class ChecksumOutput final : public OutputSink {
  public:
   ChecksumOutput(std::array<Axis, 3> axes, std::int64_t dates, std::int64_t ids, std::int64_t nums);
   bool slab_done(const Slab&) const override { return false; }
-  void write_slab(const Slab& slab, const double* buffer) override;
+  void write_slab(const Slab& slab, const double* buffer, const InputSums& input = {}) override;
   std::string describe() const override { return "checksum sink (no file)"; }
   // Adds up every rank's partial sums (a collective under MPI).
   void combine_ranks();

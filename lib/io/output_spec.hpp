@@ -5,12 +5,20 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "config/config.hpp"
 #include "io/posix_io.hpp"
 
 namespace discount {
+
+// Checksums (io/checksum.hpp) of the input bytes a range of units is computed
+// from: the discount slab and the multBy rows, as read.
+struct InputSums {
+  std::uint64_t disc = 0, mult = 0;
+  bool known = false;
+};
 
 struct OutputSpec {
   std::string path;
@@ -23,13 +31,21 @@ struct OutputSpec {
   Axis chunk_axis = Axis::date;
   std::string fingerprint;  // job identity: inputs, selection, layout
   std::string identity;     // the text hashed into it (`key: value` lines, io/identity.hpp)
-  std::string input_stat;   // InputSource::file_stat(): an input changed in place refuses a resume
+  std::string input_stat;   // InputSource::file_stat(), kept as an attribute for reference (a resume compares the record's input_file)
   std::string provenance;   // effective config and versions, stored as attributes
   // How often written slabs are made durable (fdatasync) and recorded as done;
   // 0: after every slab. Between checkpoints the page cache absorbs writes.
   double checkpoint_seconds = 10.0;
   bool direct_io = true;  // cv through DirectWriter (O_DIRECT), see io/posix_io.hpp
   std::uint64_t direct_piece = DirectWriter::kMaxPiece;  // its bounce buffer per thread
+  // The plan's slab count: sizes the done-range table (io/unit_record.hpp).
+  std::int64_t slabs = 0;
+  // The largest piece a resume re-reads at once (the plan's slab bytes); 0: 16 MiB.
+  std::uint64_t read_piece_bytes = 0;
+  // Reads the input of units [begin, end) of the chunk axis and returns its
+  // checksums, for a resume whose input file is another file or was changed
+  // since (pipeline/input_sums.hpp); unset: no such check.
+  std::function<InputSums(std::int64_t begin, std::int64_t end)> input_sums;
   // Another rank (rank 0) created or resumed the partial: open it as it is.
   bool attach = false;
 };

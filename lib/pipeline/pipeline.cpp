@@ -8,7 +8,9 @@
 #include <cstdio>
 #include <ctime>
 #include <exception>
+#include <future>
 #include <list>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <type_traits>
@@ -26,6 +28,7 @@
 #include "kernels/blas.hpp"
 #endif
 #include "pipeline/exec_instances.hpp"
+#include "pipeline/input_sums.hpp"
 #include "pipeline/queue.hpp"
 #include "ranks/ranks.hpp"
 #include "report/progress.hpp"
@@ -80,6 +83,16 @@ struct Ticket {
   int slab = -1;
   int host = -1;
   int device = -1;
+  // Of the input bytes read for the slab, when the sink records them: taken
+  // by a helper thread while the reader goes on, settled before the kernel
+  // overwrites the staging buffer.
+  std::shared_ptr<std::future<InputSums>> pending_sums;
+  InputSums sums;
+  void settle_sums() {
+    if (!pending_sums) return;
+    sums = pending_sums->get();
+    pending_sums.reset();
+  }
 };
 
 [[noreturn]] void nonfinite_error(const std::string& dataset, double value, const std::string& where) {
@@ -158,6 +171,8 @@ class Pipeline {
       stats(Stage::read).bytes += resident_stage_bytes(Stage::read, plan_.mult_bytes, plan_.mult_per_slab);
       stats(Stage::read).seconds += seconds_since(t0);
       busy_intervals_.emplace_back(t0, Clock::now());
+      if (job_.sink->wants_input_sums())
+        whole_mult_sum_ = multiplier_sum(resident_mult_host_.data(), spec_.ids, plan_.request.nums);
       if (copies) {
         resident_mult_device_ =
             DeviceBuffer(Kokkos::view_alloc(Kokkos::WithoutInitializing, "discount::device_multBy"), n);
@@ -289,9 +304,30 @@ class Pipeline {
           nonfinite_error(spec_.discount, buffer[bad], slab_coordinates(bad, axes_, g.extent, origin));
         }
       }
+      if (job_.sink->wants_input_sums())
+        t.pending_sums = std::make_shared<std::future<InputSums>>(std::async(
+            std::launch::async, [this, &slab, dates, ids, buffer, t] { return input_sums(slab, dates, ids, buffer, t.host); }));
       record(Stage::read, slab, t0);
       loaded_.push(t);
     }
+  }
+
+  // The checksums of the bytes just read for a slab (pipeline/input_sums.hpp):
+  // its discount box and the multBy rows it uses (date slabs all use the
+  // whole resident multBy, summed once). Reads members only: runs on helper threads.
+  InputSums input_sums(const Slab& slab, Range dates, Range ids, const double* buffer, int host) const {
+    InputSums sums;
+    sums.known = true;
+    sums.disc = discount_sum(buffer, job_.input->shape(), axes_, dates, ids);
+    const std::int64_t nums = plan_.request.nums;
+    if (plan_.mult_per_slab) {
+      sums.mult = multiplier_sum(host_mult_[host].data(), ids, nums);
+    } else if (ids.begin == spec_.ids.begin && ids.end == spec_.ids.end) {
+      sums.mult = whole_mult_sum_;
+    } else {
+      sums.mult = multiplier_sum(resident_mult_host_.data() + slab.ids.begin * nums, ids, nums);
+    }
+    return sums;
   }
 
   void uploader(const ExecSpace& exec) {
@@ -317,6 +353,7 @@ class Pipeline {
     auto& output = copies ? kernel_done_ : computed_;
     Ticket t;
     while (input.pop(t) && !aborted_) {
+      t.settle_sums();  // before the kernel overwrites the staging buffer (host kernels work in place)
       const auto t0 = Clock::now();
       const Slab& slab = plan_.slabs[t.slab];
       const Geometry g = geometry(axes_, slab);
@@ -359,7 +396,7 @@ class Pipeline {
     while (computed_.pop(t) && !aborted_) {
       const auto t0 = Clock::now();
       const Slab& slab = plan_.slabs[t.slab];
-      job_.sink->write_slab(slab, host_slab_[t.host].data());
+      job_.sink->write_slab(slab, host_slab_[t.host].data(), t.sums);
       record(Stage::write, slab, t0);
       free_host_.push(t.host);
       // A terminal gets one line redrawn every half second; a log file (Slurm)
@@ -429,6 +466,7 @@ class Pipeline {
   std::vector<HostBuffer> host_slab_, host_mult_;
   std::vector<DeviceBuffer> device_slab_, device_mult_;
   HostBuffer resident_mult_host_;
+  std::uint64_t whole_mult_sum_ = 0;  // of resident_mult_host_, taken once it is read
   DeviceBuffer resident_mult_device_;
 
   BlockingQueue<int> free_host_, free_device_;

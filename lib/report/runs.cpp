@@ -15,24 +15,34 @@ std::vector<JobRun> job_runs(const RunHistory& history, const RunGeometry& geome
     run.record = record;
     run.input_bytes = static_cast<std::uint64_t>(std::max(record.ranks, 1)) * geometry.resident_input_bytes;
   }
-  const auto units = static_cast<std::int64_t>(history.done.size());
-  for (std::int64_t u = 0; u < units;) {
-    const auto at = static_cast<std::size_t>(u);
-    if (!history.done[at]) {
-      ++u;
-      continue;
+  // Sweep the ranges' boundaries; between two, the latest run covering it.
+  std::vector<std::int64_t> cuts;
+  for (const RunRange& r : history.ranges) {
+    cuts.push_back(r.begin);
+    cuts.push_back(r.end);
+  }
+  std::sort(cuts.begin(), cuts.end());
+  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+  std::vector<RunRange> sorted = history.ranges;
+  std::sort(sorted.begin(), sorted.end(), [](const RunRange& a, const RunRange& b) { return a.begin < b.begin; });
+  std::multimap<std::int64_t, int> open;  // end -> run, of the ranges that began at or before the cut
+  std::size_t next = 0;
+  for (std::size_t c = 0; c + 1 < cuts.size(); ++c) {
+    const std::int64_t u = cuts[c], end = cuts[c + 1];
+    while (next < sorted.size() && sorted[next].begin <= u) {
+      open.emplace(sorted[next].end, sorted[next].run);
+      ++next;
     }
-    const auto run_of = [&](std::size_t unit) { return unit < history.unit_run.size() ? history.unit_run[unit] : 0; };
-    const int who = run_of(at);
-    std::int64_t end = u + 1;
-    while (end < units && history.done[static_cast<std::size_t>(end)] && run_of(static_cast<std::size_t>(end)) == who)
-      ++end;
+    open.erase(open.begin(), open.upper_bound(u));  // ranges that ended by u
+    if (open.empty()) continue;
+    int who = -1;
+    for (const auto& [stop, run] : open) who = std::max(who, run);
     auto [it, added] = runs.try_emplace(who);
     if (added) it->second.record.run = who;
     JobRun& run = it->second;
-    run.units.emplace_back(u, end);
+    if (!run.units.empty() && run.units.back().second == u) run.units.back().second = end;
+    else run.units.emplace_back(u, end);
     run.unit_count += end - u;
-    u = end;
   }
   std::vector<JobRun> ordered;
   for (auto& [number, run] : runs) {

@@ -1,6 +1,6 @@
 // The runs that wrote a job's output. A killed or stopped job is finished by
 // later runs (resume); the output file keeps a record of each run and, per
-// unit of its chunk axis, which run wrote it (io/output.cpp). Joined here
+// done range of its chunk axis, which run wrote it (io/unit_record.hpp). Joined here
 // into what each run did, so a resumed run's report covers the whole job.
 // Pure, but for run_geometry's use of the plan.
 #pragma once
@@ -23,12 +23,18 @@ struct RunRecord {
   double seconds = 0.0;              // from start_time to end_time
 };
 
+// A done range as the output file records it: [begin, end) along the chunk axis.
+struct RunRange {
+  std::int64_t begin = 0, end = 0;
+  int run = 0;  // the run that wrote it; 0: unknown
+};
+
 // What an output file holds about its runs.
 struct RunHistory {
   std::vector<RunRecord> records;
-  std::vector<std::uint8_t> done;       // per unit: the progress record (1: done)
-  std::vector<std::uint16_t> unit_run;  // per unit: the run that wrote it (meaningful where done)
-  std::string unit_axis;                // "date" | "id"
+  std::vector<RunRange> ranges;  // the valid done ranges; they may overlap (a slab recomputed whole)
+  std::int64_t units = 0;        // along the chunk axis
+  std::string unit_axis;         // "date" | "id"
 };
 
 using UnitRange = std::pair<std::int64_t, std::int64_t>;  // [begin, end) along the chunk axis
@@ -49,10 +55,11 @@ struct JobRun {
   std::uint64_t output_bytes = 0, input_bytes = 0;
 };
 
-// Every recorded run, in run order, with the units the progress record holds
-// as done and that it wrote. A done unit whose run has no record (an older
-// file) goes to a run numbered 0. Units are attributed to one run each, so
-// the runs' units are disjoint and together are every done unit.
+// Every recorded run, in run order, with the units the done ranges hold and
+// that it wrote. A unit in several ranges (a slab recomputed whole by a later
+// run) is the latest run's. A done unit whose run has no record goes to a run
+// numbered 0. Units are attributed to one run each, so the runs' units are
+// disjoint and together are every done unit.
 std::vector<JobRun> job_runs(const RunHistory& history, const RunGeometry& geometry);
 
 // The plan's units, bytes per unit and resident bytes, for job_runs.

@@ -119,7 +119,7 @@ def case_page_runs(ctx):
     E.check_output(os.path.join(work, OUTPUT), expected)
     with h5py.File(os.path.join(work, OUTPUT), "r") as f:
         E.check(f["cv"].attrs["axes"].decode() == ",".join(AXES), f"{OUTPUT}: cv's axes attribute is not {AXES}")
-        E.check(f["discount_app/progress"][...].all(), f"{OUTPUT}: a progress byte is 0 in a finished output")
+        E.check(E.progress_of(os.path.join(work, OUTPUT)).all(), f"{OUTPUT}: a unit is not recorded as done")
     print(f"{len(page)} blocks ran; {OUTPUT} {expected.shape} equals float64({MULT}) * {DISC}")
 
 

@@ -204,10 +204,10 @@ RunGeometry ten_units() {
 TEST(JobRuns, EachDoneUnitBelongsToTheRunThatWroteIt) {
   RunHistory h;
   h.records = {record(1, 1, 3.0), record(2, 2, 4.0)};
-  h.done = {1, 1, 1, 1, 0, 0, 1, 1, 1, 1};
-  // Unit 4 was written by run 1 but never recorded as done (a kill between
-  // the two writes): nobody's. Units 6-9 by run 2, out of order with 0-3.
-  h.unit_run = {1, 1, 2, 2, 1, 0, 2, 2, 1, 1};
+  // Units 4-5 are in no range (never recorded as done): nobody's. Run 2's
+  // ranges lie between run 1's. Unit 2-3 were written by run 1 first, then
+  // recomputed by run 2 (a slab of its plan partly covered): run 2's.
+  h.ranges = {{0, 4, 1}, {8, 10, 1}, {2, 4, 2}, {6, 8, 2}};
   const auto runs = job_runs(h, ten_units());
   ASSERT_EQ(runs.size(), 2u);
   EXPECT_EQ(runs[0].record.run, 1);
@@ -225,8 +225,7 @@ TEST(JobRuns, EachDoneUnitBelongsToTheRunThatWroteIt) {
 TEST(JobRuns, RunsWithoutUnitsAndUnitsWithoutARecord) {
   RunHistory h;
   h.records = {record(1, 1, 0.5), record(3, 1, 2.0)};  // run 2 left no record (killed before it began)
-  h.done = {1, 1, 1, 1};
-  h.unit_run = {3, 3, 2, 0};  // unit 3: an older file's unit, no run known
+  h.ranges = {{0, 2, 3}, {2, 3, 2}, {3, 4, 0}};  // unit 3: no run known
   const auto runs = job_runs(h, ten_units());
   ASSERT_EQ(runs.size(), 4u);
   EXPECT_EQ(runs[0].record.run, 0);
@@ -239,11 +238,11 @@ TEST(JobRuns, RunsWithoutUnitsAndUnitsWithoutARecord) {
   EXPECT_EQ(runs[2].units, (std::vector<UnitRange>{{2, 3}}));
   EXPECT_TRUE(runs[2].slabs.empty());  // slab 1 is split between runs 2 and 0
   EXPECT_EQ(runs[3].units, (std::vector<UnitRange>{{0, 2}}));
-  // Without per-unit run numbers (a file from an older version) every done unit is run 0's.
-  h.unit_run.clear();
-  const auto old = job_runs(h, ten_units());
-  ASSERT_EQ(old.size(), 3u);
-  EXPECT_EQ(old[0].unit_count, 4);
+  // Without ranges nothing is done.
+  h.ranges.clear();
+  const auto none = job_runs(h, ten_units());
+  ASSERT_EQ(none.size(), 2u);
+  EXPECT_EQ(none[0].unit_count + none[1].unit_count, 0);
 }
 
 TEST(JobRuns, ReportTotalsCountEveryRunAndKeepThisRunsOwn) {
@@ -257,8 +256,7 @@ TEST(JobRuns, ReportTotalsCountEveryRunAndKeepThisRunsOwn) {
   report.slabs_skipped = 3;
   RunHistory h;
   h.records = {record(1, 1, 3.0), record(2, 1, 4.0)};
-  h.done = std::vector<std::uint8_t>(10, 1);
-  h.unit_run = {1, 1, 1, 1, 1, 1, 2, 2, 2, 2};
+  h.ranges = {{0, 6, 1}, {6, 10, 2}};
   h.unit_axis = "date";
   report.runs = job_runs(h, ten_units());
   report.run = 2;
@@ -293,8 +291,7 @@ TEST(JobRuns, AFreshRunsTotalsAreItsOwn) {
   EXPECT_EQ(report.job_input_bytes(), 1107u);  // no record (checksum sink): this run's
   RunHistory h;
   h.records = {record(1, 1, 3.0)};
-  h.done = std::vector<std::uint8_t>(10, 1);
-  h.unit_run = std::vector<std::uint16_t>(10, 1);
+  h.ranges = {{0, 10, 1}};
   report.runs = job_runs(h, ten_units());
   report.run = 1;
   EXPECT_EQ(report.job_input_bytes(), 1107u);

@@ -572,7 +572,7 @@ class NoReadSource final : public InputSource {
 class NoWriteSink final : public OutputSink {
  public:
   bool slab_done(const Slab&) const override { return false; }
-  void write_slab(const Slab&, const double*) override {}
+  void write_slab(const Slab&, const double*, const InputSums& = {}) override {}
   std::string describe() const override { return "no writes (device path only)"; }
 };
 

@@ -1,0 +1,35 @@
+#include "io/checksum.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "common/host_parallel.hpp"
+
+namespace discount {
+
+std::uint64_t box_sum(const double* buffer, const std::array<std::int64_t, 3>& dims,
+                      const std::array<std::int64_t, 3>& start, const std::array<std::int64_t, 3>& count, SumKey key) {
+  const std::int64_t row = count[2];
+  const std::int64_t total = count[0] * count[1] * row;
+  if (total <= 0) return 0;
+  const unsigned parts = io_threads();
+  std::vector<std::uint64_t> part_sums(parts, 0);
+  // Elements [begin, end) of the buffer, row piece by row piece.
+  host_parallel(total, parts, [&](std::int64_t begin, std::int64_t end, unsigned part) {
+    std::uint64_t sum = 0;
+    while (begin < end) {
+      const std::int64_t r = begin / row, column = begin % row;
+      const std::int64_t stop = std::min(end, (r + 1) * row);
+      const std::int64_t a = r / count[1], b = r % count[1];
+      const std::int64_t first = ((start[0] + a) * dims[1] + start[1] + b) * dims[2] + start[2] + column;
+      sum += run_sum(buffer + begin, stop - begin, first, key);
+      begin = stop;
+    }
+    part_sums[part] += sum;
+  });
+  std::uint64_t sum = 0;
+  for (auto s : part_sums) sum += s;
+  return sum;
+}
+
+}  // namespace discount

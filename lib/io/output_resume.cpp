@@ -1,0 +1,102 @@
+// FileOutput's checks before it resumes a partial or finds an output
+// complete (docs/errors.md, "Resume"): the done ranges' output bytes and,
+// when the input file is not the one recorded, their input bytes, against
+// the checksums recorded when they were written.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <iostream>
+
+#include "common/error.hpp"
+#include "io/output.hpp"
+#include "io/output_record.hpp"
+#include "ranks/ranks.hpp"
+
+namespace discount {
+
+// Rank 0, before a resume: the done ranges' output bytes against their
+// checksums, then, when the input file is not the one the partial last saw,
+// their input bytes; what fails is recomputed. Then the room left in the record.
+void FileOutput::check_resume(int fd) {
+  const std::string partial = partial_path();
+  const auto damaged = failed_output_sums(fd, layout_, spec_, table_, piece_bytes());
+  if (!damaged.empty()) {
+    std::cerr << "discount_app: warning: '" << partial << "': " << damaged.size()
+              << " done range(s) of the partial (" << units_text(units_of_slots(table_, damaged), spec_.chunk_axis)
+              << ") failed their checksum and are recomputed" << std::endl;
+    drop_slots(fd, damaged);
+  }
+  const InputFileId now = input_file_id(spec_.input_file);
+  const auto was = read_file_id(fd, layout_);
+  if (!was || *was != now) {
+    const auto changed = failed_input_sums(spec_, table_);
+    if (!changed.empty()) {
+      std::cerr << "discount_app: warning: input.file '" << spec_.input_file << "' is "
+                << (was ? file_id_change(*was, now) : std::string("not recorded in the partial")) << ": the input of "
+                << changed.size() << " done range(s) (" << units_text(units_of_slots(table_, changed), spec_.chunk_axis)
+                << ") differs from what they were computed from, and they are recomputed" << std::endl;
+      drop_slots(fd, changed);
+    }
+    write_file_id(fd, layout_, now, partial);
+    if (::fdatasync(fd) != 0) throw io_error("flushing '" + partial + "': " + std::strerror(errno));
+  }
+  // A run adds at most one range per stretch of slabs still to do (each
+  // checkpoint extends it), per rank.
+  const std::size_t free = table_.free_slots().size();
+  const std::size_t need = static_cast<std::size_t>(ranks::size()) * (table_.coverage().size() + 2);
+  if (free < need)
+    throw create_error("'" + partial + "' has room for " + std::to_string(free) + " more done range(s) in its record (" +
+                       std::to_string(table_.capacity()) + "), and this run could need " + std::to_string(need) +
+                       "; rerun with --restart to start over");
+}
+
+// Empties the slots, durably, and forgets them.
+void FileOutput::drop_slots(int fd, const std::vector<std::size_t>& slots) {
+  auto kept = table_.slots();
+  for (auto s : slots) kept[s].reset();
+  if (!spec_.attach) {
+    for (auto s : slots) write_slot(fd, layout_, s, std::nullopt, partial_path());
+    if (::fdatasync(fd) != 0) throw io_error("flushing '" + partial_path() + "': " + std::strerror(errno));
+  }
+  table_ = RangeTable(std::move(kept));
+}
+
+// A finished output of this job: when its input file is not the one it
+// recorded, the input under every range is read again, and other bytes
+// refuse the "nothing to do".
+void FileOutput::check_finished_inputs() {
+  h5::QuietErrors quiet;
+  RecordLayout layout;
+  {
+    h5::Id file = h5::file(H5Fopen(spec_.path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+    // An output of an older version keeps no checksums: nothing to compare.
+    if (!file || H5Lexists(file.get(), kRangesDataset, H5P_DEFAULT) <= 0) return;
+    if (!record_damage(file.get(), spec_, file_size(spec_.path), layout).empty()) return;
+  }
+  UniqueFd fd(::open(spec_.path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return;
+  const InputFileId now = input_file_id(spec_.input_file);
+  const auto was = read_file_id(fd.get(), layout);
+  if (was && *was == now) return;
+  const RangeTable table = read_table(fd.get(), layout, spec_.path);
+  const auto changed = failed_input_sums(spec_, table);
+  if (!changed.empty())
+    throw create_error("output.file '" + spec_.path + "' was computed from other input bytes: input.file '" +
+                       spec_.input_file + "' is " + (was ? file_id_change(*was, now) : std::string("not recorded")) +
+                       ", and the input of " + units_text(units_of_slots(table, changed), spec_.chunk_axis) + " of " +
+                       std::to_string(unit_count()) +
+                       " differs though its sampled content matches; set output.overwrite: true to compute it again");
+  // The same bytes: remember this file, so the next rerun need not read it again.
+  if (!ranks::is_root()) return;
+  UniqueFd rw(::open(spec_.path.c_str(), O_RDWR | O_CLOEXEC));
+  if (rw.get() < 0) return;
+  try {
+    write_file_id(rw.get(), layout, now, spec_.path);
+    ::fdatasync(rw.get());
+  } catch (const Error&) {
+  }
+}
+
+}  // namespace discount
