@@ -1,6 +1,7 @@
 #include "common/host_pages.hpp"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <new>
 #include <utility>
@@ -33,6 +34,12 @@ void HostPages::release() noexcept {
   if (data_) ::munmap(data_, bytes_);
   data_ = nullptr;
   bytes_ = 0;
+}
+
+void touch_pages(void* data, std::size_t bytes) {
+  static const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  volatile char* bytes_of = static_cast<volatile char*>(data);
+  for (std::size_t at = 0; at < bytes; at += page) bytes_of[at] = 0;
 }
 
 }  // namespace discount

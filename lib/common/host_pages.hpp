@@ -30,4 +30,8 @@ class HostPages {
   std::size_t bytes_ = 0;
 };
 
+// Writes one byte of every page of [data, data + bytes), so the kernel maps
+// them now instead of on the first read into them.
+void touch_pages(void* data, std::size_t bytes);
+
 }  // namespace discount

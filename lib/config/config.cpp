@@ -550,7 +550,10 @@ class Parser {
     check_keys(node, config_keys("memory"), "memory");
     if (node["device_budget"]) m.device_budget = memory_value(node["device_budget"], "memory.device_budget");
     if (node["host_budget"]) m.host_budget = memory_value(node["host_budget"], "memory.host_budget");
-    if (node["max_slab"]) m.max_slab = memory_value(node["max_slab"], "memory.max_slab");
+    if (node["max_slab"]) {
+      if (node["max_slab"].IsScalar() && node["max_slab"].Scalar() == "auto") m.max_slab.reset();
+      else m.max_slab = memory_value(node["max_slab"], "memory.max_slab");
+    }
     if (node["chunk_axis"])
       m.chunk_axis = choice<std::optional<Axis>>(node["chunk_axis"], "memory.chunk_axis",
                                                  {{"auto", std::nullopt}, {"date", Axis::date}, {"id", Axis::id}});
@@ -623,7 +626,7 @@ std::string Config::to_yaml() const {
   out << YAML::Key << "host_budget" << YAML::Value << memory.host_budget.describe();
   out << YAML::Key << "chunk_axis" << YAML::Value << chunk_axis_name(memory.chunk_axis);
   out << YAML::Key << "pipeline_depth" << YAML::Value << memory.pipeline_depth;
-  out << YAML::Key << "max_slab" << YAML::Value << memory.max_slab.describe();
+  out << YAML::Key << "max_slab" << YAML::Value << (memory.max_slab ? memory.max_slab->describe() : "auto");
   out << YAML::EndMap;
 
   out << YAML::Key << "limits" << YAML::Value << YAML::BeginMap;

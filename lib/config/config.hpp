@@ -88,8 +88,9 @@ struct MemoryConfig {
   std::optional<Axis> chunk_axis;
   int pipeline_depth = 3;
   // Upper bound on one slab: keeps the pipeline several slabs deep even when
-  // the budget would allow one huge slab.
-  MemorySize max_slab{false, 0.0, std::uint64_t{256} << 20};
+  // the budget would allow one huge slab. Empty: auto, sized per job
+  // (plan/plan.hpp's auto_max_slab).
+  std::optional<MemorySize> max_slab;
 };
 
 // Link speeds in GB/s (1e9 bytes per second) for the plan's predictions and

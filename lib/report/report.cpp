@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "common/error.hpp"
+#include "config/config.hpp"
 #include "io/atomic_file.hpp"
 
 namespace discount {
@@ -55,6 +56,11 @@ std::string RunReport::to_text() const {
                   100.0 * slowest->seconds / wall_seconds);
     out << line;
   }
+  if (staging_bytes > 0) {
+    std::snprintf(line, sizeof line, "staging: %s of buffers made ready in %.3f s on their own thread, beside the stages\n",
+                  format_bytes(staging_bytes).c_str(), staging_seconds);
+    out << line;
+  }
   if (startup.total_seconds > 0) out << "start-up: " << startup.describe() << "\n";
   if (ranks > 1) out << "ranks: " << ranks << "\n";
   if (runs.size() > 1 || (runs.size() == 1 && runs.front().record.run != run)) {
@@ -97,6 +103,8 @@ std::string RunReport::to_json() const {
   if (const StageStats* slowest = bottleneck()) j["bottleneck"] = slowest->name;
   j["device_path_seconds"] = device_path_seconds;
   j["any_stage_seconds"] = any_stage_seconds;
+  j["staging_bytes"] = staging_bytes;
+  j["staging_seconds"] = staging_seconds;
   // The job's totals, every run's work; this run's own figures (the stages,
   // the wall time and the rate) are in this_run.
   j["input_bytes"] = job_input_bytes();

@@ -45,6 +45,10 @@ struct RunReport {
   // timed intervals); wall_seconds less this is the time in no stage.
   double any_stage_seconds = 0.0;
   std::uint64_t input_bytes = 0, output_bytes = 0;  // moved in this run
+  // The staging ring made ready (pinned, or its fresh pages touched) on a
+  // thread of its own while the first slabs streamed; in no stage's figure.
+  std::uint64_t staging_bytes = 0;
+  double staging_seconds = 0.0;
   // Every run that wrote the output, this one included (report/runs.hpp);
   // empty without a run record (checksum sink, an output from an older version).
   std::vector<JobRun> runs;

@@ -5,6 +5,7 @@
 #include "common/error.hpp"
 #include "io/posix_io.hpp"
 #include "kernels/features.hpp"
+#include "plan/defaults.hpp"
 
 namespace discount {
 
@@ -88,12 +89,29 @@ void choose_chunk_axis(const std::optional<Axis>& configured, const SystemFacts&
   }
   request.chunk_axis = Axis::date;
   const std::string shortfall = minimal_slab_shortfall(request);
-  if (shortfall.empty()) {
-    request.chunk_axis_reason = "auto: a one-date slab fits the budgets";
+  if (!shortfall.empty()) {
+    request.chunk_axis = Axis::id;
+    request.chunk_axis_reason = "auto: " + shortfall;
     return;
   }
+  request.chunk_axis_reason = "auto: a one-date slab fits the budgets";
+  // Both may fit: weigh how each axis's slabs lie in the file. Date slabs of
+  // a transposed [id, date, num] file read one short run per id, id slabs one
+  // long run; the plan's own slab sizes decide (plan/defaults.hpp).
+  PlanRequest by_id = request;
+  by_id.chunk_axis = Axis::id;
+  if (request.dates <= 0 || request.ids <= 0 || request.nums <= 0 || !minimal_slab_shortfall(by_id).empty()) return;
+  const std::array<std::int64_t, 3> source{facts.input.dates, facts.input.ids, facts.input.nums};
+  const SlabReadShape date_reads = slab_read_shape(make_plan(request), facts.input.axes, source);
+  const SlabReadShape id_reads = slab_read_shape(make_plan(by_id), facts.input.axes, source);
+  if (std::min(id_reads.run_bytes, kEfficientRun) <= std::min(date_reads.run_bytes, kEfficientRun)) return;
   request.chunk_axis = Axis::id;
-  request.chunk_axis_reason = "auto: " + shortfall;
+  const auto axes = facts.input.axes;
+  request.chunk_axis_reason = "auto: in this file's [" + std::string(axis_name(axes[0])) + ", " + axis_name(axes[1]) +
+                              ", " + axis_name(axes[2]) + "] layout a date slab reads " +
+                              std::to_string(date_reads.runs) + " run(s) of " + format_bytes(date_reads.run_bytes) +
+                              ", an id slab " + std::to_string(id_reads.runs) + " run(s) of " +
+                              format_bytes(id_reads.run_bytes);
 }
 
 void check_config(const Config& config) {
@@ -127,7 +145,9 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
   request.device_copies = config.compute.space == Space::device && facts.separate_device_memory;
   request.host_budget = config.memory.host_budget.resolve(facts.host_bytes);
   request.device_budget = request.device_copies ? config.memory.device_budget.resolve(facts.device_bytes) : 0;
-  request.max_slab = config.memory.max_slab.resolve(request.host_budget);
+  request.max_slab = config.memory.max_slab ? config.memory.max_slab->resolve(request.host_budget)
+                                             : auto_max_slab(static_cast<std::uint64_t>(request.dates) * request.ids *
+                                                             request.nums * request.element_bytes);
   std::uint64_t direct_piece = 0;  // O_DIRECT bounce buffer per writer thread (0: no O_DIRECT)
   if (config.output.mode == OutputMode::file && config.output.direct_io) {
     direct_piece = DirectWriter::piece_for(request.host_budget, facts.writer_threads);

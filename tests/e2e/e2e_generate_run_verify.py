@@ -401,8 +401,14 @@ CASES = [
                                                    "host_budget": host_budget_for(S, "date", 3, depth=4)},
                                expect_slabs=5, output_extra=PAGE_CACHE)),
     # axes order of the file; the output keeps it
+    # date slabs of a transposed file: one strided run per id (auto would take id, below)
     ("axes_id_date_num", generated_case((6, 1009, 3), seed=34, axes=("id", "date", "num"),
-                                        memory={"max_slab": max_slab_for((6, 1009, 3), "date", 2)}, expect_slabs=3)),
+                                        memory={"chunk_axis": "date",
+                                                "max_slab": max_slab_for((6, 1009, 3), "date", 2)}, expect_slabs=3)),
+    # chunk_axis: auto weighs the layout: 48 B runs per id for date slabs, one run for id slabs
+    ("axes_id_date_num_auto_takes_id", generated_case((6, 1009, 3), seed=134, axes=("id", "date", "num"),
+                                                      memory={"max_slab": max_slab_for((6, 1009, 3), "date", 2)},
+                                                      expect_slabs=4)),
     ("axes_id_date_num_chunk_id", generated_case((6, 1009, 3), seed=35, axes=("id", "date", "num"),
                                                  memory={"chunk_axis": "id",
                                                          "max_slab": max_slab_for((6, 1009, 3), "id", 300)},
@@ -423,7 +429,8 @@ CASES = [
                                                     expect_slabs=6)),
     ("subrange_single_element", generated_case((5, 211, 3), seed=42, dates=(4, 5), ids=(210, 211))),
     ("subrange_axes_id_date_num", generated_case((8, 307, 3), seed=43, axes=("id", "date", "num"), dates=(2, 6),
-                                                 ids=(5, 300), memory={"max_slab": max_slab_for((4, 295, 3), "date", 1)},
+                                                 ids=(5, 300), memory={"chunk_axis": "date",
+                                                                                "max_slab": max_slab_for((4, 295, 3), "date", 1)},
                                                  expect_slabs=4)),
     # kernels and spaces
     ("kernel_blas", generated_case((5, 1009, 3), seed=44, compute={"kernel": "blas"})),

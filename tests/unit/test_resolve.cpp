@@ -9,6 +9,7 @@
 #include "io/identity.hpp"
 #include "io/posix_io.hpp"
 #include "kernels/features.hpp"
+#include "plan/defaults.hpp"
 #include "plan/plan.hpp"
 #include "resolve/resolve.hpp"
 
@@ -62,7 +63,9 @@ TEST(Resolve, BudgetsFromTheFactsAndDefaults) {
   EXPECT_TRUE(spec.plan.device_copies);
   EXPECT_EQ(spec.plan.host_budget, 16 * kGiB);                 // 25% of 64 GiB
   EXPECT_EQ(spec.plan.device_budget, std::uint64_t(0.8 * 16 * kGiB));  // 80% of 16 GiB
-  EXPECT_EQ(spec.plan.max_slab, std::uint64_t{256} << 20);
+  // max_slab: auto: 101 x 4003 x 5 float64 is 16.2 MB, a sixteenth of it
+  // under the 16 MiB floor.
+  EXPECT_EQ(spec.plan.max_slab, kAutoSlabMin);
   EXPECT_EQ(spec.plan.pipeline_depth, 3);
 
   c.compute.space = Space::host;  // no copies: no device budget
@@ -431,4 +434,92 @@ TEST(Resolve, VerifyNeedsAnOutputFile) {
   EXPECT_EQ(config_error_of(c, facts()),
             "job.yaml: 'verify' needs an output file; it cannot be used with output.mode: checksum");
   EXPECT_THROW(check_config(c), Error);  // before any input is opened
+}
+
+// memory.max_slab: auto gives a job about kAutoSlabs slabs between the floor
+// and the cap.
+TEST(Defaults, AutoMaxSlabBetweenFloorAndCap) {
+  EXPECT_EQ(auto_max_slab(0), kAutoSlabMin);
+  EXPECT_EQ(auto_max_slab(kAutoSlabs * kAutoSlabMin - 1), kAutoSlabMin);
+  EXPECT_EQ(auto_max_slab(kAutoSlabs * kAutoSlabMin + kAutoSlabs), kAutoSlabMin + 1);
+  EXPECT_EQ(auto_max_slab(std::uint64_t{2} << 30), std::uint64_t{128} << 20);  // 2 GiB: 16 slabs
+  EXPECT_EQ(auto_max_slab(kAutoSlabs * kAutoSlabMax), kAutoSlabMax);
+  EXPECT_EQ(auto_max_slab(std::uint64_t{80} << 30), kAutoSlabMax);
+
+  Config c = base_config();
+  c.memory.host_budget = parse_memory_size("64GiB");
+  const JobSpec spec = resolve(c, facts(200, 250000, 5));  // 2 GB of discount
+  EXPECT_EQ(spec.plan.max_slab, auto_max_slab(200ull * 250000 * 5 * 8));
+  // 125 MB over 10 MB dates: 12 dates a slab, 17 slabs.
+  EXPECT_EQ(make_plan(spec.plan).slabs.size(), 17u);
+  c.memory.max_slab = parse_memory_size("64MiB");  // a given size wins
+  EXPECT_EQ(resolve(c, facts(200, 250000, 5)).plan.max_slab, std::uint64_t{64} << 20);
+}
+
+// How slabs lie in the file: the runs io/box.hpp's box_runs would cut.
+TEST(Defaults, SlabReadShapeMatchesTheBoxRuns) {
+  PlanRequest r;
+  r.dates = 10;
+  r.ids = 1000;
+  r.nums = 5;
+  r.host_budget = std::uint64_t{1} << 30;
+  r.max_slab = 3 * 1000 * 5 * 8;  // three dates, or 300 ids (10 dates x 5 nums each)
+  r.chunk_axis = Axis::date;
+  const std::array<std::int64_t, 3> source{10, 1000, 5};
+  const Plan by_date = make_plan(r);
+  const auto standard = slab_read_shape(by_date, {Axis::date, Axis::id, Axis::num}, source);
+  EXPECT_EQ(standard.runs, 1u);
+  EXPECT_EQ(standard.run_bytes, 3u * 1000 * 5 * 8);
+  const auto transposed = slab_read_shape(by_date, {Axis::id, Axis::date, Axis::num}, source);
+  EXPECT_EQ(transposed.runs, 1000u);
+  EXPECT_EQ(transposed.run_bytes, 3u * 5 * 8);
+  r.chunk_axis = Axis::id;
+  const Plan by_id = make_plan(r);
+  ASSERT_EQ(by_id.slab_extent, 300);
+  const auto id_standard = slab_read_shape(by_id, {Axis::date, Axis::id, Axis::num}, source);
+  EXPECT_EQ(id_standard.runs, 10u);
+  EXPECT_EQ(id_standard.run_bytes, 300u * 5 * 8);
+  const auto id_transposed = slab_read_shape(by_id, {Axis::id, Axis::date, Axis::num}, source);
+  EXPECT_EQ(id_transposed.runs, 1u);
+  // A selection of the ids: the runs stop at the selection's edge.
+  const auto selected = slab_read_shape(by_date, {Axis::date, Axis::id, Axis::num}, {10, 5000, 5});
+  EXPECT_EQ(selected.runs, 3u);
+  EXPECT_EQ(selected.run_bytes, 1000u * 5 * 8);
+}
+
+// chunk_axis: auto weighs the file's layout: in a transposed [id, date, num]
+// file, date slabs of k dates read one run of k x nums x 8 bytes per id. At
+// kEfficientRun exactly (16384 dates of 8 nums) date stays; one date fewer
+// per slab and id slabs, one long run each, win.
+TEST(Defaults, ChunkAxisAutoWeighsTheLayoutAtTheBoundary) {
+  Config c = base_config();
+  c.output.direct_io = false;
+  c.memory.host_budget = parse_memory_size("4GiB");
+  SystemFacts f = facts(20000, 100, 8);
+  f.input.axes = {Axis::id, Axis::date, Axis::num};
+  const std::uint64_t one_date = 100 * 8 * 8;
+  c.memory.max_slab = parse_memory_size(std::to_string(16384 * one_date));
+  JobSpec spec = resolve(c, f);
+  EXPECT_EQ(spec.plan.chunk_axis, Axis::date) << spec.plan.chunk_axis_reason;
+  EXPECT_EQ(slab_read_shape(make_plan(spec.plan), f.input.axes, {20000, 100, 8}).run_bytes, kEfficientRun);
+
+  c.memory.max_slab = parse_memory_size(std::to_string(16383 * one_date));
+  spec = resolve(c, f);
+  EXPECT_EQ(spec.plan.chunk_axis, Axis::id);
+  EXPECT_EQ(spec.output.chunk_axis, Axis::id);
+  EXPECT_EQ(spec.plan.chunk_axis_reason,
+            "auto: in this file's [id, date, num] layout a date slab reads 100 run(s) of " +
+                format_bytes(16383 * 8 * 8) + ", an id slab 1 run(s) of " +
+                format_bytes(make_plan(spec.plan).slab_bytes));
+
+  // The standard layout keeps date slabs however short the slabs.
+  f.input.axes = {Axis::date, Axis::id, Axis::num};
+  EXPECT_EQ(resolve(c, f).plan.chunk_axis, Axis::date);
+  // A configured axis, or one an earlier run recorded, is never second-guessed.
+  f.input.axes = {Axis::id, Axis::date, Axis::num};
+  f.recorded_chunk_axis = Axis::date;
+  EXPECT_EQ(resolve(c, f).plan.chunk_axis, Axis::date);
+  f.recorded_chunk_axis.reset();
+  c.memory.chunk_axis = Axis::date;
+  EXPECT_EQ(resolve(c, f).plan.chunk_axis, Axis::date);
 }

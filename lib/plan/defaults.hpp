@@ -1,0 +1,40 @@
+// Defaults that follow the data: the slab size memory.max_slab: auto takes,
+// and how a plan's slabs sit in the input file (the contiguous runs one slab
+// reads), which memory.chunk_axis: auto weighs. Pure arithmetic on a Plan.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "config/config.hpp"
+#include "plan/plan.hpp"
+
+namespace discount {
+
+// memory.max_slab: auto. A job of `job_bytes` of discount gets about
+// kAutoSlabs slabs, so reads, the kernel and writes overlap from the second
+// slab on and the staging ring (pipeline_depth slabs, first touched once)
+// stays a small share of the job; never under kAutoSlabMin (large pieces
+// keep positional and O_DIRECT I/O efficient) nor over kAutoSlabMax.
+constexpr std::int64_t kAutoSlabs = 16;
+constexpr std::uint64_t kAutoSlabMin = std::uint64_t{16} << 20;
+constexpr std::uint64_t kAutoSlabMax = std::uint64_t{256} << 20;
+std::uint64_t auto_max_slab(std::uint64_t job_bytes);
+
+// How one full slab of a plan lies in the input's discount dataset: the
+// bytes of each contiguous run a positional read moves, and how many runs.
+struct SlabReadShape {
+  std::uint64_t run_bytes = 0;
+  std::uint64_t runs = 0;
+};
+// `file_axes` is the dataset's axis order; `source` the full extents of
+// date, id and num in the file (the plan covers a selection of them).
+SlabReadShape slab_read_shape(const Plan& plan, const std::array<Axis, 3>& file_axes,
+                              const std::array<std::int64_t, 3>& source);
+
+// Runs at least this long read at the storage's streaming rate; shorter runs
+// pay a seek or a request each (4 KiB-run reads of a transposed layout ran 5
+// to 17 times slower than contiguous ones, docs/performance.md).
+constexpr std::uint64_t kEfficientRun = std::uint64_t{1} << 20;
+
+}  // namespace discount
