@@ -10,8 +10,10 @@ void check(herr_t status, const char* call) {
   if (status < 0) throw internal_error(std::string("HDF5 call ") + call + " failed");
 }
 
-Id input_dataset_access() {
+Id input_dataset_access(std::size_t chunk_cache_bytes) {
   Id dapl = plist(H5Pcreate(H5P_DATASET_ACCESS));
+  // Slots: a prime well above the chunks the cache holds (HDF5's advice).
+  if (chunk_cache_bytes) check(H5Pset_chunk_cache(dapl.get(), 12421, chunk_cache_bytes, 1.0), "H5Pset_chunk_cache");
   check(H5Pset_efile_prefix(dapl.get(), "${ORIGIN}"), "H5Pset_efile_prefix");
   check(H5Pset_virtual_prefix(dapl.get(), "${ORIGIN}"), "H5Pset_virtual_prefix");
   return dapl;
@@ -140,6 +142,41 @@ std::string dataset_candidates(hid_t file, int rank, std::uint64_t elements) {
   std::vector<const DatasetEntry*> every;
   for (const auto& d : all) every.push_back(&d);
   return "; the file holds no dataset of " + what + " (it holds " + list(every) + ")";
+}
+
+namespace {
+
+herr_t collect_message(unsigned, const H5E_error2_t* error, void* data) {
+  auto& text = *static_cast<std::string*>(data);
+  if (error && error->desc && *error->desc) text += (text.empty() ? "" : "; ") + std::string(error->desc);
+  return 0;
+}
+
+bool holds(const std::string& text, const char* what) { return text.find(what) != std::string::npos; }
+
+}  // namespace
+
+std::string error_messages() {
+  std::string text;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, collect_message, &text);
+  return text;
+}
+
+OpenFailure open_failure(const std::string& messages) {
+  if (holds(messages, "truncated file")) return OpenFailure::truncated;
+  if (holds(messages, "unable to lock file")) return OpenFailure::locked;
+  return OpenFailure::other;
+}
+
+bool read_failure_is_damage(const std::string& messages) {
+  // HDF5 1.10's texts for a chunk that does not decode or check out; a read
+  // the operating system failed says "file read failed" (with errno) instead.
+  for (const char* damage : {"filter returned failure", "data error detected", "inflate() failed",
+                             "checksum", "incorrect metadata checksum", "can't decode", "bad object header",
+                             "unable to load B-tree", "wrong B-tree signature", "bad local heap",
+                             "chunk size", "unable to read raw data chunk", "addr overflow"})
+    if (holds(messages, damage) && !holds(messages, "file read failed")) return true;
+  return false;
 }
 
 std::mutex& library_mutex() {

@@ -24,7 +24,7 @@ void install_signal_handlers() {
   action.sa_handler = on_stop_signal;
   sigemptyset(&action.sa_mask);
   action.sa_flags = SA_RESTART;
-  for (int signo : {SIGTERM, SIGINT, SIGUSR1}) ::sigaction(signo, &action, nullptr);
+  for (int signo : {SIGTERM, SIGINT, SIGUSR1, SIGHUP}) ::sigaction(signo, &action, nullptr);
   ::signal(SIGXFSZ, SIG_IGN);
   // A log pipe that goes away (`| head`, a dead `tee`) must not end the job:
   // writes to it then fail with EPIPE, which every console write ignores.
@@ -38,6 +38,7 @@ const char* signal_name(int signo) {
     case SIGTERM: return "SIGTERM";
     case SIGINT: return "SIGINT";
     case SIGUSR1: return "SIGUSR1";
+    case SIGHUP: return "SIGHUP";
     default: return "a signal";
   }
 }
