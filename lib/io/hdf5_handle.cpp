@@ -10,6 +10,19 @@ void check(herr_t status, const char* call) {
   if (status < 0) throw internal_error(std::string("HDF5 call ") + call + " failed");
 }
 
+Id input_file_access(std::size_t metadata_cache_bytes) {
+  Id fapl = plist(H5Pcreate(H5P_FILE_ACCESS));
+  H5AC_cache_config_t config{};
+  config.version = H5AC__CURR_CACHE_CONFIG_VERSION;
+  check(H5Pget_mdc_config(fapl.get(), &config), "H5Pget_mdc_config");
+  config.set_initial_size = true;
+  config.initial_size = std::min<std::size_t>(config.initial_size, metadata_cache_bytes);
+  config.max_size = metadata_cache_bytes;
+  config.min_size = std::min<std::size_t>(config.min_size, metadata_cache_bytes);
+  check(H5Pset_mdc_config(fapl.get(), &config), "H5Pset_mdc_config");
+  return fapl;
+}
+
 Id input_dataset_access(std::size_t chunk_cache_bytes) {
   Id dapl = plist(H5Pcreate(H5P_DATASET_ACCESS));
   // Slots: a prime well above the chunks the cache holds (HDF5's advice).
@@ -147,8 +160,9 @@ std::string dataset_candidates(hid_t file, int rank, std::uint64_t elements) {
 namespace {
 
 herr_t collect_message(unsigned, const H5E_error2_t* error, void* data) {
-  auto& text = *static_cast<std::string*>(data);
-  if (error && error->desc && *error->desc) text += (text.empty() ? "" : "; ") + std::string(error->desc);
+  auto& found = *static_cast<std::vector<std::string>*>(data);
+  if (error && error->desc && *error->desc && (found.empty() || found.back() != error->desc))
+    found.emplace_back(error->desc);
   return 0;
 }
 
@@ -157,8 +171,10 @@ bool holds(const std::string& text, const char* what) { return text.find(what) !
 }  // namespace
 
 std::string error_messages() {
+  std::vector<std::string> found;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, collect_message, &found);
   std::string text;
-  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, collect_message, &text);
+  for (const auto& message : found) text += (text.empty() ? "" : "; ") + message;
   return text;
 }
 

@@ -85,6 +85,8 @@ void check(herr_t status, const char* call);
 // Dataset access for inputs: external raw storage files and virtual-dataset
 // sources named relatively are looked up beside the HDF5 file (HDF5's
 // ${ORIGIN} prefix), not in the working directory.
+// File access for inputs: HDF5's metadata cache held to `metadata_cache_bytes`.
+Id input_file_access(std::size_t metadata_cache_bytes);
 // `chunk_cache_bytes` (0: HDF5's default) sizes the dataset's chunk cache.
 Id input_dataset_access(std::size_t chunk_cache_bytes = 0);
 
@@ -107,7 +109,8 @@ std::string dataset_candidates(hid_t file, int rank, std::uint64_t elements = 0)
 std::string read_string_attribute(hid_t object, const std::string& name);
 
 // What HDF5's error stack holds after a failed call (HDF5 clears it when the
-// next API call starts): every message, innermost first, joined by "; ".
+// next API call starts): every message, innermost (the cause) first, repeats
+// dropped, joined by "; ".
 std::string error_messages();
 
 // Why a file HDF5 could not open, from the error stack of the failed

@@ -88,9 +88,12 @@ class SyntheticInput final : public InputSource {
 // kChunkBookkeeping bytes for each chunk a read touches), HDF5's type
 // conversion buffer (its 1 MiB default), and a chunk cache of four chunks,
 // between 1 and 8 MiB: all counted in memory.host_budget.
-constexpr std::uint64_t kReadChunks = 2048;
+constexpr std::uint64_t kReadChunks = 64;
 constexpr std::uint64_t kChunkBookkeeping = 2048;
 constexpr std::uint64_t kConversionBuffer = std::uint64_t{1} << 20;
+// HDF5's metadata cache (chunk index nodes, object headers) grows to 32 MiB
+// by default while a large chunk index is walked; held to this.
+constexpr std::uint64_t kMetadataCache = std::uint64_t{4} << 20;
 std::uint64_t chunk_cache_bytes(const StorageFacts& storage) {
   return std::clamp<std::uint64_t>(4 * storage.chunk_bytes, std::uint64_t{1} << 20, std::uint64_t{8} << 20);
 }
@@ -128,7 +131,10 @@ class Hdf5Input final : public InputSource {
       throw missing_error("input.file '" + config.file + "' is not an HDF5 file");
     {
       crash::InsideHdf5 inside("opening file '" + config.file + "'");
-      file_ = h5::file(H5Fopen(config.file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+      // HDF5 keeps freed blocks on free lists without bound by default.
+      H5set_free_list_limits(1 << 20, 256 << 10, 1 << 20, 256 << 10, 1 << 20, 256 << 10);
+      h5::Id fapl = h5::input_file_access(kMetadataCache);
+      file_ = h5::file(H5Fopen(config.file.c_str(), H5F_ACC_RDONLY, fapl.get()));
     }
     if (!file_) refuse_open(h5::error_messages());
 
@@ -168,7 +174,8 @@ class Hdf5Input final : public InputSource {
   std::string describe() const override {
     return config_.file + " (" + config_.multiplier + " " + h5::shape_string(mult_.dims) + " " + mult_.type_text +
            ", " + config_.discount + " " + h5::shape_string(disc_.dims) + " " + disc_.type_text + " [" +
-           axes_string(axes_) + "], " + read_path_text() + ")";
+           axes_string(axes_) + "], " + read_path_text() + ")" +
+           (read_advice().empty() ? std::string() : "; warning: " + read_advice());
   }
   // ", positional reads" when both datasets take the fast path in input.file
   // itself; otherwise which path each one takes, and why.
@@ -382,11 +389,12 @@ class Hdf5Input final : public InputSource {
                               nullptr) < 0 ||
           H5Dread(info.id.get(), H5T_NATIVE_DOUBLE, mem_space.get(), file_space.get(), H5P_DEFAULT, buffer) < 0) {
         const std::string messages = h5::error_messages();
+        const std::string cause = messages.substr(0, messages.find("; "));
         if (h5::read_failure_is_damage(messages))
           throw data_error("reading '" + name + "' from " + config_.file + ": the stored data is damaged (" +
-                           messages + "); running again cannot help: check the file with h5dump");
+                           cause + "); running again cannot help: check the file with h5dump");
         throw io_error("reading '" + name + "' from " + config_.file + " failed (HDF5 read error" +
-                       (messages.empty() ? std::string() : ": " + messages) + ")");
+                       (messages.empty() ? std::string() : ": " + cause) + ")");
       }
     }
   }
@@ -394,20 +402,21 @@ class Hdf5Input final : public InputSource {
   // A failed H5Fopen, from HDF5's error stack.
   [[noreturn]] void refuse_open(const std::string& messages) const {
     const std::string file = "input.file '" + config_.file + "'";
+    const std::string cause = messages.substr(0, messages.find("; "));
     switch (h5::open_failure(messages)) {
       case h5::OpenFailure::truncated:
-        throw data_error(file + " is truncated (" + messages + "); copy it again from its source");
+        throw data_error(file + " is truncated (" + cause + "); copy it again from its source");
       case h5::OpenFailure::locked:
         throw missing_error(file + " is locked by another process (HDF5 file locking: a program has it open for "
                             "writing); wait for it to close the file, or set HDF5_USE_FILE_LOCKING=FALSE if you "
                             "know no one writes to it");
       case h5::OpenFailure::other: break;
     }
-    throw missing_error(file + " cannot be opened as HDF5" + (messages.empty() ? std::string() : " (" + messages + ")"));
+    throw missing_error(file + " cannot be opened as HDF5" + (cause.empty() ? std::string() : " (" + cause + ")"));
   }
 
   std::uint64_t read_memory_bytes() const override {
-    std::uint64_t bytes = 0;
+    std::uint64_t bytes = mult_.fast && disc_.fast ? 0 : kMetadataCache;
     for (const DatasetInfo* info : {&mult_, &disc_}) {
       if (info->fast) continue;
       bytes += kConversionBuffer + kReadChunks * kChunkBookkeeping;
@@ -419,7 +428,7 @@ class Hdf5Input final : public InputSource {
     std::string text;
     for (const auto& [info, name] : {std::pair{&mult_, &config_.multiplier}, std::pair{&disc_, &config_.discount}}) {
       const std::string line = chunk_advice(info->storage, *name, info->dims, info->element_size, config_.file);
-      if (!line.empty()) text += (text.empty() ? "" : "\n") + line;
+      if (!line.empty()) text += (text.empty() ? "" : "; ") + line;
     }
     return text;
   }
