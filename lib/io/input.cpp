@@ -129,14 +129,16 @@ class Hdf5Input final : public InputSource {
                sampled_content(config.file, static_cast<std::uint64_t>(st.st_size));
     if (H5Fis_hdf5(config.file.c_str()) <= 0)
       throw missing_error("input.file '" + config.file + "' is not an HDF5 file");
+    std::string open_errors;  // read before the next HDF5 call clears them
     {
       crash::InsideHdf5 inside("opening file '" + config.file + "'");
       // HDF5 keeps freed blocks on free lists without bound by default.
       H5set_free_list_limits(1 << 20, 256 << 10, 1 << 20, 256 << 10, 1 << 20, 256 << 10);
       h5::Id fapl = h5::input_file_access(kMetadataCache);
       file_ = h5::file(H5Fopen(config.file.c_str(), H5F_ACC_RDONLY, fapl.get()));
+      if (!file_) open_errors = h5::error_messages();
     }
-    if (!file_) refuse_open(h5::error_messages());
+    if (!file_) refuse_open(open_errors);
 
     {
       crash::InsideHdf5 inside("opening the datasets of file '" + config.file + "'");
