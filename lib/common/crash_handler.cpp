@@ -1,5 +1,6 @@
 #include "common/crash_handler.hpp"
 
+#include <hdf5.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -90,6 +91,11 @@ void install_handler() {
   give_thread_alt_stack();
   if (installed) return;
   installed = true;
+  // Before HDF5's first call: no clean-up of the library at exit. A damaged
+  // input can leave objects HDF5 cannot close, and its exit-time clean-up
+  // then prints "infinite loop closing library" after our one error line.
+  // Every file is closed explicitly before the process exits.
+  H5dont_atexit();
   struct sigaction action {};
   action.sa_handler = on_fatal_signal;
   sigemptyset(&action.sa_mask);

@@ -14,7 +14,8 @@
 namespace discount::crash {
 
 // Installs the handler for the fatal signals and an alternate signal stack
-// for the calling thread. Idempotent.
+// for the calling thread, and turns off HDF5's clean-up at exit (see the
+// .cpp). Call it first thing in main. Idempotent.
 void install_handler();
 
 // While one exists on a thread, a crash on that thread is reported as one

@@ -219,6 +219,7 @@ class Hdf5Input final : public InputSource {
     const H5T_class_t cls = H5Tget_class(type.get());
     const std::size_t size = H5Tget_size(type.get());
     if (cls == H5T_FLOAT && size <= 8) {
+      check_float_layout(type.get(), where);
       info.type_text = "float" + std::to_string(size * 8);
       if (H5Tget_order(type.get()) == H5T_ORDER_BE) info.type_text += " big-endian";
     } else if (cls == H5T_INTEGER && size <= 4) {

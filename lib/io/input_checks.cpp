@@ -142,9 +142,32 @@ void check_allocated(hid_t dataset, std::uint64_t bytes, const StorageFacts& s, 
   if (address >= file_size || bytes > file_size - address)
     throw data_error(where + " is truncated: its data ends at byte " + std::to_string(address + bytes) +
                      " of a file of " + std::to_string(file_size) + " bytes");
+  // HDF5 reads nothing past the end of the space it allocated (the EOA its
+  // superblock records); positional reads would, so the two must agree.
+  haddr_t eoa = HADDR_UNDEF;
+  if (H5Fget_eoa(holder.get(), &eoa) >= 0 && eoa != HADDR_UNDEF && (address >= eoa || bytes > eoa - address))
+    damaged(where, "its data ends at byte " + std::to_string(address + bytes) + ", past the end of the space the "
+                       "file records as allocated (" + std::to_string(eoa) + " bytes)");
 }
 
 }  // namespace
+
+void check_float_layout(hid_t type, const std::string& where) {
+  struct Ieee {
+    std::size_t size, spos, epos, esize, mpos, msize, ebias;
+  };
+  static const Ieee formats[] = {{2, 15, 10, 5, 0, 10, 15}, {4, 31, 23, 8, 0, 23, 127}, {8, 63, 52, 11, 0, 52, 1023}};
+  std::size_t spos = 0, epos = 0, esize = 0, mpos = 0, msize = 0;
+  const std::size_t size = H5Tget_size(type);
+  const bool fields = H5Tget_fields(type, &spos, &epos, &esize, &mpos, &msize) >= 0;
+  const std::size_t ebias = H5Tget_ebias(type);
+  for (const Ieee& f : formats)
+    if (fields && f.size == size && f.spos == spos && f.epos == epos && f.esize == esize && f.mpos == mpos &&
+        f.msize == msize && f.ebias == ebias && H5Tget_offset(type) == 0 && H5Tget_precision(type) == size * 8)
+      return;
+  damaged(where, "its float type of " + std::to_string(size) + " bytes is not an IEEE 754 layout (exponent bias " +
+                     std::to_string(ebias) + ", sign at bit " + std::to_string(spos) + ")");
+}
 
 StorageFacts check_storage(hid_t dataset, hid_t dcpl, const std::vector<hsize_t>& dims, std::size_t element_size,
                            const std::string& where) {

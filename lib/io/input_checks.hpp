@@ -30,6 +30,12 @@ struct StorageFacts {
 StorageFacts check_storage(hid_t dataset, hid_t dcpl, const std::vector<hsize_t>& dims, std::size_t element_size,
                            const std::string& where);
 
+// A float type must have an IEEE 754 layout for its size (16, 32 or 64
+// bits: sign, exponent and mantissa positions, exponent bias): a damaged
+// datatype message that moves them would make HDF5 convert garbage. Throws
+// discount::Error (65).
+void check_float_layout(hid_t type, const std::string& where);
+
 // The chunk shape as one line of advice, when it will make reads slow
 // (chunks under 64 KiB): "chunks of [1 x 16 x 1] (128 B) make HDF5 reads
 // slow; `h5repack -l discount:CHUNK=1x50000x5 in.h5 out.h5` (or -l

@@ -74,7 +74,7 @@ def job_yaml(directory, input_name, out="out.h5", memory=None, **kw):
 def run_app(app, argv, cwd, timeout, preexec_fn=None):
     """One run under a hang guard: (rc, stdout, stderr); rc None when it hung."""
     try:
-        p = subprocess.run([app] + argv, cwd=cwd, capture_output=True, text=True, timeout=timeout,
+        p = subprocess.run([app] + argv, cwd=cwd, capture_output=True, encoding="utf-8", errors="replace", timeout=timeout,
                            env=E.app_env(), stdin=subprocess.DEVNULL, preexec_fn=preexec_fn)
         return p.returncode, p.stdout, p.stderr
     except subprocess.TimeoutExpired as e:
@@ -142,7 +142,7 @@ def case_fuzz_metadata_flips(ctx):
             offset, xor, rc, err = future.result()
             outcomes[rc] = outcomes.get(rc, 0) + 1
             what = f"{kind} byte {offset} ^ 0x{xor:02x}: rc {rc}"
-            lines = err.strip().splitlines()
+            lines = err.strip().split("\n")
             if rc is None:
                 failures.append(f"{what}: hung (over 30 s)")
             elif rc in FATAL:
@@ -178,7 +178,7 @@ def chunked_input(ctx, name="in.h5", seed=3, dates=7, ids=1013, nums=5):
 
 def expect_one_error(result, rc, words):
     E.expect_rc(result, rc, "")
-    lines = result.stderr_lines
+    lines = result.stderr.strip().split("\n")
     E.check(len(lines) == 1 and lines[0].startswith("discount_app: error: "), f"not one error line:\n{result}")
     for w in words:
         E.check(w in lines[0], f"the error does not say {w!r}:\n{result}")
