@@ -281,7 +281,7 @@ def limit_address_space():
 
 def case_ulimit_v_800mb(ctx):
     d = ctx.dir("data")
-    src = E.generate(ctx, os.path.join(d, "in.h5"), 40, 100003, 5, seed=7)
+    src = E.generate(ctx, os.path.join(d, "in.h5"), 60, 100003, 5, seed=7)
     # No budget given: the default (a share of the machine) must fit the limit.
     yaml = E.write_job(os.path.join(d, "job.yaml"), "in.h5", "out.h5")
     rc, out, err = run_app(ctx.app, ["run", "-q", yaml], d, timeout=300, preexec_fn=limit_address_space)
