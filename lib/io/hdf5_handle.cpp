@@ -23,10 +23,8 @@ Id input_file_access(std::size_t metadata_cache_bytes) {
   return fapl;
 }
 
-Id input_dataset_access(std::size_t chunk_cache_bytes) {
+Id input_dataset_access() {
   Id dapl = plist(H5Pcreate(H5P_DATASET_ACCESS));
-  // Slots: a prime well above the chunks the cache holds (HDF5's advice).
-  if (chunk_cache_bytes) check(H5Pset_chunk_cache(dapl.get(), 12421, chunk_cache_bytes, 1.0), "H5Pset_chunk_cache");
   check(H5Pset_efile_prefix(dapl.get(), "${ORIGIN}"), "H5Pset_efile_prefix");
   check(H5Pset_virtual_prefix(dapl.get(), "${ORIGIN}"), "H5Pset_virtual_prefix");
   return dapl;

@@ -87,8 +87,7 @@ void check(herr_t status, const char* call);
 // ${ORIGIN} prefix), not in the working directory.
 // File access for inputs: HDF5's metadata cache held to `metadata_cache_bytes`.
 Id input_file_access(std::size_t metadata_cache_bytes);
-// `chunk_cache_bytes` (0: HDF5's default) sizes the dataset's chunk cache.
-Id input_dataset_access(std::size_t chunk_cache_bytes = 0);
+Id input_dataset_access();
 
 std::string shape_string(const std::vector<hsize_t>& dims);
 std::vector<hsize_t> dataset_dims(hid_t dataset);

@@ -86,17 +86,16 @@ class SyntheticInput final : public InputSource {
 
 // HDF5 reads: at most this many chunks per H5Dread (HDF5 keeps about
 // kChunkBookkeeping bytes for each chunk a read touches), HDF5's type
-// conversion buffer (its 1 MiB default), and a chunk cache of four chunks,
-// between 1 and 8 MiB: all counted in memory.host_budget.
+// conversion buffer and its chunk cache (their 1 MiB defaults; a cache sized
+// to the chunks, up to 8 MiB, raised the peak RSS of e2e_peak_rss's chunked
+// case by 18 MiB instead of lowering it): all counted in memory.host_budget.
 constexpr std::uint64_t kReadChunks = 64;
 constexpr std::uint64_t kChunkBookkeeping = 2048;
 constexpr std::uint64_t kConversionBuffer = std::uint64_t{1} << 20;
 // HDF5's metadata cache (chunk index nodes, object headers) grows to 32 MiB
 // by default while a large chunk index is walked; held to this.
 constexpr std::uint64_t kMetadataCache = std::uint64_t{4} << 20;
-std::uint64_t chunk_cache_bytes(const StorageFacts& storage) {
-  return std::clamp<std::uint64_t>(4 * storage.chunk_bytes, std::uint64_t{1} << 20, std::uint64_t{8} << 20);
-}
+constexpr std::uint64_t kChunkCache = std::uint64_t{1} << 20;
 
 struct DatasetInfo {
   h5::Id id;
@@ -132,8 +131,6 @@ class Hdf5Input final : public InputSource {
     std::string open_errors;  // read before the next HDF5 call clears them
     {
       crash::InsideHdf5 inside("opening file '" + config.file + "'");
-      // HDF5 keeps freed blocks on free lists without bound by default.
-      H5set_free_list_limits(1 << 20, 256 << 10, 1 << 20, 256 << 10, 1 << 20, 256 << 10);
       h5::Id fapl = h5::input_file_access(kMetadataCache);
       file_ = h5::file(H5Fopen(config.file.c_str(), H5F_ACC_RDONLY, fapl.get()));
       if (!file_) open_errors = h5::error_messages();
@@ -243,15 +240,7 @@ class Hdf5Input final : public InputSource {
     info.storage = check_storage(info.id.get(), dcpl.get(), info.dims, size, where);
     const H5D_layout_t layout = info.storage.layout;
     std::vector<std::string> why;
-    if (layout == H5D_CHUNKED) {
-      why.push_back("chunked");
-      // Opened again with a chunk cache sized for this chunk shape, which
-      // the plan counts (read_memory_bytes).
-      h5::Id sized = h5::input_dataset_access(chunk_cache_bytes(info.storage));
-      info.id.reset();
-      info.id = h5::dataset(H5Dopen2(file_.get(), name.c_str(), sized.get()));
-      if (!info.id) throw missing_error(key + ": '" + name + "' in '" + config_.file + "' cannot be opened again");
-    }
+    if (layout == H5D_CHUNKED) why.push_back("chunked");
     if (layout == H5D_COMPACT) why.push_back("compact");
     if (layout == H5D_VIRTUAL) {
       why.push_back("virtual");
@@ -423,7 +412,7 @@ class Hdf5Input final : public InputSource {
     for (const DatasetInfo* info : {&mult_, &disc_}) {
       if (info->fast) continue;
       bytes += kConversionBuffer + kReadChunks * kChunkBookkeeping;
-      if (info->storage.layout == H5D_CHUNKED) bytes += chunk_cache_bytes(info->storage) + info->storage.chunk_bytes;
+      if (info->storage.layout == H5D_CHUNKED) bytes += kChunkCache + info->storage.chunk_bytes;
     }
     return bytes;
   }

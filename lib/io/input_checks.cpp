@@ -163,7 +163,8 @@ void check_float_layout(hid_t type, const std::string& where) {
   const std::size_t ebias = H5Tget_ebias(type);
   for (const Ieee& f : formats)
     if (fields && f.size == size && f.spos == spos && f.epos == epos && f.esize == esize && f.mpos == mpos &&
-        f.msize == msize && f.ebias == ebias && H5Tget_offset(type) == 0 && H5Tget_precision(type) == size * 8)
+        f.msize == msize && f.ebias == ebias && H5Tget_offset(type) == 0 && H5Tget_precision(type) == size * 8 &&
+        H5Tget_norm(type) == H5T_NORM_IMPLIED)
       return;
   damaged(where, "its float type of " + std::to_string(size) + " bytes is not an IEEE 754 layout (exponent bias " +
                      std::to_string(ebias) + ", sign at bit " + std::to_string(spos) + ")");

@@ -24,7 +24,12 @@ void install_signal_handlers() {
   action.sa_handler = on_stop_signal;
   sigemptyset(&action.sa_mask);
   action.sa_flags = SA_RESTART;
-  for (int signo : {SIGTERM, SIGINT, SIGUSR1, SIGHUP}) ::sigaction(signo, &action, nullptr);
+  for (int signo : {SIGTERM, SIGINT, SIGUSR1}) ::sigaction(signo, &action, nullptr);
+  // A hang-up (closed terminal, lost SSH session) stops the run like SIGTERM,
+  // unless it was started to outlive one (`nohup` leaves SIGHUP ignored).
+  struct sigaction hangup {};
+  if (::sigaction(SIGHUP, nullptr, &hangup) == 0 && hangup.sa_handler != SIG_IGN)
+    ::sigaction(SIGHUP, &action, nullptr);
   ::signal(SIGXFSZ, SIG_IGN);
   // A log pipe that goes away (`| head`, a dead `tee`) must not end the job:
   // writes to it then fail with EPIPE, which every console write ignores.

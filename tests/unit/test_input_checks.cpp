@@ -87,6 +87,9 @@ TEST(FloatLayout, IeeeAcceptedOtherBiasRefused) {
     EXPECT_EQ(e.code(), ExitCode::data_invalid);
     EXPECT_NE(std::string(e.what()).find("IEEE"), std::string::npos) << e.what();
   }
+  h5::Id unnormalized = h5::datatype(H5Tcopy(H5T_IEEE_F32LE));
+  ASSERT_GE(H5Tset_norm(unnormalized.get(), H5T_NORM_NONE), 0);
+  EXPECT_THROW(check_float_layout(unnormalized.get(), "x"), Error);
 }
 
 }  // namespace
