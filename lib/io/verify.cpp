@@ -52,9 +52,10 @@ void read_box(const h5::Id& dataset, int rank, const std::array<std::int64_t, 3>
   h5::Id file_space = h5::dataspace(H5Dget_space(dataset.get()));
   h5::Id mem_space = h5::dataspace(H5Screate_simple(rank, c.data(), nullptr));
   if (H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, s.data(), nullptr, c.data(), nullptr) < 0 ||
-      H5Dread(dataset.get(), H5T_NATIVE_DOUBLE, mem_space.get(), file_space.get(), H5P_DEFAULT, out.data()) < 0)
-    throw data_error("verify: HDF5 cannot read a box (" + h5::error_messages().substr(0, h5::error_messages().find("; ")) +
-                     "): the file is damaged");
+      H5Dread(dataset.get(), H5T_NATIVE_DOUBLE, mem_space.get(), file_space.get(), H5P_DEFAULT, out.data()) < 0) {
+    const std::string messages = h5::error_messages();
+    throw data_error("verify: HDF5 cannot read a box (" + messages.substr(0, messages.find("; ")) + "): the file is damaged");
+  }
 }
 
 // A double with 17 significant digits: enough to tell any two doubles apart.
