@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/crash_handler.hpp"
 #include "common/error.hpp"
 #include "config/config.hpp"
 #include "commands/commands.hpp"
@@ -148,6 +149,7 @@ int fail(int code, const std::string& line, const std::exception* error = nullpt
 
 int main(int argc, char** argv) {
   discount::ranks::Session mpi(argc, argv);
+  discount::crash::install_handler();  // after MPI's own handlers: one line, then the signal
   try {
     return run(argc, argv);
   } catch (const discount::Error& e) {

@@ -10,6 +10,19 @@ void check(herr_t status, const char* call) {
   if (status < 0) throw internal_error(std::string("HDF5 call ") + call + " failed");
 }
 
+Id input_file_access(std::size_t metadata_cache_bytes) {
+  Id fapl = plist(H5Pcreate(H5P_FILE_ACCESS));
+  H5AC_cache_config_t config{};
+  config.version = H5AC__CURR_CACHE_CONFIG_VERSION;
+  check(H5Pget_mdc_config(fapl.get(), &config), "H5Pget_mdc_config");
+  config.set_initial_size = true;
+  config.initial_size = std::min<std::size_t>(config.initial_size, metadata_cache_bytes);
+  config.max_size = metadata_cache_bytes;
+  config.min_size = std::min<std::size_t>(config.min_size, metadata_cache_bytes);
+  check(H5Pset_mdc_config(fapl.get(), &config), "H5Pset_mdc_config");
+  return fapl;
+}
+
 Id input_dataset_access() {
   Id dapl = plist(H5Pcreate(H5P_DATASET_ACCESS));
   check(H5Pset_efile_prefix(dapl.get(), "${ORIGIN}"), "H5Pset_efile_prefix");
@@ -140,6 +153,44 @@ std::string dataset_candidates(hid_t file, int rank, std::uint64_t elements) {
   std::vector<const DatasetEntry*> every;
   for (const auto& d : all) every.push_back(&d);
   return "; the file holds no dataset of " + what + " (it holds " + list(every) + ")";
+}
+
+namespace {
+
+herr_t collect_message(unsigned, const H5E_error2_t* error, void* data) {
+  auto& found = *static_cast<std::vector<std::string>*>(data);
+  if (error && error->desc && *error->desc && (found.empty() || found.back() != error->desc))
+    found.emplace_back(error->desc);
+  return 0;
+}
+
+bool holds(const std::string& text, const char* what) { return text.find(what) != std::string::npos; }
+
+}  // namespace
+
+std::string error_messages() {
+  std::vector<std::string> found;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, collect_message, &found);
+  std::string text;
+  for (const auto& message : found) text += (text.empty() ? "" : "; ") + message;
+  return text;
+}
+
+OpenFailure open_failure(const std::string& messages) {
+  if (holds(messages, "truncated file")) return OpenFailure::truncated;
+  if (holds(messages, "unable to lock file")) return OpenFailure::locked;
+  return OpenFailure::other;
+}
+
+bool read_failure_is_damage(const std::string& messages) {
+  // HDF5 1.10's texts for a chunk that does not decode or check out; a read
+  // the operating system failed says "file read failed" (with errno) instead.
+  for (const char* damage : {"filter returned failure", "data error detected", "inflate() failed",
+                             "checksum", "incorrect metadata checksum", "can't decode", "bad object header",
+                             "unable to load B-tree", "wrong B-tree signature", "bad local heap",
+                             "chunk size", "unable to read raw data chunk", "addr overflow"})
+    if (holds(messages, damage) && !holds(messages, "file read failed")) return true;
+  return false;
 }
 
 std::mutex& library_mutex() {

@@ -85,6 +85,8 @@ void check(herr_t status, const char* call);
 // Dataset access for inputs: external raw storage files and virtual-dataset
 // sources named relatively are looked up beside the HDF5 file (HDF5's
 // ${ORIGIN} prefix), not in the working directory.
+// File access for inputs: HDF5's metadata cache held to `metadata_cache_bytes`.
+Id input_file_access(std::size_t metadata_cache_bytes);
 Id input_dataset_access();
 
 std::string shape_string(const std::vector<hsize_t>& dims);
@@ -104,5 +106,22 @@ std::vector<DatasetEntry> list_datasets(hid_t file, std::size_t max_links = 1000
 std::string dataset_candidates(hid_t file, int rank, std::uint64_t elements = 0);
 // Empty string when absent.
 std::string read_string_attribute(hid_t object, const std::string& name);
+
+// What HDF5's error stack holds after a failed call (HDF5 clears it when the
+// next API call starts): every message, innermost (the cause) first, repeats
+// dropped, joined by "; ".
+std::string error_messages();
+
+// Why a file HDF5 could not open, from the error stack of the failed
+// H5Fopen: truncated (data invalid), locked by another process (HDF5's file
+// locking), or anything else.
+enum class OpenFailure { other, truncated, locked };
+OpenFailure open_failure(const std::string& messages);
+
+// A read that failed because the stored bytes are invalid (a filter such as
+// gzip failed to decode a chunk, a checksum did not match, a chunk's size or
+// address is impossible) rather than because the disk or file system failed:
+// rerunning cannot help.
+bool read_failure_is_damage(const std::string& messages);
 
 }  // namespace discount::h5

@@ -11,10 +11,13 @@
 #include <utility>
 #include <vector>
 
+#include "common/crash_handler.hpp"
 #include "common/error.hpp"
 #include "common/host_parallel.hpp"
 #include "io/box.hpp"
 #include "io/hdf5_handle.hpp"
+#include "io/input_checks.hpp"
+#include "io/input_files.hpp"
 #include "io/posix_io.hpp"
 #include "io/synthetic.hpp"
 
@@ -81,6 +84,19 @@ class SyntheticInput final : public InputSource {
   std::uint64_t seed_;
 };
 
+// HDF5 reads: at most this many chunks per H5Dread (HDF5 keeps about
+// kChunkBookkeeping bytes for each chunk a read touches), HDF5's type
+// conversion buffer and its chunk cache (their 1 MiB defaults; a cache sized
+// to the chunks, up to 8 MiB, raised the peak RSS of e2e_peak_rss's chunked
+// case by 18 MiB instead of lowering it): all counted in memory.host_budget.
+constexpr std::uint64_t kReadChunks = 64;
+constexpr std::uint64_t kChunkBookkeeping = 2048;
+constexpr std::uint64_t kConversionBuffer = std::uint64_t{1} << 20;
+// HDF5's metadata cache (chunk index nodes, object headers) grows to 32 MiB
+// by default while a large chunk index is walked; held to this.
+constexpr std::uint64_t kMetadataCache = std::uint64_t{4} << 20;
+constexpr std::uint64_t kChunkCache = std::uint64_t{1} << 20;
+
 struct DatasetInfo {
   h5::Id id;
   std::vector<hsize_t> dims;
@@ -94,61 +110,9 @@ struct DatasetInfo {
   std::string holder;     // the file holding the dataset, when not input.file (external link)
   std::string slow_why;   // why HDF5 reads it, when not fast
   std::string type_text;
+  StorageFacts storage;
+  std::size_t element_size = 8;
 };
-
-std::string dir_of(const std::string& path) {
-  const auto slash = path.find_last_of('/');
-  return slash == std::string::npos ? std::string(".") : slash == 0 ? std::string("/") : path.substr(0, slash);
-}
-
-// A file an HDF5 dataset names (external raw storage, virtual source): an
-// absolute name as is, a relative one against the HDF5 file's folder, as the
-// ${ORIGIN} prefix makes HDF5 do.
-std::string beside(const std::string& h5_file, const std::string& name) {
-  return name.empty() || name[0] == '/' ? name : dir_of(h5_file) + "/" + name;
-}
-
-std::string filter_name(H5Z_filter_t id, const char* stored) {
-  switch (id) {
-    case H5Z_FILTER_DEFLATE: return "gzip";
-    case H5Z_FILTER_SHUFFLE: return "shuffle";
-    case H5Z_FILTER_FLETCHER32: return "fletcher32";
-    case H5Z_FILTER_SZIP: return "szip";
-    case H5Z_FILTER_NBIT: return "nbit";
-    case H5Z_FILTER_SCALEOFFSET: return "scaleoffset";
-    default: return (stored && *stored ? std::string(stored) : std::string("unnamed")) + " (filter id " +
-                    std::to_string(id) + ")";
-  }
-}
-
-// A digest of the file's bytes at 18 places: the first and last 64 KiB and 16
-// blocks spread evenly between (about 1 MiB read). A byte-identical copy
-// gives the same text; other data almost always changes a sampled block,
-// though a change confined to bytes outside them goes unseen (docs/errors.md).
-std::string sampled_content(const std::string& path, std::uint64_t size) {
-  constexpr std::uint64_t kBlock = 64 * 1024;
-  constexpr int kBetween = 16;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw missing_error("input.file '" + path + "': " + std::strerror(errno));
-  std::uint64_t hash = 1469598103934665603ull;  // FNV-1a, 64 bits
-  std::vector<unsigned char> block(kBlock);
-  std::vector<std::uint64_t> offsets{0};
-  for (int j = 1; j <= kBetween; ++j) offsets.push_back(size / (kBetween + 1) * j);
-  offsets.push_back(size > kBlock ? size - kBlock : 0);
-  for (const std::uint64_t offset : offsets) {
-    const ssize_t got = ::pread(fd, block.data(), kBlock, static_cast<off_t>(offset));
-    if (got < 0) {
-      const int error = errno;
-      ::close(fd);
-      throw io_error("input.file '" + path + "': reading it failed: " + std::strerror(error));
-    }
-    for (ssize_t b = 0; b < got; ++b) hash = (hash ^ block[static_cast<std::size_t>(b)]) * 1099511628211ull;
-  }
-  ::close(fd);
-  char text[17];
-  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));
-  return text;
-}
 
 class Hdf5Input final : public InputSource {
  public:
@@ -164,11 +128,20 @@ class Hdf5Input final : public InputSource {
                sampled_content(config.file, static_cast<std::uint64_t>(st.st_size));
     if (H5Fis_hdf5(config.file.c_str()) <= 0)
       throw missing_error("input.file '" + config.file + "' is not an HDF5 file");
-    file_ = h5::file(H5Fopen(config.file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
-    if (!file_) throw missing_error("input.file '" + config.file + "' cannot be opened as HDF5");
+    std::string open_errors;  // read before the next HDF5 call clears them
+    {
+      crash::InsideHdf5 inside("opening file '" + config.file + "'");
+      h5::Id fapl = h5::input_file_access(kMetadataCache);
+      file_ = h5::file(H5Fopen(config.file.c_str(), H5F_ACC_RDONLY, fapl.get()));
+      if (!file_) open_errors = h5::error_messages();
+    }
+    if (!file_) refuse_open(open_errors);
 
-    mult_ = open_dataset(config.multiplier, "input.multiplier", 2);
-    disc_ = open_dataset(config.discount, "input.discount", 3);
+    {
+      crash::InsideHdf5 inside("opening the datasets of file '" + config.file + "'");
+      mult_ = open_dataset(config.multiplier, "input.multiplier", 2);
+      disc_ = open_dataset(config.discount, "input.discount", 3);
+    }
     axes_ = config.axes;
     for (int j = 0; j < 3; ++j) {
       const auto extent = static_cast<std::int64_t>(disc_.dims[j]);
@@ -200,7 +173,8 @@ class Hdf5Input final : public InputSource {
   std::string describe() const override {
     return config_.file + " (" + config_.multiplier + " " + h5::shape_string(mult_.dims) + " " + mult_.type_text +
            ", " + config_.discount + " " + h5::shape_string(disc_.dims) + " " + disc_.type_text + " [" +
-           axes_string(axes_) + "], " + read_path_text() + ")";
+           axes_string(axes_) + "], " + read_path_text() + ")" +
+           (read_advice().empty() ? std::string() : "; warning: " + read_advice());
   }
   // ", positional reads" when both datasets take the fast path in input.file
   // itself; otherwise which path each one takes, and why.
@@ -242,6 +216,7 @@ class Hdf5Input final : public InputSource {
     const H5T_class_t cls = H5Tget_class(type.get());
     const std::size_t size = H5Tget_size(type.get());
     if (cls == H5T_FLOAT && size <= 8) {
+      check_float_layout(type.get(), where);
       info.type_text = "float" + std::to_string(size * 8);
       if (H5Tget_order(type.get()) == H5T_ORDER_BE) info.type_text += " big-endian";
     } else if (cls == H5T_INTEGER && size <= 4) {
@@ -258,37 +233,24 @@ class Hdf5Input final : public InputSource {
     hsize_t elements = 1;
     for (auto d : info.dims) elements *= d;
     const std::uint64_t bytes = static_cast<std::uint64_t>(elements) * size;
+    info.element_size = size;
 
     h5::Id dcpl = h5::plist(H5Dget_create_plist(info.id.get()));
-    const H5D_layout_t layout = H5Pget_layout(dcpl.get());
+    if (!dcpl) throw data_error(where + ": its creation properties cannot be read; check the file with h5dump");
+    info.storage = check_storage(info.id.get(), dcpl.get(), info.dims, size, where);
+    const H5D_layout_t layout = info.storage.layout;
     std::vector<std::string> why;
     if (layout == H5D_CHUNKED) why.push_back("chunked");
     if (layout == H5D_COMPACT) why.push_back("compact");
     if (layout == H5D_VIRTUAL) {
       why.push_back("virtual");
-      check_virtual_sources(dcpl.get(), where);
+      check_virtual_sources(dcpl.get(), config_.file, where);
     }
-    const int filters = H5Pget_nfilters(dcpl.get());
-    for (int f = 0; f < filters; ++f) {
-      unsigned flags = 0, config_flags = 0;
-      std::size_t n_values = 0;
-      char stored[64] = {};
-      const H5Z_filter_t id =
-          H5Pget_filter2(dcpl.get(), static_cast<unsigned>(f), &flags, &n_values, nullptr, sizeof stored, stored,
-                         nullptr);
-      const std::string filter = filter_name(id, stored);
-      // Refused here rather than on the first chunk read, mid-run. Asking
-      // H5Zfilter_avail first lets HDF5 load a plugin for it.
-      if (id < 0 || H5Zfilter_avail(id) <= 0 || H5Zget_filter_info(id, &config_flags) < 0 ||
-          !(config_flags & H5Z_FILTER_CONFIG_DECODE_ENABLED))
-        throw data_error(where + " is stored with the HDF5 filter " + filter +
-                         ", which this HDF5 library cannot decode (no such filter or plugin; see HDF5_PLUGIN_PATH)");
-      why.push_back(filter);
-    }
-    const int externals = H5Pget_external_count(dcpl.get());
+    for (const auto& filter : info.storage.filters) why.push_back(filter);
+    const int externals = info.storage.externals;
     if (externals > 0) {
       why.push_back("external raw storage");
-      check_external_files(dcpl.get(), externals, bytes, where);
+      check_external_files(dcpl.get(), externals, bytes, config_.file, where);
     }
     if (H5Tequal(type.get(), H5T_NATIVE_DOUBLE) <= 0) why.push_back(info.type_text + " converted");
 
@@ -356,49 +318,6 @@ class Hdf5Input final : public InputSource {
     return "link";
   }
 
-  // A virtual dataset reads fill values where a source file is missing:
-  // refuse that instead of computing with them.
-  void check_virtual_sources(hid_t dcpl, const std::string& where) const {
-    std::size_t count = 0;
-    h5::check(H5Pget_virtual_count(dcpl, &count), "H5Pget_virtual_count");
-    for (std::size_t i = 0; i < count; ++i) {
-      const ssize_t length = H5Pget_virtual_filename(dcpl, i, nullptr, 0);
-      if (length < 0) throw data_error(where + ": cannot read the source of virtual mapping " + std::to_string(i));
-      std::vector<char> text(static_cast<std::size_t>(length) + 1, '\0');
-      H5Pget_virtual_filename(dcpl, i, text.data(), text.size());
-      const std::string source(text.data());
-      if (source == ".") continue;  // this same file
-      struct stat st {};
-      if (::stat(beside(config_.file, source).c_str(), &st) != 0 && ::stat(source.c_str(), &st) != 0)
-        throw missing_error(where + " is virtual and its source file '" + source +
-                            "' is missing (HDF5 would read fill values in its place)");
-    }
-  }
-
-  // External raw storage: every byte the dataset needs must exist in its
-  // files (HDF5 reads zeros past a file's end).
-  void check_external_files(hid_t dcpl, int count, std::uint64_t bytes, const std::string& where) const {
-    std::uint64_t left = bytes;
-    for (int i = 0; i < count && left > 0; ++i) {
-      char name[4096] = {};
-      off_t offset = 0;
-      hsize_t size = 0;
-      if (H5Pget_external(dcpl, static_cast<unsigned>(i), sizeof name, name, &offset, &size) < 0)
-        throw data_error(where + ": cannot read its external storage list");
-      const std::uint64_t take = size == H5F_UNLIMITED ? left : std::min<std::uint64_t>(left, size);
-      const std::string path = beside(config_.file, name);
-      struct stat st {};
-      if (::stat(path.c_str(), &st) != 0)
-        throw missing_error(where + " keeps its data in the external file '" + path + "': " + std::strerror(errno));
-      const std::uint64_t needed = static_cast<std::uint64_t>(offset) + take;
-      if (static_cast<std::uint64_t>(st.st_size) < needed)
-        throw data_error(where + " keeps its data in the external file '" + path + "', which has " +
-                         std::to_string(st.st_size) + " bytes where " + std::to_string(needed) + " are needed");
-      left -= take;
-    }
-    if (left > 0) throw data_error(where + ": its external storage holds fewer bytes than the dataset");
-  }
-
   // The descriptor for positional reads: the one HDF5 itself opened for the
   // file that holds the dataset (input.file, or an external link's target).
   void open_holder(DatasetInfo& info, std::uint64_t bytes, const std::string& where, std::vector<std::string>& why) {
@@ -442,16 +361,68 @@ class Hdf5Input final : public InputSource {
     }
     std::lock_guard<std::mutex> lock(h5::library_mutex());
     h5::QuietErrors quiet;
-    std::array<hsize_t, 3> h_start{}, h_count{};
+    crash::InsideHdf5 inside("reading dataset '" + name + "' of file '" + config_.file + "'");
+    std::vector<hsize_t> h_start(rank), h_count(rank);
     for (int j = 0; j < rank; ++j) {
       h_start[j] = static_cast<hsize_t>(start[j]);
       h_count[j] = static_cast<hsize_t>(count[j]);
     }
+    // Pieces of at most kReadChunks chunks: HDF5's per-chunk bookkeeping
+    // stays within what read_memory_bytes() counts. Each piece lands at its
+    // place in the packed buffer through a memory hyperslab.
     h5::Id file_space = h5::dataspace(H5Dget_space(info.id.get()));
     h5::Id mem_space = h5::dataspace(H5Screate_simple(rank, h_count.data(), nullptr));
-    if (H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, h_start.data(), nullptr, h_count.data(), nullptr) < 0 ||
-        H5Dread(info.id.get(), H5T_NATIVE_DOUBLE, mem_space.get(), file_space.get(), H5P_DEFAULT, buffer) < 0)
-      throw io_error("reading '" + name + "' from " + config_.file + " failed (HDF5 read error)");
+    for (const SubBox& piece : chunk_bounded_boxes(h_start, h_count, info.storage.chunk, kReadChunks)) {
+      std::vector<hsize_t> mem_start(rank);
+      for (int j = 0; j < rank; ++j) mem_start[j] = piece.start[j] - h_start[j];
+      if (H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, piece.start.data(), nullptr, piece.count.data(),
+                              nullptr) < 0 ||
+          H5Sselect_hyperslab(mem_space.get(), H5S_SELECT_SET, mem_start.data(), nullptr, piece.count.data(),
+                              nullptr) < 0 ||
+          H5Dread(info.id.get(), H5T_NATIVE_DOUBLE, mem_space.get(), file_space.get(), H5P_DEFAULT, buffer) < 0) {
+        const std::string messages = h5::error_messages();
+        const std::string cause = messages.substr(0, messages.find("; "));
+        if (h5::read_failure_is_damage(messages))
+          throw data_error("reading '" + name + "' from " + config_.file + ": the stored data is damaged (" +
+                           cause + "); running again cannot help: check the file with h5dump");
+        throw io_error("reading '" + name + "' from " + config_.file + " failed (HDF5 read error" +
+                       (messages.empty() ? std::string() : ": " + cause) + ")");
+      }
+    }
+  }
+
+  // A failed H5Fopen, from HDF5's error stack.
+  [[noreturn]] void refuse_open(const std::string& messages) const {
+    const std::string file = "input.file '" + config_.file + "'";
+    const std::string cause = messages.substr(0, messages.find("; "));
+    switch (h5::open_failure(messages)) {
+      case h5::OpenFailure::truncated:
+        throw data_error(file + " is truncated (" + cause + "); copy it again from its source");
+      case h5::OpenFailure::locked:
+        throw missing_error(file + " is locked by another process (HDF5 file locking: a program has it open for "
+                            "writing); wait for it to close the file, or set HDF5_USE_FILE_LOCKING=FALSE if you "
+                            "know no one writes to it");
+      case h5::OpenFailure::other: break;
+    }
+    throw missing_error(file + " cannot be opened as HDF5" + (cause.empty() ? std::string() : " (" + cause + ")"));
+  }
+
+  std::uint64_t read_memory_bytes() const override {
+    std::uint64_t bytes = mult_.fast && disc_.fast ? 0 : kMetadataCache;
+    for (const DatasetInfo* info : {&mult_, &disc_}) {
+      if (info->fast) continue;
+      bytes += kConversionBuffer + kReadChunks * kChunkBookkeeping;
+      if (info->storage.layout == H5D_CHUNKED) bytes += kChunkCache + info->storage.chunk_bytes;
+    }
+    return bytes;
+  }
+  std::string read_advice() const override {
+    std::string text;
+    for (const auto& [info, name] : {std::pair{&mult_, &config_.multiplier}, std::pair{&disc_, &config_.discount}}) {
+      const std::string line = chunk_advice(info->storage, *name, info->dims, info->element_size, config_.file);
+      if (!line.empty()) text += (text.empty() ? "" : "; ") + line;
+    }
+    return text;
   }
 
   InputConfig config_;

@@ -41,6 +41,13 @@ class InputSource {
   virtual std::string file_stat() const { return {}; }
   // Values may be NaN/Inf and need scanning under nonfinite: error.
   virtual bool may_hold_nonfinite() const { return true; }
+  // Host memory the reads take besides the slab buffers (HDF5's chunk
+  // caches, a decompressed chunk, the type conversion buffer, the per-chunk
+  // bookkeeping of one read): the plan counts it inside memory.host_budget.
+  virtual std::uint64_t read_memory_bytes() const { return 0; }
+  // One line per dataset whose chunk shape will make reads slow, with the
+  // h5repack command that fixes it (empty: none).
+  virtual std::string read_advice() const { return {}; }
 
  protected:
   InputShape shape_;

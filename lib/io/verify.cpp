@@ -57,8 +57,10 @@ void read_box(const h5::Id& dataset, int rank, const std::array<std::int64_t, 3>
   h5::Id file_space = h5::dataspace(H5Dget_space(dataset.get()));
   h5::Id mem_space = h5::dataspace(H5Screate_simple(rank, c.data(), nullptr));
   if (H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, s.data(), nullptr, c.data(), nullptr) < 0 ||
-      H5Dread(dataset.get(), H5T_NATIVE_DOUBLE, mem_space.get(), file_space.get(), H5P_DEFAULT, out.data()) < 0)
-    throw io_error("verify: HDF5 read failed");
+      H5Dread(dataset.get(), H5T_NATIVE_DOUBLE, mem_space.get(), file_space.get(), H5P_DEFAULT, out.data()) < 0) {
+    const std::string messages = h5::error_messages();
+    throw data_error("verify: HDF5 cannot read a box (" + messages.substr(0, messages.find("; ")) + "): the file is damaged");
+  }
 }
 
 // A double with 17 significant digits: enough to tell any two doubles apart.
@@ -125,6 +127,7 @@ std::size_t check_recorded_sums(const Config& config, const std::array<Axis, 3>&
 
 int verify_command(const Config& config, const VerifyOptions& options) {
   if (config.output.mode != OutputMode::file) throw config_error("verify needs output.mode: file");
+  h5::QuietErrors quiet;  // a damaged file gives our one line, not HDF5's error stack
   const bool synthetic = config.input.synthetic.has_value();
   const std::array<Axis, 3> axes = synthetic ? std::array<Axis, 3>{Axis::date, Axis::id, Axis::num} : config.input.axes;
 

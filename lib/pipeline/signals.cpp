@@ -25,6 +25,11 @@ void install_signal_handlers() {
   sigemptyset(&action.sa_mask);
   action.sa_flags = SA_RESTART;
   for (int signo : {SIGTERM, SIGINT, SIGUSR1}) ::sigaction(signo, &action, nullptr);
+  // A hang-up (closed terminal, lost SSH session) stops the run like SIGTERM,
+  // unless it was started to outlive one (`nohup` leaves SIGHUP ignored).
+  struct sigaction hangup {};
+  if (::sigaction(SIGHUP, nullptr, &hangup) == 0 && hangup.sa_handler != SIG_IGN)
+    ::sigaction(SIGHUP, &action, nullptr);
   ::signal(SIGXFSZ, SIG_IGN);
   // A log pipe that goes away (`| head`, a dead `tee`) must not end the job:
   // writes to it then fail with EPIPE, which every console write ignores.
@@ -38,6 +43,7 @@ const char* signal_name(int signo) {
     case SIGTERM: return "SIGTERM";
     case SIGINT: return "SIGINT";
     case SIGUSR1: return "SIGUSR1";
+    case SIGHUP: return "SIGHUP";
     default: return "a signal";
   }
 }

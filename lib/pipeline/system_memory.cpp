@@ -1,7 +1,14 @@
 #include "pipeline/system_memory.hpp"
 
 
+#include <malloc.h>
+#include <sys/resource.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <iostream>
+#include <thread>
 
 #include <fstream>
 #include <sstream>
@@ -24,7 +31,43 @@ std::uint64_t read_number(const char* path) {
   }
 }
 
+// A field of /proc/self/status in bytes ("VmSize:  123 kB"); 0 if absent.
+std::uint64_t status_bytes(const std::string& field) {
+  std::ifstream status("/proc/self/status");
+  std::string key;
+  while (status >> key) {
+    std::uint64_t kib = 0;
+    if (key == field && status >> kib) return kib * 1024;
+    std::getline(status, key);
+  }
+  return 0;
+}
+
+std::string mib(std::uint64_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
+
 }  // namespace
+
+AddressSpace address_space() {
+  AddressSpace space;
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return space;
+  space.limit = limit.rlim_cur;
+  space.in_use = status_bytes("VmSize:");
+  // Each thread maps a stack of RLIMIT_STACK (8 MiB by default): the host
+  // threads Kokkos starts and the pipeline's few; glibc gives threads malloc
+  // arenas of 64 MiB of address space each, two at most once capped here.
+  rlimit stack{};
+  std::uint64_t stack_bytes = std::uint64_t{8} << 20;
+  if (::getrlimit(RLIMIT_STACK, &stack) == 0 && stack.rlim_cur != RLIM_INFINITY)
+    stack_bytes = std::max<std::uint64_t>(stack.rlim_cur, std::uint64_t{2} << 20);
+  std::uint64_t threads = std::max(1u, std::thread::hardware_concurrency());
+  if (const char* omp = std::getenv("OMP_NUM_THREADS"); omp && std::atoi(omp) > 0)
+    threads = static_cast<std::uint64_t>(std::atoi(omp));
+  threads += 8;  // reader, writers, stager, the main thread's helpers
+  ::mallopt(M_ARENA_MAX, 2);
+  space.reserved = threads * stack_bytes + 2 * (std::uint64_t{64} << 20) + (std::uint64_t{96} << 20);
+  return space;
+}
 
 std::uint64_t host_available_bytes() {
   std::uint64_t available = 0;
@@ -49,6 +92,19 @@ std::uint64_t host_available_bytes() {
       const std::uint64_t left = limit > usage ? limit - usage : 0;
       if (available == 0 || left < available) available = left;
       break;
+    }
+  }
+  // Under `ulimit -v` the buffers must fit the address space left as well.
+  const AddressSpace space = address_space();
+  if (space.limit && (available == 0 || space.room() < available)) {
+    available = space.room();
+    static bool said = false;
+    if (!said) {
+      said = true;
+      std::cerr << "discount_app: warning: the address-space limit (ulimit -v, RLIMIT_AS) of " << mib(space.limit)
+                << " leaves " << mib(available) << " for buffers (" << mib(space.in_use) << " mapped now, "
+                << mib(space.reserved) << " kept for thread stacks, malloc arenas and libraries); budgets are "
+                << "held under it" << std::endl;
     }
   }
   return available;

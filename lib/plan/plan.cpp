@@ -53,14 +53,16 @@ struct BudgetSide {
 };
 
 std::vector<BudgetSide> budget_sides(const PlanRequest& req, const Sizing& s) {
-  std::vector<BudgetSide> sides{{"host_budget", req.host_budget, host_buffer_count(req), req.staging_bytes, 0, {}}};
+  std::vector<BudgetSide> sides{
+      {"host_budget", req.host_budget, host_buffer_count(req), req.staging_bytes + req.read_bytes, 0, {}}};
   if (req.device_copies) sides.push_back({"device_budget", req.device_budget, device_buffer_count(req), 0, 0, {}});
   for (BudgetSide& side : sides) {
     side.needed = side.fixed + s.resident + static_cast<std::uint64_t>(side.buffers) * s.unit;
     std::ostringstream detail;
     detail << side.buffers << " buffer(s) x " << format_bytes(s.unit) << " for one " << axis_name(req.chunk_axis);
     if (s.resident) detail << " + multBy " << format_bytes(s.resident);
-    if (side.fixed) detail << " + O_DIRECT staging " << format_bytes(side.fixed);
+    if (side.fixed && req.staging_bytes) detail << " + O_DIRECT staging " << format_bytes(req.staging_bytes);
+    if (side.fixed && req.read_bytes) detail << " + HDF5 reading " << format_bytes(req.read_bytes);
     side.detail = detail.str();
   }
   return sides;
@@ -133,7 +135,7 @@ Plan make_plan(const PlanRequest& req) {
   plan.slab_bytes = static_cast<std::uint64_t>(count) * unit_data;
   plan.slab_mult_bytes = plan.mult_per_slab ? static_cast<std::uint64_t>(count) * unit_mult : 0;
   const std::uint64_t per_buffer = plan.slab_bytes + plan.slab_mult_bytes;
-  plan.host_bytes = req.staging_bytes + resident + plan.host_buffers * per_buffer;
+  plan.host_bytes = req.staging_bytes + req.read_bytes + resident + plan.host_buffers * per_buffer;
   plan.device_bytes = req.device_copies ? resident + plan.device_buffers * per_buffer : 0;
   return plan;
 }
@@ -158,7 +160,13 @@ std::string Plan::describe() const {
       << "\n";
   out << "host buffers   " << host_buffers << " x " << format_bytes(slab_bytes + slab_mult_bytes) << ", host total "
       << format_bytes(host_bytes);
-  if (r.staging_bytes) out << " (incl. " << format_bytes(r.staging_bytes) << " O_DIRECT staging)";
+  if (r.staging_bytes || r.read_bytes) {
+    out << " (incl. ";
+    if (r.staging_bytes) out << format_bytes(r.staging_bytes) << " O_DIRECT staging";
+    if (r.staging_bytes && r.read_bytes) out << ", ";
+    if (r.read_bytes) out << format_bytes(r.read_bytes) << " HDF5 reading: chunk caches, conversion buffers";
+    out << ")";
+  }
   out << " of budget " << format_bytes(r.host_budget) << "\n";
   if (r.device_copies)
     out << "device buffers " << device_buffers << " x " << format_bytes(slab_bytes + slab_mult_bytes)
@@ -363,7 +371,7 @@ std::string check_machine_memory(const Plan& plan, const MachineMemory& machine)
     const char* what;
     std::uint64_t budget, needed, available;
   };
-  std::vector<Side> sides{{"memory.host_budget", "host memory available (MemAvailable and cgroup limit)",
+  std::vector<Side> sides{{"memory.host_budget", "host memory available (MemAvailable, cgroup limit and ulimit -v)",
                            plan.request.host_budget, plan.host_bytes, machine.host_available}};
   if (plan.request.device_copies)
     sides.push_back({"memory.device_budget", "free device memory", plan.request.device_budget, plan.device_bytes,

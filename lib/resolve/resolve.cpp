@@ -17,6 +17,7 @@ InputFacts input_facts(const InputSource& input) {
   facts.axes = input.axes();
   facts.identity = input.identity();
   facts.file_stat = input.file_stat();
+  facts.read_memory_bytes = input.read_memory_bytes();
   return facts;
 }
 
@@ -153,6 +154,7 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
     direct_piece = DirectWriter::piece_for(request.host_budget, facts.writer_threads);
     request.staging_bytes = facts.writer_threads * direct_piece;
   }
+  request.read_bytes = input.read_memory_bytes;
   choose_chunk_axis(config.memory.chunk_axis, facts, request);
 
   PipelineSpec& pipeline = spec.pipeline;

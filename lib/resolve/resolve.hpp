@@ -28,6 +28,7 @@ struct InputFacts {
   std::array<Axis, 3> axes{Axis::date, Axis::id, Axis::num};  // the file's axis order
   std::string identity;  // InputSource::identity(): changes when the inputs change
   std::string file_stat;  // InputSource::file_stat(): which file, and when it last changed
+  std::uint64_t read_memory_bytes = 0;  // InputSource::read_memory_bytes(): HDF5's reading memory
 };
 InputFacts input_facts(const InputSource& input);
 

@@ -111,6 +111,25 @@ TEST(Plan, StagingComesOutOfTheHostBudget) {
   }
 }
 
+TEST(Plan, Hdf5ReadingComesOutOfTheHostBudget) {
+  const std::uint64_t budget = 160000 + 3 * 10 * 160000 + 65536;
+  PlanRequest r = request(100, 4000, 5, budget);
+  r.staging_bytes = 65536;
+  r.read_bytes = 1;  // one byte past the slack: a date per buffer less
+  const Plan p = make_plan(r);
+  EXPECT_EQ(p.slab_extent, 9);
+  EXPECT_EQ(p.host_bytes, 65536 + 1 + 160000 + 3 * 9 * 160000u);
+  EXPECT_NE(p.describe().find("HDF5 reading"), std::string::npos) << p.describe();
+  r.read_bytes = budget;
+  try {
+    make_plan(r);
+    FAIL() << "reading memory that fills the budget must be refused";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::config);
+    EXPECT_NE(std::string(e.what()).find("HDF5 reading"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Plan, MaxSlabCapsTheSlab) {
   PlanRequest r = request(200, 1000, 5, std::uint64_t{1} << 30);
   r.max_slab = 3 * 40000;
