@@ -14,7 +14,10 @@ Kills are triggered by progress, not by wall time (storage speed varies a
 lot): the test reads the progress bytes of the .partial while the run is in
 flight and signals once a seeded number of units is recorded, plus a seeded
 jitter (0-1 ms); the first kill lands a few ms after start-up (creation of the
-.partial).
+.partial). A run that a test must stop mid-run is held before its last slab
+(DISCOUNT_TEST_HOLD, lib/pipeline/test_hooks.hpp), so it cannot finish before
+the kill lands however fast the machine is; the SIGTERM/SIGUSR1/SIGINT cases
+hold it after its 5th slab and signal it there (the stop ends the hold).
 """
 
 import os
@@ -65,12 +68,32 @@ class Job:
         return E.write_job(os.path.join(self.d, name), "in.h5", "out.h5", memory=memory,
                            output={"checkpoint_seconds": 0})
 
-    def start(self, *extra, yaml=None):
+    def start(self, *extra, yaml=None, hold=None):
+        """hold: an E.Hold whose pause points the run takes."""
         self.ctx_counter = getattr(self, "ctx_counter", 0) + 1
         prefix = os.path.join(self.ctx.work, f"run{self.ctx_counter:02d}")
-        proc, _, err = E.start([self.ctx.app, "run"] + list(extra) + [yaml or self.yaml], self.d, prefix)
+        proc, _, err = E.start([self.ctx.app, "run"] + list(extra) + [yaml or self.yaml], self.d, prefix,
+                               env=hold.env if hold else None)
         proc.err_path = err
         return proc
+
+    def units_per_slab(self):
+        unit_bytes = DATE_BYTES if self.chunk == "date" else DATES * NUMS * 8
+        return max(1, self.memory["max_slab"] // unit_bytes)
+
+    def hold_before_last(self):
+        """An E.Hold that stops the next run after all but its last pending
+        slab (runs write their slabs in order, so the held run has recorded
+        every unit but the last slab's): it can be killed mid-run at any
+        progress short of that, never too late."""
+        per = self.units_per_slab()
+        E.check(-(-self.units // per) == self.slabs, f"test setup: {self.slabs} slabs of {per} {self.chunk}s "
+                                                     f"for {self.units} units?")
+        partial = E.partial_of(self.out)
+        done = E.progress_of(partial) if os.path.exists(partial) else np.zeros(self.units, dtype=np.uint8)
+        pending = sum(1 for s in range(self.slabs) if not done[s * per:(s + 1) * per].all())
+        E.check(pending >= 2, f"test setup: {pending} slab(s) left, too few to stop a run mid-way")
+        return E.Hold(self.ctx, pending - 1), pending, self.units - min(per, self.units - (self.slabs - 1) * per)
 
     # ---- invariants ------------------------------------------------------
 
@@ -127,8 +150,9 @@ class Job:
     def watch(self, proc, seconds=None, done_at_least=None):
         """Poll while proc runs, until `seconds` passed or the progress record
         shows `done_at_least` units; <out> must never be incomplete meanwhile.
-        Returns the exit status if the process ended (it is reaped), else None."""
-        deadline = time.monotonic() + (seconds if seconds is not None else 120)
+        Returns the exit status if the process ended (it is reaped), else None.
+        Waiting for progress, the time limit is a hang guard (a failure)."""
+        deadline = time.monotonic() + (seconds if seconds is not None else E.HANG_GUARD)
         seen_out = False
         while time.monotonic() < deadline:
             if not seen_out and os.path.exists(self.out):
@@ -144,7 +168,7 @@ class Job:
                     return None
             time.sleep(0.0005)
         if seconds is None:
-            raise E.Failure(f"progress never reached {done_at_least}")
+            raise E.Failure(f"progress did not reach {done_at_least} within {E.HANG_GUARD} s (hang guard)")
         return None
 
     def finish(self, *extra):
@@ -171,22 +195,25 @@ def kill9_loop(ctx, kills, seed, memory=None):
     """kill -9 at seeded moments: the first during start-up (a few ms in), the
     others once the progress record reaches a seeded count, plus a seeded
     jitter of 0-1 ms so the kill lands anywhere in the next slab's write.
-    On very fast storage a run may finish before a kill; then the loop ends
-    early, but at least kills - 2 kills must have landed mid-run."""
+    Before: on very fast storage a run could finish before a kill (the loop
+    then ended early). Now each run is held before its last pending slab, so
+    every kill lands mid-run; the first, a few ms in, may still land before
+    any progress is recorded. At least kills - 2 must land mid-run."""
     job = Job(ctx, memory=memory)
     rng = random.Random(seed)
     landed = 0
     for k in range(kills):
         state = job.check_partial(f"before kill {k}")
         done, total = state if state else (0, job.units)
-        proc = job.start("-q")
+        hold, _, reachable = job.hold_before_last()
+        proc = job.start("-q", hold=hold)
         if k == 0:
             what = f"{rng.uniform(2, 60):.0f} ms after start"
             rc = job.watch(proc, seconds=float(what.split()[0]) / 1000)
         else:
             # spread the remaining kills over what is left to do
             step = max(1, (total - done) // (kills - k + 1))
-            target = min(total - 1, done + rng.randint(1, step))
+            target = min(reachable, done + rng.randint(1, step))
             jitter = rng.uniform(0, 0.001)
             what = f"at {target}/{total} units done + {jitter * 1000:.1f} ms"
             rc = job.watch(proc, done_at_least=target)
@@ -226,7 +253,11 @@ def sigkill_resume_chunk_id(ctx):
 def interrupt(signo, twice=False):
     def case(ctx):
         job = Job(ctx)
-        proc = job.start()
+        # Before: signalled once 5 units were recorded, racing the run's end.
+        # Now the run holds after its 5th slab until the signal ends the hold.
+        hold = E.Hold(ctx, 5)
+        proc = job.start(hold=hold)
+        hold.wait(5, proc=proc)
         rc = job.watch(proc, done_at_least=5)
         E.check(rc is None, f"the run ended (rc {rc}) before {signal.Signals(signo).name} could be sent:\n"
                             f"{stderr_of(proc)}")
@@ -270,7 +301,9 @@ def resume_with_other_slabs(ctx):
 
 
 def kill_mid_run(job):
-    proc = job.start("-q")
+    # Before: raced the run's end. Now the run is held before its last slab.
+    hold, _, _ = job.hold_before_last()
+    proc = job.start("-q", hold=hold)
     E.check(job.watch(proc, done_at_least=job.units // 3) is None, "the run finished before the kill")
     proc.send_signal(signal.SIGKILL)
     E.reap(proc)
@@ -426,7 +459,8 @@ def report_covers_whole_job(ctx):
     earlier = []
     for k, share in enumerate((3, 3)):
         before = set(np.flatnonzero(E.progress_of(E.partial_of(job.out))).tolist()) if k else set()
-        proc = job.start("-q")
+        hold, _, _ = job.hold_before_last()  # the run cannot end before the kill
+        proc = job.start("-q", hold=hold)
         target = len(before) + (job.units - len(before)) // share
         E.check(job.watch(proc, done_at_least=target) is None, f"run {k + 1} finished before the kill")
         proc.send_signal(signal.SIGKILL)
