@@ -437,8 +437,8 @@ class Pipeline {
   BlockingQueue<Ticket> loaded_, uploaded_, kernel_done_, computed_;
   const std::thread::id main_thread_ = std::this_thread::get_id();
   const bool tty_ = stdout_is_terminal();
-  bool line_open_ = false;
-  const TestHold test_hold_;  // DISCOUNT_TEST_HOLD: the e2e tests' pause points  // the writer drew a progress line on the terminal without ending it
+  bool line_open_ = false;  // the writer drew a progress line on the terminal without ending it
+  const TestHold test_hold_;  // DISCOUNT_TEST_HOLD: the e2e tests' pause points
   Clock::time_point first_upload_{}, last_download_{};  // each written by one thread, read after join
   std::atomic<bool> aborted_{false};
   std::mutex error_mutex_;
