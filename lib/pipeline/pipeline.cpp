@@ -30,6 +30,7 @@
 #include "pipeline/exec_instances.hpp"
 #include "pipeline/input_sums.hpp"
 #include "pipeline/queue.hpp"
+#include "pipeline/test_hooks.hpp"
 #include "ranks/ranks.hpp"
 #include "report/progress.hpp"
 
@@ -420,6 +421,7 @@ class Pipeline {
                                     elapsed / written.slabs * (total_pending_ - written.slabs)};
         print_progress(fields, last);
       }
+      test_hold_.after_slab(written.slabs, [this] { return stop_requested(); });  // tests only (test_hooks.hpp)
     }
     // However the run ends (done, stopped, failed), what is printed next
     // (the summary, an error, a warning) starts on a line of its own.
@@ -485,6 +487,7 @@ class Pipeline {
   const std::thread::id main_thread_ = std::this_thread::get_id();
   const bool tty_ = stdout_is_terminal();
   bool line_open_ = false;  // the writer drew a progress line on the terminal without ending it
+  const TestHold test_hold_;  // DISCOUNT_TEST_HOLD: the e2e tests' pause points
   Clock::time_point first_upload_{}, last_download_{};  // each written by one thread, read after join
   std::atomic<bool> aborted_{false};
   std::mutex error_mutex_;

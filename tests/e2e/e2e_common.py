@@ -228,6 +228,82 @@ def run(ctx, argv, cwd=None, timeout=120, env=None, rss=False):
     return Result(argv, rc, out, err, wall, maxrss)
 
 
+# --------------------------------------------------------------------------
+# Waiting for events, never for time. A test that must act while a run is in
+# flight (a signal, a kill, a look at the terminal) holds the run at a slab it
+# chooses, so the run cannot end first however fast the machine is. Every wait
+# has a hang guard: generous, so a loaded machine never trips it, and never the
+# pass condition.
+
+HANG_GUARD = 180  # seconds
+
+
+def wait_for(what, predicate, timeout=HANG_GUARD, step=0.002):
+    """Poll predicate() until it returns something true (returned); a Failure
+    after `timeout` seconds (a hang guard, not the pass condition)."""
+    deadline = time.monotonic() + timeout
+    delay = 0.0005
+    while True:
+        got = predicate()
+        if got:
+            return got
+        if time.monotonic() > deadline:
+            raise Failure(f"{what}: not within {timeout} s (hang guard)")
+        time.sleep(delay)
+        delay = min(delay * 2, step)
+
+
+class Hold:
+    """Pause points in a run, through the app's test-only hook
+    DISCOUNT_TEST_HOLD=<dir> (lib/pipeline/test_hooks.hpp): after the w-th slab
+    it writes in this run, the run creates <dir>/held-<w> and waits while
+    <dir>/hold-<w> exists; a stop signal (or an error) ends the wait. Pass
+    `env` to the run; `wait(w)` for it to get there; `release(w)` to let it go on."""
+
+    _count = [0]
+
+    def __init__(self, ctx, *slabs):
+        Hold._count[0] += 1
+        self.dir = os.path.join(ctx.work, f"hold{Hold._count[0]:02d}")
+        wipe(self.dir)
+        for w in slabs:
+            with open(self._path("hold", w), "w"):
+                pass
+
+    def _path(self, kind, w):
+        return os.path.join(self.dir, f"{kind}-{w}")
+
+    @property
+    def env(self):
+        return {"DISCOUNT_TEST_HOLD": self.dir}
+
+    def reached(self, w):
+        return os.path.exists(self._path("held", w))
+
+    def wait(self, w, proc=None, ended=None, timeout=HANG_GUARD):
+        """Until the run holds after its w-th slab. proc (a Popen) or ended (a
+        callable that returns a description once the run has ended): the run
+        ending first is a failure, reported at once."""
+        def there():
+            if self.reached(w):
+                return True
+            if proc is not None:
+                got = reap(proc, timeout=0)
+                if got is not None:
+                    raise Failure(f"the run ended (rc {got[0]}) before it held after slab {w}")
+            if ended is not None:
+                how = ended()
+                if how:
+                    raise Failure(f"the run ended ({how}) before it held after slab {w}")
+            return False
+        wait_for(f"the run holding after slab {w}", there, timeout)
+
+    def release(self, *slabs):
+        for w in slabs:
+            if os.path.exists(self._path("hold", w)):
+                os.unlink(self._path("hold", w))
+
+
 def takes_o_direct(path):
     """True on file systems known to take O_DIRECT writes (ext4, XFS)."""
     r = subprocess.run(["stat", "-f", "-c", "%T", path], capture_output=True, text=True)

@@ -14,7 +14,10 @@ Kills are triggered by progress, not by wall time (storage speed varies a
 lot): the test reads the progress bytes of the .partial while the run is in
 flight and signals once a seeded number of units is recorded, plus a seeded
 jitter (0-1 ms); the first kill lands a few ms after start-up (creation of the
-.partial).
+.partial). A run that a test must stop mid-run is held one slab past the
+kill's target (DISCOUNT_TEST_HOLD, lib/pipeline/test_hooks.hpp), so it cannot
+finish before the kill lands however fast the machine is; the SIGTERM/SIGUSR1/SIGINT cases
+hold it after its 5th slab and signal it there (the stop ends the hold).
 """
 
 import os
@@ -55,8 +58,11 @@ class Job:
         E.expect_rc(E.app(ctx, "run", "-q", ref_yaml), 0, "clean run")
         self.clean_seconds = time.monotonic() - t0
         self.ref = E.check_output(os.path.join(ref_dir, "out.h5"), E.expected_cv(self.src), what="clean run")
-        slabs, _ = E.plan_slabs(ctx, self.yaml)
+        slabs, plan = E.plan_slabs(ctx, self.yaml)
         self.slabs = slabs
+        m = re.search(r"^chunk axis +(date|id), (\d+) per slab, (\d+) slab", plan, re.M)
+        E.check(m and m.group(1) == self.chunk and int(m.group(3)) == slabs, f"plan:\n{plan}")
+        self.per_slab = int(m.group(2))  # units per slab (the last may have fewer)
         print(f"clean run: {self.clean_seconds:.2f} s for {slabs} slabs")
 
     def write_yaml(self, name, memory):
@@ -65,12 +71,37 @@ class Job:
         return E.write_job(os.path.join(self.d, name), "in.h5", "out.h5", memory=memory,
                            output={"checkpoint_seconds": 0})
 
-    def start(self, *extra, yaml=None):
+    def start(self, *extra, yaml=None, hold=None):
+        """hold: an E.Hold whose pause points the run takes."""
         self.ctx_counter = getattr(self, "ctx_counter", 0) + 1
         prefix = os.path.join(self.ctx.work, f"run{self.ctx_counter:02d}")
-        proc, _, err = E.start([self.ctx.app, "run"] + list(extra) + [yaml or self.yaml], self.d, prefix)
+        proc, _, err = E.start([self.ctx.app, "run"] + list(extra) + [yaml or self.yaml], self.d, prefix,
+                               env=hold.env if hold else None)
         proc.err_path = err
         return proc
+
+    def hold_for(self, target=None):
+        """An E.Hold for the next run: with `target` (recorded units, counted
+        over the whole job), the run holds one slab past the slab that
+        reaches it, so a kill sent once the target is seen lands in that next
+        slab's write or at the hold, never after the run's end; without, or at
+        the latest, it holds before its last pending slab. Runs write their
+        pending slabs in order. Returns (hold, the most units recorded before
+        the hold: the highest reachable target)."""
+        partial = E.partial_of(self.out)
+        done = E.progress_of(partial) if os.path.exists(partial) else np.zeros(self.units, dtype=np.uint8)
+        per = self.per_slab
+        pending = [s for s in range(self.slabs) if not done[s * per:(s + 1) * per].all()]
+        E.check(len(pending) >= 2, f"test setup: {len(pending)} slab(s) left, too few to stop a run mid-way")
+        recorded = [int(done.sum())]  # recorded[w]: units recorded after this run's w-th slab
+        for s in pending:
+            recorded.append(recorded[-1] + min(per, self.units - s * per))
+        last = len(pending) - 1
+        at = last
+        if target is not None:
+            E.check(target <= recorded[last], f"test setup: target {target} is past the hold ({recorded[last]})")
+            at = min(last, next(w for w in range(len(recorded)) if recorded[w] >= target) + 1)
+        return E.Hold(self.ctx, at), recorded[last]
 
     # ---- invariants ------------------------------------------------------
 
@@ -115,8 +146,9 @@ class Job:
     def watch(self, proc, seconds=None, done_at_least=None):
         """Poll while proc runs, until `seconds` passed or the progress record
         shows `done_at_least` units; <out> must never be incomplete meanwhile.
-        Returns the exit status if the process ended (it is reaped), else None."""
-        deadline = time.monotonic() + (seconds if seconds is not None else 120)
+        Returns the exit status if the process ended (it is reaped), else None.
+        Waiting for progress, the time limit is a hang guard (a failure)."""
+        deadline = time.monotonic() + (seconds if seconds is not None else E.HANG_GUARD)
         seen_out = False
         while time.monotonic() < deadline:
             if not seen_out and os.path.exists(self.out):
@@ -132,7 +164,7 @@ class Job:
                     return None
             time.sleep(0.0005)
         if seconds is None:
-            raise E.Failure(f"progress never reached {done_at_least}")
+            raise E.Failure(f"progress did not reach {done_at_least} within {E.HANG_GUARD} s (hang guard)")
         return None
 
     def finish(self, *extra):
@@ -159,22 +191,29 @@ def kill9_loop(ctx, kills, seed, memory=None):
     """kill -9 at seeded moments: the first during start-up (a few ms in), the
     others once the progress record reaches a seeded count, plus a seeded
     jitter of 0-1 ms so the kill lands anywhere in the next slab's write.
-    On very fast storage a run may finish before a kill; then the loop ends
-    early, but at least kills - 2 kills must have landed mid-run."""
+    Before: on very fast storage a run could finish before a kill (the loop
+    then ended early). Now each run is held one slab past its target (the
+    first after its first slab), so every kill lands mid-run; the first, a
+    few ms in, may still land before any progress is recorded. At least
+    kills - 2 must land mid-run."""
     job = Job(ctx, memory=memory)
     rng = random.Random(seed)
     landed = 0
     for k in range(kills):
         state = job.check_partial(f"before kill {k}")
         done, total = state if state else (0, job.units)
-        proc = job.start("-q")
         if k == 0:
+            hold = E.Hold(ctx, 1)
+            proc = job.start("-q", hold=hold)
             what = f"{rng.uniform(2, 60):.0f} ms after start"
             rc = job.watch(proc, seconds=float(what.split()[0]) / 1000)
         else:
             # spread the remaining kills over what is left to do
             step = max(1, (total - done) // (kills - k + 1))
-            target = min(total - 1, done + rng.randint(1, step))
+            _, reachable = job.hold_for()
+            target = min(reachable, done + rng.randint(1, step))
+            hold, _ = job.hold_for(target)
+            proc = job.start("-q", hold=hold)
             jitter = rng.uniform(0, 0.001)
             what = f"at {target}/{total} units done + {jitter * 1000:.1f} ms"
             rc = job.watch(proc, done_at_least=target)
@@ -214,7 +253,11 @@ def sigkill_resume_chunk_id(ctx):
 def interrupt(signo, twice=False):
     def case(ctx):
         job = Job(ctx)
-        proc = job.start()
+        # Before: signalled once 5 units were recorded, racing the run's end.
+        # Now the run holds after its 5th slab until the signal ends the hold.
+        hold = E.Hold(ctx, 5)
+        proc = job.start(hold=hold)
+        hold.wait(5, proc=proc)
         rc = job.watch(proc, done_at_least=5)
         E.check(rc is None, f"the run ended (rc {rc}) before {signal.Signals(signo).name} could be sent:\n"
                             f"{stderr_of(proc)}")
@@ -258,7 +301,9 @@ def resume_with_other_slabs(ctx):
 
 
 def kill_mid_run(job):
-    proc = job.start("-q")
+    # Before: raced the run's end. Now the run is held one slab past the target.
+    hold, _ = job.hold_for(job.units // 3)
+    proc = job.start("-q", hold=hold)
     E.check(job.watch(proc, done_at_least=job.units // 3) is None, "the run finished before the kill")
     proc.send_signal(signal.SIGKILL)
     E.reap(proc)
@@ -416,8 +461,9 @@ def report_covers_whole_job(ctx):
     earlier = []
     for k, share in enumerate((3, 3)):
         before = set(np.flatnonzero(E.progress_of(E.partial_of(job.out))).tolist()) if k else set()
-        proc = job.start("-q")
         target = len(before) + (job.units - len(before)) // share
+        hold, _ = job.hold_for(target)  # the run cannot end before the kill
+        proc = job.start("-q", hold=hold)
         E.check(job.watch(proc, done_at_least=target) is None, f"run {k + 1} finished before the kill")
         proc.send_signal(signal.SIGKILL)
         E.reap(proc)

@@ -18,7 +18,6 @@ import os
 import shutil
 import signal
 import sys
-import time
 
 import numpy as np
 
@@ -40,9 +39,11 @@ def mpi(ctx, ranks, *args, timeout=180):
     return E.run(ctx, argv, timeout=timeout, env=MPI_ENV)
 
 
-def mpi_start(ctx, ranks, yaml, tag):
+def mpi_start(ctx, ranks, yaml, tag, hold=None):
+    """hold: an E.Hold whose pause points every rank takes (each counts its own slabs)."""
     argv = [MPIRUN, "-n", str(ranks), ctx.app, "run", "-q", yaml, QUIET_KOKKOS]
-    proc, _, err = E.start(argv, os.path.dirname(yaml), os.path.join(ctx.work, tag), env=MPI_ENV)
+    env = dict(MPI_ENV, **(hold.env if hold else {}))
+    proc, _, err = E.start(argv, os.path.dirname(yaml), os.path.join(ctx.work, tag), env=env)
     proc.err_path = err
     return proc
 
@@ -142,19 +143,23 @@ def stoppable_job(ctx):
     return d, src, yaml, os.path.join(d, "out.h5")
 
 
-def wait_for_progress(proc, partial, units, timeout=60):
-    """Poll the .partial's progress bytes until `units` dates are recorded."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            return False
+def wait_for_progress(proc, partial, units):
+    """Poll the .partial's progress bytes until `units` dates are recorded.
+    Before: gave up after 60 s or when the run had ended, and the callers
+    skipped ("disk too fast"). Now the callers hold every rank after its 3rd
+    slab (6 dates for 2 ranks), so the run cannot end first: its end is a
+    failure, and the time limit a hang guard."""
+    def recorded():
+        E.check(proc.poll() is None, f"the run ended (rc {proc.returncode}) before {units} dates were recorded")
         try:
-            if os.path.exists(partial) and int(E.progress_of(partial).sum()) >= units:
-                return True
+            return os.path.exists(partial) and int(E.progress_of(partial).sum()) >= units
         except (OSError, KeyError):
-            pass  # being created
-        time.sleep(0.002)
-    return False
+            return False  # being created
+    E.wait_for(f"{units} dates recorded", recorded)
+    return True
+
+
+HOLD_AT = 3  # each of 2 ranks holds after its 3rd slab: 6 dates recorded
 
 
 def check_recorded_dates(partial, expected):
@@ -183,13 +188,12 @@ def resume_under_three(ctx, d, src, yaml, out, expected):
 def case_stop_under_2_resume_under_3(ctx):
     d, src, yaml, out = stoppable_job(ctx)
     expected = E.expected_cv(src)
-    proc = mpi_start(ctx, 2, yaml, "stopped")
-    landed = wait_for_progress(proc, E.partial_of(out), 6)
-    if landed:
-        proc.send_signal(signal.SIGUSR1)  # mpirun forwards it to every rank
-    rc, _ = E.reap(proc, 120)
-    if not landed or rc == 0:
-        raise E.Skip("the run finished before the signal landed (disk too fast for this job)")
+    hold = E.Hold(ctx, HOLD_AT)  # the stop ends each rank's hold
+    proc = mpi_start(ctx, 2, yaml, "stopped", hold=hold)
+    wait_for_progress(proc, E.partial_of(out), 2 * HOLD_AT)
+    proc.send_signal(signal.SIGUSR1)  # mpirun forwards it to every rank
+    rc, _ = E.reap(proc, E.HANG_GUARD) or (None, None)
+    E.check(rc != 0, "the run finished although it was held and stopped")
     with open(proc.err_path) as f:
         err = f.read()
     E.check(rc == 75, f"stopped run: exit {rc}, expected 75\n{err}")
@@ -221,14 +225,14 @@ def rank_pids(mpirun_pid):
 def case_kill9_one_rank_resume_under_3(ctx):
     d, src, yaml, out = stoppable_job(ctx)
     expected = E.expected_cv(src)
-    proc = mpi_start(ctx, 2, yaml, "killed")
-    landed = wait_for_progress(proc, E.partial_of(out), 6)
-    victims = rank_pids(proc.pid) if landed else []
-    if victims:
-        os.kill(victims[-1], signal.SIGKILL)
-    rc, _ = E.reap(proc, 120)
-    if not victims or rc == 0:
-        raise E.Skip("the run finished before the kill landed (disk too fast for this job)")
+    hold = E.Hold(ctx, HOLD_AT)
+    proc = mpi_start(ctx, 2, yaml, "killed", hold=hold)
+    wait_for_progress(proc, E.partial_of(out), 2 * HOLD_AT)
+    victims = rank_pids(proc.pid)
+    E.check(len(victims) == 2, f"mpirun's ranks: {victims}")
+    os.kill(victims[-1], signal.SIGKILL)
+    hold.release(HOLD_AT)  # the surviving rank goes on as an unheld run would
+    rc, _ = E.reap(proc, E.HANG_GUARD) or (None, None)
     E.check(rc != 0, "mpirun exited 0 after a rank was killed")
     recorded = resume_under_three(ctx, d, src, yaml, out, expected)
     print(f"killed one of 2 ranks with {recorded} of {DATES} dates recorded; resumed under 3 ranks")

@@ -297,30 +297,27 @@ def case_output_in_groups_kill_resume(ctx):
                        output={"dataset": dataset, "checkpoint_seconds": 0},
                        memory={"max_slab": ids * NUMS * 8, "pipeline_depth": 2})
     out = os.path.join(d, "out.h5")
-    proc, _, err = E.start([ctx.app, "run", "-q", yaml], d, os.path.join(ctx.work, "first"))
-    deadline = time.monotonic() + 120
-    killed = False
-    while time.monotonic() < deadline:
-        if E.reap(proc, timeout=0) is not None:
-            break
+    # Before: polled for 5 recorded dates and killed, and when the run had
+    # already finished (fast storage) checked the result only. Now the run is
+    # held after its 39th of 40 slabs, so the kill always lands mid-run.
+    hold = E.Hold(ctx, dates - 1)
+    proc, _, err = E.start([ctx.app, "run", "-q", yaml], d, os.path.join(ctx.work, "first"), env=hold.env)
+
+    def five_done():
+        E.check(E.reap(proc, timeout=0) is None, "the first run ended before the kill")
         done = progress_done(E.partial_of(out))
-        if done is not None and done >= 5:
-            proc.send_signal(signal.SIGKILL)
-            E.reap(proc, timeout=60)
-            killed = True
-            break
-        time.sleep(0.002)
-    if killed:
-        E.check(not os.path.exists(out), "<out> exists after a kill -9 mid-run")
-        done = E.progress_of(E.partial_of(out))
-        with h5py.File(E.partial_of(out), "r") as f:
-            E.check(0 < done.sum() < dates, f"progress after the kill: {done.sum()} of {dates}")
-            units = np.flatnonzero(done)
-            E.assert_bits_equal(f[dataset][...][units], expected[units], "dates recorded done in the partial")
-        r = E.expect_rc(E.app(ctx, "run", yaml, cwd=d), 0, "resume")
-        E.check("resuming" in r.stdout, f"the rerun did not resume:\n{r}")
-    else:
-        print("the first run finished before the kill (fast storage); checking the result only")
+        return done is not None and done >= 5
+    E.wait_for("5 dates recorded by the first run", five_done)
+    proc.send_signal(signal.SIGKILL)
+    E.reap(proc)
+    E.check(not os.path.exists(out), "<out> exists after a kill -9 mid-run")
+    done = E.progress_of(E.partial_of(out))
+    with h5py.File(E.partial_of(out), "r") as f:
+        E.check(0 < done.sum() < dates, f"progress after the kill: {done.sum()} of {dates}")
+        units = np.flatnonzero(done)
+        E.assert_bits_equal(f[dataset][...][units], expected[units], "dates recorded done in the partial")
+    r = E.expect_rc(E.app(ctx, "run", yaml, cwd=d), 0, "resume")
+    E.check("resuming" in r.stdout, f"the rerun did not resume:\n{r}")
     E.check_output(out, expected, dataset=dataset)
     E.check(not E.leftovers(out), f"leftovers: {E.leftovers(out)}")
     E.check(E.progress_of(out).all(), "progress record incomplete")
@@ -348,33 +345,36 @@ class LockJob:
         self.lock = self.out + ".partial.lock"
         self.n = 0
 
-    def start(self):
+    def start(self, hold=None):
         self.n += 1
-        return E.start([self.ctx.app, "run", "-q", self.yaml], self.d, os.path.join(self.ctx.work, f"run{self.n}"))
+        return E.start([self.ctx.app, "run", "-q", self.yaml], self.d, os.path.join(self.ctx.work, f"run{self.n}"),
+                       env=hold.env if hold else None)
 
     def wait_for_lock(self, proc):
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
+        """Before: polled for 60 s, racing the run's end; now the callers hold
+        the run after its first slab, so it cannot end before it is seen."""
+        def named():
             E.check(E.reap(proc, timeout=0) is None, "the first run ended before it was seen holding the lock")
             try:
                 with open(self.lock) as f:
-                    if f"pid {proc.pid}" in f.read() and os.path.exists(E.partial_of(self.out)):
-                        return
+                    return f"pid {proc.pid}" in f.read() and os.path.exists(E.partial_of(self.out))
             except FileNotFoundError:
-                pass
-            time.sleep(0.001)
-        raise E.Failure("the lock file never named the first run")
+                return False
+        E.wait_for("the lock file naming the first run", named)
 
 
 def case_lock_second_job_refused(ctx):
     job = LockJob(ctx)
-    first, _, first_err = job.start()
+    hold = E.Hold(ctx, 1)  # the first run waits after its first slab until released
+    first, _, first_err = job.start(hold)
     try:
         job.wait_for_lock(first)
+        hold.wait(1, proc=first)
         # Stopped, the first job certainly still holds the output.
         first.send_signal(signal.SIGSTOP)
         r = E.app(ctx, "run", "-q", job.yaml, cwd=job.d)
         first.send_signal(signal.SIGCONT)
+        hold.release(1)
     except BaseException:
         first.send_signal(signal.SIGCONT)
         first.kill()
@@ -385,7 +385,7 @@ def case_lock_second_job_refused(ctx):
     E.check(f"pid {first.pid} on host {os.uname().nodename}" in r.stderr, f"holder not named:\n{r}")
     E.check(r.wall < 1.0, f"the refusal took {r.wall:.2f} s (limit 1 s)")
     print(f"second job refused in {r.wall:.3f} s: {r.stderr.strip()}")
-    rc, _ = E.reap(first, timeout=120)
+    rc, _ = E.reap(first, timeout=E.HANG_GUARD) or (None, None)
     with open(first_err) as f:
         E.check(rc == 0, f"first run: rc {rc}\n{f.read()}")
     E.check_output(job.out, job.expected, what="first run, after the refused second one")
@@ -394,10 +394,11 @@ def case_lock_second_job_refused(ctx):
 
 def case_lock_stale_after_kill9(ctx):
     job = LockJob(ctx)
-    first, _, _ = job.start()
+    hold = E.Hold(ctx, 1)  # never released: the kill -9 ends the run while it holds the lock
+    first, _, _ = job.start(hold)
     job.wait_for_lock(first)
     first.send_signal(signal.SIGKILL)
-    E.reap(first, timeout=60)
+    E.reap(first)
     with open(job.lock) as f:
         E.check(f"pid {first.pid}" in f.read(), "the stale lock file does not name the killed run")
     t0 = time.monotonic()

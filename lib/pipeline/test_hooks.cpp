@@ -1,0 +1,32 @@
+#include "pipeline/test_hooks.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <ctime>
+
+namespace discount {
+
+namespace {
+bool exists(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0;
+}
+}  // namespace
+
+TestHold::TestHold() {
+  if (const char* dir = std::getenv("DISCOUNT_TEST_HOLD"); dir && *dir) dir_ = dir;
+}
+
+void TestHold::hold(int written, const std::function<bool()>& stopping) const {
+  const std::string gate = dir_ + "/hold-" + std::to_string(written);
+  if (!exists(gate)) return;
+  const int fd = ::open((dir_ + "/held-" + std::to_string(written)).c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd >= 0) ::close(fd);
+  const struct timespec step {0, 2'000'000};
+  while (exists(gate) && !stopping()) ::nanosleep(&step, nullptr);
+}
+
+}  // namespace discount
