@@ -17,11 +17,12 @@ namespace discount {
 
 namespace {
 
-// Kokkos 3's OpenMP backend keeps per-thread data in a fixed array; more
-// threads than that overrun it (SIGSEGV). Kokkos 4 has no such bound.
+// Kokkos' OpenMP backend keeps per-thread data in a fixed array of 512
+// entries (Kokkos 3.4's OpenMPExec, and its successors' OpenMPInternal);
+// more threads than that overrun it: SIGSEGV in disband_pool.
 int kokkos_thread_cap() {
-#if defined(KOKKOS_ENABLE_OPENMP) && KOKKOS_VERSION < 40000
-  return static_cast<int>(Kokkos::Impl::OpenMPExec::MAX_THREAD_COUNT);
+#if defined(KOKKOS_ENABLE_OPENMP)
+  return 512;
 #else
   return 0;
 #endif
@@ -36,8 +37,12 @@ std::vector<std::string> prepare_kokkos_threads(const std::vector<std::string>& 
   check_kokkos_args(kokkos_args);
   int cpus = process_cpu_count();
   if (cpus <= 0) cpus = static_cast<int>(std::thread::hardware_concurrency());
-  const ThreadLimit limit =
-      limit_threads(kokkos_args, ::getenv("KOKKOS_NUM_THREADS"), ::getenv("OMP_NUM_THREADS"), cpus, kokkos_thread_cap());
+  // Several ranks on a node share its CPUs (ranks::kokkos_rank_args) when
+  // nothing asks otherwise; the cap matters only when a share exceeds it.
+  const int share = ranks::local_size() > 1 ? ranks::threads_per_rank(cpus, job_cpu_count()) : cpus;
+  ThreadLimit limit = limit_threads(kokkos_args, ::getenv("KOKKOS_NUM_THREADS"), ::getenv("OMP_NUM_THREADS"), cpus,
+                                    kokkos_thread_cap());
+  if (!limit.requested && share > 0 && share < cpus) limit = limit_threads({}, nullptr, nullptr, share, kokkos_thread_cap());
   if (!limit.warning.empty() && ranks::is_root()) std::cerr << "discount_app: warning: " << limit.warning << std::endl;
   if (limit.threads <= 0) return kokkos_args;
   const std::string count = std::to_string(limit.threads);

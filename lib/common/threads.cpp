@@ -124,6 +124,7 @@ ThreadLimit limit_threads(const std::vector<std::string>& kokkos_args, const cha
   const std::string why = capped ? "the " + std::to_string(kokkos_cap) + " threads Kokkos' OpenMP backend supports"
                                  : "the " + std::to_string(limit) + " CPU(s) this process may use";
   if (request > 0) {
+    result.requested = true;
     result.threads = static_cast<int>(std::min(request, limit));
     if (request > limit)
       result.warning = source + " asks for more threads than " + why + "; running " + std::to_string(limit);

@@ -570,6 +570,7 @@ TEST(Threads, CountsBeyondTheMachineAreLoweredWithOneWarning) {
   // OMP_NUM_THREADS=1000 on 2 CPUs.
   ThreadLimit t = limit_threads({}, nullptr, "1000", 2, 512);
   EXPECT_EQ(t.threads, 2);
+  EXPECT_TRUE(t.requested);
   EXPECT_NE(t.warning.find("OMP_NUM_THREADS=1000"), std::string::npos) << t.warning;
   EXPECT_NE(t.warning.find("running 2"), std::string::npos) << t.warning;
   // The option wins over the environment, the last one given counts.
@@ -585,6 +586,7 @@ TEST(Threads, CountsBeyondTheMachineAreLoweredWithOneWarning) {
   EXPECT_NE(t.warning.find("512 threads Kokkos' OpenMP backend supports"), std::string::npos) << t.warning;
   t = limit_threads({}, nullptr, nullptr, 1024, 512);
   EXPECT_EQ(t.threads, 512);
+  EXPECT_FALSE(t.requested);
   EXPECT_FALSE(t.warning.empty());
   // Nothing asked, nothing to lower: Kokkos' own choice stands.
   t = limit_threads({}, nullptr, nullptr, 8, 512);
