@@ -159,8 +159,10 @@ int run(int argc, char** argv) {
 int fail(int code, const std::string& line, const std::exception* error = nullptr) {
   namespace ranks = discount::ranks;
   if (!error || !ranks::reported_elsewhere(*error))
-    std::cerr << "discount_app: " << (ranks::multi() ? "rank " + std::to_string(ranks::rank()) + ": " : "") << line
-              << "\n";
+    // Printable and bounded whatever a message quotes (a path with control
+    // bytes, say): the one line stays one line.
+    std::cerr << "discount_app: " << (ranks::multi() ? "rank " + std::to_string(ranks::rank()) + ": " : "")
+              << discount::printable_for_message(line, 4096) << "\n";
   if (ranks::multi() && !ranks::error_agreed()) ranks::abort_job(code);
   return code;
 }

@@ -340,7 +340,7 @@ class Parser {
     require_map(root, "top level");
     check_keys(root, config_keys(""), "");
     Config config;
-    config.source_path = source_;
+    config.source_path = printable_for_message(source_);  // only messages use it
 
     if (!root["input"]) fail(root, "missing required section 'input'");
     parse_input(root["input"], config.input);

@@ -110,7 +110,7 @@ struct LimitsConfig {
 double parse_gb_per_s(const std::string& text);
 
 struct Config {
-  std::string source_path;  // the YAML file, for messages
+  std::string source_path;  // the YAML file's name for messages (control bytes escaped, long names cut)
   InputConfig input;
   OutputConfig output;
   ComputeConfig compute;

@@ -200,6 +200,9 @@ def control_bytes_escaped(ctx):
     line = refused_config(ctx, MINIMAL.encode() + b'verify: "\\e[2J\\a\xff\xfe"\n',
                           "not '\\x1B[2J\\x07\\xFF\\xFE'", name=name, mode="wb")
     E.check("odd\\x1B[31mname.yaml:3:9:" in line, line)
+    # A path from the config in a later message (the input file is missing: 66).
+    job = job_file(ctx, 'input: {file: "gone\\e[31m.h5"}\noutput: {file: out.h5}\n', name="job2.yaml")
+    one_error_line(bounded_run(ctx, ["run", job]), E.EX_NOINPUT, "gone\\x1B[31m.h5")
 
 
 # --------------------------------------------------------------------------
