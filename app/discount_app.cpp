@@ -126,8 +126,9 @@ int run(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help
     // A job command without its YAML says what it wants.
+    const bool missing = dynamic_cast<const CLI::RequiredError*>(&e) != nullptr;
     for (const auto* cmd : {run_cmd, plan_cmd, verify_cmd, config_cmd})
-      if (*cmd && config_path.empty())
+      if (missing && *cmd && config_path.empty())
         throw discount::usage_error(cmd->get_name() + " needs the job's YAML file: discount_app " + cmd->get_name() +
                                     " job.yaml");
     throw discount::usage_error(one_line(e.what()) + " (discount_app --help lists the options)");
