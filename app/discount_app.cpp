@@ -10,6 +10,9 @@
 
 #include "common/crash_handler.hpp"
 #include "common/error.hpp"
+#include "common/kokkos_threads.hpp"
+#include "common/quote.hpp"
+#include "common/threads.hpp"
 #include "config/config.hpp"
 #include "commands/commands.hpp"
 #include "common/startup.hpp"
@@ -46,6 +49,15 @@ std::vector<discount::Axis> parse_axes(const std::string& text) {
   return axes;
 }
 
+// CLI11's message (which may span lines and quote whatever was typed) as
+// one bounded line.
+std::string one_line(const std::string& text) {
+  std::string line;
+  for (char c : text) line += (c == '\n' || c == '\r') ? ' ' : c;
+  while (!line.empty() && line.back() == ' ') line.pop_back();
+  return discount::printable_for_message(line, 300);
+}
+
 int run(int argc, char** argv) {
   discount::startup::mark("exec to main");
   // Kokkos' own options travel separately; CLI11 would reject them.
@@ -71,7 +83,6 @@ int run(int argc, char** argv) {
 
   std::string config_path;
   discount::RunOptions run_options;
-  run_options.kokkos_args = kokkos_args;
   auto* run_cmd = app.add_subcommand("run", "run the job described by input.yaml");
   run_cmd->add_option("config", config_path, "input YAML file")->required();
   run_cmd->add_flag("--restart", run_options.restart, "discard a .partial output of a different job and start over");
@@ -109,17 +120,26 @@ int run(int argc, char** argv) {
   gen_cmd->add_option("--axes", axes_text, "order of discount's axes in the file (default date,id,num)");
   gen_cmd->add_flag("--force", gen.force, "replace an existing file");
 
+  discount::check_kokkos_args(kokkos_args);
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
     app.parse(reversed);
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : static_cast<int>(discount::ExitCode::usage);
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    // A job command without its YAML says what it wants.
+    const bool missing = dynamic_cast<const CLI::RequiredError*>(&e) != nullptr;
+    for (const auto* cmd : {run_cmd, plan_cmd, verify_cmd, config_cmd})
+      if (missing && *cmd && config_path.empty())
+        throw discount::usage_error(cmd->get_name() + " needs the job's YAML file: discount_app " + cmd->get_name() +
+                                    " job.yaml");
+    throw discount::usage_error(one_line(e.what()) + " (discount_app --help lists the options)");
   }
   if (show_version) {
     std::cout << discount::version_text();
     return 0;
   }
+  if (*run_cmd || *plan_cmd) kokkos_args = discount::prepare_kokkos_threads(kokkos_args);
+  run_options.kokkos_args = kokkos_args;
   if (*run_cmd) return discount::run_command(discount::load_config_on_every_rank(config_path), run_options);
   if (*plan_cmd)
     return discount::plan_command(discount::load_config_on_every_rank(config_path), {!no_measure, kokkos_args});
@@ -141,8 +161,10 @@ int run(int argc, char** argv) {
 int fail(int code, const std::string& line, const std::exception* error = nullptr) {
   namespace ranks = discount::ranks;
   if (!error || !ranks::reported_elsewhere(*error))
-    std::cerr << "discount_app: " << (ranks::multi() ? "rank " + std::to_string(ranks::rank()) + ": " : "") << line
-              << "\n";
+    // Printable and bounded whatever a message quotes (a path with control
+    // bytes, say): the one line stays one line.
+    std::cerr << "discount_app: " << (ranks::multi() ? "rank " + std::to_string(ranks::rank()) + ": " : "")
+              << discount::printable_for_message(line, 4096) << "\n";
   if (ranks::multi() && !ranks::error_agreed()) ranks::abort_job(code);
   return code;
 }

@@ -6,12 +6,14 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
-#include <set>
 #include <sstream>
 #include <stdexcept>
 
 #include "common/error.hpp"
+#include "common/quote.hpp"
+#include "config/config_file.hpp"
+#include "config/hdf5_path.hpp"
+#include "config/yaml_guard.hpp"
 
 namespace discount {
 
@@ -53,6 +55,17 @@ std::string MemorySize::describe() const {
   return std::to_string(bytes);
 }
 
+namespace {
+// std::stod, with a reason a user can act on instead of "stod".
+double size_number(const std::string& text, std::size_t* used) {
+  try {
+    return std::stod(text, used);
+  } catch (const std::exception&) {
+    throw std::invalid_argument("expected a number such as 16GiB, 512MiB, 1000000 or 80%");
+  }
+}
+}  // namespace
+
 MemorySize parse_memory_size(const std::string& raw) {
   std::string text;
   for (char c : raw)
@@ -61,7 +74,7 @@ MemorySize parse_memory_size(const std::string& raw) {
   MemorySize size;
   if (text.back() == '%') {
     std::size_t used = 0;
-    double pct = std::stod(text.substr(0, text.size() - 1), &used);
+    double pct = size_number(text.substr(0, text.size() - 1), &used);
     if (used != text.size() - 1 || !(pct > 0.0) || pct > 100.0)
       throw std::invalid_argument("percentage must be in (0, 100]");
     size.is_percent = true;
@@ -72,7 +85,7 @@ MemorySize parse_memory_size(const std::string& raw) {
   while (digits < text.size() && (std::isdigit(static_cast<unsigned char>(text[digits])) || text[digits] == '.'))
     ++digits;
   if (digits == 0) throw std::invalid_argument("expected a number such as 16GiB, 512MiB, 1000000 or 80%");
-  double number = std::stod(text.substr(0, digits));
+  double number = size_number(text.substr(0, digits), nullptr);
   std::string suffix = text.substr(digits);
   std::transform(suffix.begin(), suffix.end(), suffix.begin(), [](unsigned char c) { return std::tolower(c); });
   double scale = 0;
@@ -85,7 +98,7 @@ MemorySize parse_memory_size(const std::string& raw) {
   else if (suffix == "mb") scale = 1e6;
   else if (suffix == "gb") scale = 1e9;
   else if (suffix == "tb") scale = 1e12;
-  else throw std::invalid_argument("unknown unit '" + suffix + "' (use B, KiB, MiB, GiB, TiB, KB, MB, GB, TB or %)");
+  else throw std::invalid_argument("unknown unit " + quote_for_message(suffix, 40) + " (use B, KiB, MiB, GiB, TiB, KB, MB, GB, TB or %)");
   double value = number * scale;
   if (!(value >= 1.0) || value > 1e18) throw std::invalid_argument("size out of range");
   size.is_percent = false;
@@ -132,7 +145,7 @@ double parse_gb_per_s(const std::string& raw) {
   else if (suffix == "mib/s") scale = 1024.0 * 1024 / 1e9;
   else if (suffix == "gib/s") scale = 1024.0 * 1024 * 1024 / 1e9;
   else if (suffix == "tib/s") scale = 1024.0 * 1024 * 1024 * 1024 / 1e9;
-  else throw std::invalid_argument("unknown unit '" + suffix + "' (use GB/s, MB/s, TB/s, GiB/s, MiB/s or a plain number of GB/s)");
+  else throw std::invalid_argument("unknown unit " + quote_for_message(suffix, 40) + " (use GB/s, MB/s, TB/s, GiB/s, MiB/s or a plain number of GB/s)");
   const double value = number * scale;
   if (!(value > 0.0)) throw std::invalid_argument("must be a positive speed such as 2.5 or 2.5GB/s");
   if (!std::isfinite(value) || value > 1e6) throw std::invalid_argument("speed out of range (at most 1e6 GB/s)");
@@ -168,11 +181,7 @@ class Parser {
     fail(node.Mark(), what);
   }
   [[noreturn]] void fail(const YAML::Mark& mark, const std::string& what) const {
-    std::ostringstream out;
-    out << source_;
-    if (!mark.is_null()) out << ":" << mark.line + 1 << ":" << mark.column + 1;
-    out << ": " << what;
-    throw config_error(out.str());
+    throw config_error(config_location(source_, mark) + ": " + what);
   }
 
   static std::size_t edit_distance(const std::string& a, const std::string& b) {
@@ -197,7 +206,7 @@ class Parser {
   void check_keys(const YAML::Node& map, const std::vector<std::string>& allowed,
                   const std::string& section) const {
     for (const auto& entry : map) {
-      const std::string key = entry.first.as<std::string>();
+      const std::string key = entry.first.Scalar();  // the guard let only plain keys through
       if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
       std::string hint;
       std::size_t best = 3;
@@ -208,7 +217,7 @@ class Parser {
           hint = candidate;
         }
       }
-      std::string msg = "unknown key '" + key + "'" + (section.empty() ? "" : " in '" + section + "'");
+      std::string msg = "unknown key " + quote_for_message(key) + (section.empty() ? "" : " in '" + section + "'");
       if (!hint.empty()) msg += "; did you mean '" + hint + "'?";
       else {
         msg += " (allowed:";
@@ -216,32 +225,6 @@ class Parser {
         msg += ")";
       }
       fail(entry.first, msg);
-    }
-  }
-
-  // yaml-cpp keeps every pair of a mapping and lookups return the first one,
-  // so a key given twice would silently drop the later value: refuse it, at
-  // any depth, naming both places.
-  void refuse_duplicate_keys(const YAML::Node& node, const std::string& path) const {
-    if (node.IsSequence()) {
-      std::size_t index = 0;
-      for (const auto& item : node) refuse_duplicate_keys(item, path + "[" + std::to_string(index++) + "]");
-      return;
-    }
-    if (!node.IsMap()) return;
-    std::vector<std::pair<std::string, YAML::Mark>> seen;
-    for (const auto& entry : node) {
-      const std::string key = entry.first.IsScalar() ? entry.first.Scalar() : YAML::Dump(entry.first);
-      const std::string name = path.empty() ? key : path + "." + key;
-      for (const auto& [other, mark] : seen)
-        if (other == key) {
-          std::ostringstream first;
-          first << source_ << ":" << mark.line + 1 << ":" << mark.column + 1;
-          fail(entry.first, "duplicate key '" + name + "' (first given at " + first.str() +
-                                "); remove one of the two");
-        }
-      seen.emplace_back(key, entry.first.Mark());
-      refuse_duplicate_keys(entry.second, name);
     }
   }
 
@@ -253,6 +236,10 @@ class Parser {
   std::string string_value(const YAML::Node& node, const std::string& key) const {
     std::string text = scalar(node, key);
     if (text.empty()) fail(node, "'" + key + "' must not be empty");
+    if (text.find('\0') != std::string::npos) fail(node, "'" + key + "' holds a NUL byte (\\x00)");
+    // A path or dataset name longer than Linux's PATH_MAX names nothing.
+    if (text.size() > 4096)
+      fail(node, "'" + key + "' = " + quote_for_message(text) + " is longer than 4096 bytes, the longest path");
     return text;
   }
 
@@ -261,7 +248,7 @@ class Parser {
     try {
       return node.as<bool>();
     } catch (const YAML::Exception&) {
-      fail(node, "'" + key + "' must be true or false, not '" + node.Scalar() + "'");
+      fail(node, "'" + key + "' must be true or false, not " + quote_for_message(node.Scalar()));
     }
   }
 
@@ -272,7 +259,7 @@ class Parser {
     try {
       value = node.as<std::int64_t>();
     } catch (const YAML::Exception&) {
-      fail(node, "'" + key + "' must be an integer, not '" + node.Scalar() + "'");
+      fail(node, "'" + key + "' must be an integer, not " + quote_for_message(node.Scalar()));
     }
     if (value < lo || value > hi)
       fail(node, "'" + key + "' = " + std::to_string(value) + " is out of range [" + std::to_string(lo) +
@@ -289,7 +276,7 @@ class Parser {
       if (option.first == text) return option.second;
       list += (list.empty() ? "" : " | ") + option.first;
     }
-    fail(node, "'" + key + "' must be one of " + list + ", not '" + text + "'");
+    fail(node, "'" + key + "' must be one of " + list + ", not " + quote_for_message(text));
   }
 
   Axis axis_value(const YAML::Node& node, const std::string& key) const {
@@ -326,59 +313,8 @@ class Parser {
     try {
       return parse_memory_size(text);
     } catch (const std::exception& e) {
-      fail(node, "'" + key + "' = '" + text + "': " + e.what());
+      fail(node, "'" + key + "' = " + quote_for_message(text) + ": " + e.what());
     }
-  }
-
-  // A quote at `pos` opens a quoted scalar (not an apostrophe inside a plain
-  // one): only the line's start, spaces or one of : - [ { , come before it.
-  static bool scalar_start(const std::string& text, std::size_t pos) {
-    while (pos > 0 && (text[pos - 1] == ' ' || text[pos - 1] == '\t')) --pos;
-    if (pos == 0 || text[pos - 1] == '\n') return true;
-    const char before = text[pos - 1];
-    return before == ':' || before == '-' || before == '[' || before == '{' || before == ',';
-  }
-
-  // The first tab at or before line `last_line` (0-based; -1: anywhere) that
-  // is not inside a quoted scalar or a comment on its line, or a null mark.
-  // Tabs may appear inside quotes and comments; elsewhere they are why the
-  // YAML failed (indentation with tabs is never valid YAML).
-  static YAML::Mark first_tab(const std::string& text, int last_line) {
-    int line = 0, column = 0;
-    char quote = 0;
-    bool comment = false;
-    for (std::size_t pos = 0; pos < text.size(); ++pos) {
-      const char c = text[pos];
-      if (c == '\n') {
-        if (last_line >= 0 && line >= last_line) break;
-        ++line;
-        column = 0;
-        comment = false;
-        continue;
-      }
-      if (!comment) {
-        if (quote) {
-          if (c == '\\' && quote == '"') {
-            ++pos;
-            ++column;
-          } else if (c == quote) {
-            quote = 0;
-          }
-        } else if ((c == '"' || c == '\'') && scalar_start(text, pos)) {
-          quote = c;
-        } else if (c == '#' && (column == 0 || text[pos - 1] == ' ' || text[pos - 1] == '\t')) {
-          comment = true;
-        } else if (c == '\t') {
-          YAML::Mark mark;
-          mark.pos = static_cast<int>(pos);
-          mark.line = line;
-          mark.column = column;
-          return mark;
-        }
-      }
-      ++column;
-    }
-    return YAML::Mark::null_mark();
   }
 
   std::string resolve_path(const std::string& path) const {
@@ -389,22 +325,22 @@ class Parser {
   }
 
   Config parse(const std::string& text) {
-    YAML::Node root;
+    const YAML::Node root = load_guarded_yaml(text, source_);
     try {
-      root = YAML::Load(text);
-    } catch (const YAML::ParserException& e) {
-      // yaml-cpp names what a tab broke ("illegal map value"), not the tab.
-      const YAML::Mark tab = first_tab(text, e.mark.is_null() ? -1 : e.mark.line);
-      if (!tab.is_null())
-        fail(tab, "a tab character; YAML indents with spaces (replace the tab with spaces)");
-      fail(e.mark, "YAML syntax error: " + e.msg);
+      return parse_root(root);
+    } catch (const YAML::Exception& e) {
+      // The guard leaves yaml-cpp nothing to refuse; should a conversion
+      // still throw, the file's line and column say more than "internal error".
+      fail(e.mark, "cannot read this YAML value: " + printable_for_message(e.msg));
     }
+  }
+
+  Config parse_root(const YAML::Node& root) const {
     if (!root.IsDefined() || root.IsNull()) fail(YAML::Mark::null_mark(), "the file is empty");
-    refuse_duplicate_keys(root, "");
     require_map(root, "top level");
     check_keys(root, config_keys(""), "");
     Config config;
-    config.source_path = source_;
+    config.source_path = printable_for_message(source_);  // only messages use it
 
     if (!root["input"]) fail(root, "missing required section 'input'");
     parse_input(root["input"], config.input);
@@ -467,7 +403,12 @@ class Parser {
                                     {{"file", OutputMode::file}, {"checksum", OutputMode::checksum}});
     if (node["file"]) out.file = resolve_path(string_value(node["file"], "output.file"));
     else if (out.mode == OutputMode::file) fail(node, "missing required key 'output.file'");
-    if (node["dataset"]) out.dataset = string_value(node["dataset"], "output.dataset");
+    if (node["dataset"]) {
+      out.dataset = string_value(node["dataset"], "output.dataset");
+      const std::string problem = output_dataset_problem(out.dataset);
+      if (!problem.empty())
+        fail(node["dataset"], "'output.dataset' = " + quote_for_message(out.dataset) + " " + problem);
+    }
     if (node["overwrite"]) out.overwrite = bool_value(node["overwrite"], "output.overwrite");
     if (node["direct_io"]) out.direct_io = bool_value(node["direct_io"], "output.direct_io");
     if (node["checkpoint_seconds"]) {
@@ -477,7 +418,7 @@ class Parser {
       try {
         seconds = value.as<double>();
       } catch (const YAML::Exception&) {
-        fail(value, "'output.checkpoint_seconds' must be a number of seconds, not '" + value.Scalar() + "'");
+        fail(value, "'output.checkpoint_seconds' must be a number of seconds, not " + quote_for_message(value.Scalar()));
       }
       if (!(seconds >= 0) || seconds > 86400)
         fail(value, "'output.checkpoint_seconds' must be between 0 (every slab) and 86400");
@@ -519,7 +460,7 @@ class Parser {
     try {
       return parse_gb_per_s(text);
     } catch (const std::exception& e) {
-      fail(node, "'" + key + "' = '" + text + "': " + e.what());
+      fail(node, "'" + key + "' = " + quote_for_message(text) + ": " + e.what());
     }
   }
 
@@ -655,12 +596,6 @@ Config parse_config(const std::string& yaml_text, const std::string& source_name
   return Parser(source_name).parse(yaml_text);
 }
 
-Config load_config(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw missing_error(path + ": cannot open config file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_config(text.str(), path);
-}
+Config load_config(const std::string& path) { return parse_config(read_config_file(path), path); }
 
 }  // namespace discount

@@ -111,7 +111,7 @@ struct LimitsConfig {
 double parse_gb_per_s(const std::string& text);
 
 struct Config {
-  std::string source_path;  // the YAML file, for messages
+  std::string source_path;  // the YAML file's name for messages (control bytes escaped, long names cut)
   InputConfig input;
   OutputConfig output;
   ComputeConfig compute;
@@ -132,8 +132,11 @@ const std::vector<std::string>& config_keys(const std::string& section);
 
 // Parses and validates. Errors are discount::Error with ExitCode::config and a
 // message "file:line:col: what is wrong".
+// The YAML is checked event by event first (config/yaml_guard.hpp): no
+// anchors or aliases, one document, plain keys, no key given twice.
 Config parse_config(const std::string& yaml_text, const std::string& source_name);
-// Reads the file (ExitCode::input_missing if it cannot be read), then parses.
+// Reads the file (config/config_file.hpp: ExitCode::input_missing if it cannot
+// be read, ExitCode::config if it is not a regular file of at most 1 MiB), then parses.
 Config load_config(const std::string& path);
 
 }  // namespace discount

@@ -19,6 +19,7 @@
 
 #include "common/affinity.hpp"
 #include "common/error.hpp"
+#include "common/quote.hpp"
 #include "common/host_pages.hpp"
 #include "common/startup.hpp"
 #include "io/finite.hpp"
@@ -96,9 +97,12 @@ struct Ticket {
   }
 };
 
-[[noreturn]] void nonfinite_error(const std::string& dataset, double value, const std::string& where) {
-  throw data_error("input." + dataset + ": " + (value != value ? "NaN" : value > 0 ? "+Inf" : "-Inf") + " at [" +
-                   where + "] (input.nonfinite: error; set it to propagate to let NaN/Inf through)");
+// `key` is the YAML key that names the dataset (input.multiplier or
+// input.discount), as the user writes it; `dataset` the name it gives.
+[[noreturn]] void nonfinite_error(const char* key, const std::string& dataset, double value, const std::string& where) {
+  throw data_error(std::string(key) + ": dataset " + quote_for_message(dataset) + ": " +
+                   (value != value ? "NaN" : value > 0 ? "+Inf" : "-Inf") + " at [" + where +
+                   "] (input.nonfinite: error; set it to propagate to let NaN/Inf through)");
 }
 
 // Names the element at `index` of a packed slab buffer by its axes.
@@ -287,7 +291,7 @@ class Pipeline {
     const std::int64_t n = ids.size() * plan_.request.nums;
     const std::int64_t bad = find_nonfinite(buffer, n);
     if (bad >= 0)
-      nonfinite_error(spec_.multiplier, buffer[bad],
+      nonfinite_error("input.multiplier", spec_.multiplier, buffer[bad],
                       "id " + std::to_string(ids.begin + bad / plan_.request.nums) + ", num " +
                           std::to_string(bad % plan_.request.nums));
   }
@@ -311,7 +315,7 @@ class Pipeline {
         const std::int64_t bad = find_nonfinite(buffer, g.elements());
         if (bad >= 0) {
           const auto origin = discount_box(job_.input->shape(), axes_, dates, ids).start;
-          nonfinite_error(spec_.discount, buffer[bad], slab_coordinates(bad, axes_, g.extent, origin));
+          nonfinite_error("input.discount", spec_.discount, buffer[bad], slab_coordinates(bad, axes_, g.extent, origin));
         }
       }
       if (job_.sink->wants_input_sums())

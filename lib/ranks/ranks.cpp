@@ -104,7 +104,8 @@ std::vector<std::string> kokkos_rank_args(const std::vector<std::string>& user_a
     args.push_back("--kokkos-device-id=" + std::to_string(local_device(visible_devices)));
   // Without a launcher binding or OMP_NUM_THREADS, every rank's OpenMP would
   // start one thread per core of the node: share them instead.
-  if (!has_arg(user_args, "--kokkos-threads") && !std::getenv("OMP_NUM_THREADS") && threads > 0)
+  if (!has_arg(user_args, "--kokkos-threads") && !has_arg(user_args, "--kokkos-num-threads") &&
+      !std::getenv("OMP_NUM_THREADS") && threads > 0)
     args.push_back("--kokkos-threads=" + std::to_string(threads));
   return args;
 }

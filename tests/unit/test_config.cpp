@@ -6,8 +6,16 @@
 #include <set>
 #include <tuple>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+
 #include "common/error.hpp"
+#include "common/quote.hpp"
+#include "common/threads.hpp"
 #include "config/config.hpp"
+#include "config/config_file.hpp"
 
 using namespace discount;
 
@@ -372,4 +380,229 @@ TEST(ConfigReference, DocsAndParserAgreeOnEveryKey) {
   std::map<std::string, std::set<std::string>> accepted;
   for (const auto& [name, keys] : config_schema()) accepted[name] = {keys.begin(), keys.end()};
   EXPECT_EQ(documented, accepted);
+}
+
+// ---------------------------------------------------------------------------
+// Hostile configs: each is refused from the text alone, before yaml-cpp
+// builds (or expands) a tree, with file:line:col and one bounded line.
+
+namespace {
+
+// One line, exit 78, starting with the place given.
+void expect_refused(const std::string& text, const std::string& where, const std::string& what) {
+  auto [code, message] = error_of(text);
+  EXPECT_EQ(code, ExitCode::config) << message;
+  EXPECT_EQ(message.rfind(where, 0), 0u) << message;
+  EXPECT_NE(message.find(what), std::string::npos) << message;
+  EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  EXPECT_LT(message.size(), 600u) << message.substr(0, 600);
+}
+
+}  // namespace
+
+TEST(ConfigGuard, BillionLaughsIsRefusedAtItsFirstAnchor) {
+  std::string text = std::string(kMinimal) + "a: &a [x, x, x, x, x, x, x, x, x]\n";
+  for (char c = 'b'; c <= 'j'; ++c) {
+    text += std::string(1, c) + ": &" + c + " [";
+    for (int i = 0; i < 9; ++i) text += std::string(i ? ", " : "") + "*" + static_cast<char>(c - 1);
+    text += "]\n";
+  }
+  expect_refused(text, "job.yaml:3:4: ", "anchors and aliases are not supported in this config");
+}
+
+TEST(ConfigGuard, AliasesAreRefusedEvenWithoutAnAnchor) {
+  expect_refused(std::string(kMinimal) + "verify: *nowhere\n", "job.yaml:3:9: ",
+                 "anchors and aliases are not supported");
+  expect_refused("input: {file: a}\noutput: &o {file: b}\ncompute: *o\n", "job.yaml:2:9: ",
+                 "anchors and aliases are not supported");
+}
+
+TEST(ConfigGuard, ComplexAndNullKeysAreConfigErrors) {
+  expect_refused(std::string(kMinimal) + "? [a, b]\n: 1\n", "job.yaml:3:3: ", "a complex key (a list");
+  expect_refused(std::string(kMinimal) + "? {a: 1}\n: 1\n", "job.yaml:3:3: ", "a complex key (a mapping");
+  expect_refused(std::string(kMinimal) + "~: 1\n", "job.yaml:3:1: ", "an empty or null key");
+  expect_refused("input: {file: a, ? [x]: 1}\noutput: {file: b}\n", "job.yaml:1:", "a complex key");
+}
+
+TEST(ConfigGuard, ASecondDocumentIsRefused) {
+  expect_refused(std::string(kMinimal) + "---\n" + kMinimal, "job.yaml:3:1: ", "a second YAML document");
+  expect_refused(std::string("---\n") + kMinimal + "...\n---\n", "job.yaml:5:1: ", "a second YAML document");
+  // One document with its markers is fine.
+  EXPECT_NO_THROW(parse(std::string("---\n") + kMinimal + "...\n"));
+}
+
+TEST(ConfigGuard, NodeCountAndFlowNestingAreBounded) {
+  std::string many = std::string(kMinimal) + "x: [";
+  for (int i = 0; i < 20000; ++i) many += "1,";
+  expect_refused(many + "]\n", "job.yaml:3:", "YAML nodes");
+  // The 1001st opening: kMinimal holds two ('{'), then 999 '[' from column 4.
+  expect_refused(std::string(kMinimal) + "x: " + std::string(200000, '[') + "\n", "job.yaml:3:1002: ",
+                 "more than 1000 '[' or '{'");
+  // Brackets in comments do not count.
+  std::string comments = kMinimal;
+  for (int i = 0; i < 300; ++i) comments += "# [[[[ {{{{\n";
+  EXPECT_NO_THROW(parse(comments));
+}
+
+TEST(ConfigGuard, DuplicateKeysInALargeMappingAreFoundInLinearTime) {
+  // 4000 distinct keys, then the first again: the check keeps a hash of the
+  // mapping's keys, not a list compared with each new key.
+  std::string text = std::string(kMinimal) + "x:\n";
+  for (int i = 0; i < 4000; ++i) text += "  k" + std::to_string(i) + ": 1\n";
+  text += "  k0: 2\n";
+  expect_refused(text, "job.yaml:4004:3: ", "duplicate key 'x.k0' (first given at job.yaml:4:3)");
+}
+
+TEST(ConfigGuard, LongAndBinaryValuesAreQuotedBoundedAndPrintable) {
+  const std::string huge(300000, 'y');
+  auto [code, message] = error_of(std::string(kMinimal) + "verify: '" + huge + "'\n");
+  EXPECT_EQ(code, ExitCode::config);
+  EXPECT_LT(message.size(), 400u) << message.substr(0, 400);
+  EXPECT_NE(message.find("...' (300000 bytes)"), std::string::npos) << message;
+  // A huge unknown key, given the explicit way yaml-cpp allows.
+  std::tie(code, message) = error_of(std::string(kMinimal) + "? " + std::string(500000, 'k') + "\n: 1\n");
+  EXPECT_EQ(code, ExitCode::config);
+  EXPECT_NE(message.find("unknown key 'kkk"), std::string::npos) << message.substr(0, 300);
+  EXPECT_LT(message.size(), 500u);
+  // Control bytes and bytes that are not UTF-8 are escaped.
+  std::tie(code, message) = error_of(std::string(kMinimal) + "verify: \"\\e[31mred\\a\"\n");
+  EXPECT_NE(message.find("not '\\x1B[31mred\\x07'"), std::string::npos) << message;
+  std::tie(code, message) = error_of(std::string(kMinimal) + "verify: \"\xff\xfe ok\"\n");
+  EXPECT_NE(message.find("not '\\xFF\\xFE ok'"), std::string::npos) << message;
+  // The file name is shown the same way.
+  try {
+    parse_config(std::string(kMinimal) + "verify: x\n", "odd\nname\x1b.yaml");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("odd\\nname\\x1B.yaml:3:9: ", 0), 0u) << e.what();
+  }
+}
+
+TEST(ConfigGuard, OutputDatasetMustNameADataset) {
+  for (const char* bad : {"/", "//", "a/", "results/run1/", "a//b", "./cv", "discount_app/cv", "/discount_app"}) {
+    auto [code, message] = error_of("input: {file: a}\noutput: {file: b, dataset: '" + std::string(bad) + "'}\n");
+    EXPECT_EQ(code, ExitCode::config) << bad;
+    EXPECT_EQ(message.rfind("job.yaml:2:28: 'output.dataset' = '", 0), 0u) << message;
+  }
+  for (const char* good : {"cv", "/cv", "results/run1/cv", "/results/cv", "discount_apps/cv"})
+    EXPECT_EQ(parse("input: {file: a}\noutput: {file: b, dataset: '" + std::string(good) + "'}\n").output.dataset,
+              good);
+  auto [code, message] = error_of("input: {file: a}\noutput: {file: b, dataset: ''}\n");
+  EXPECT_EQ(code, ExitCode::config);
+}
+
+TEST(ConfigGuard, YamlValuesThatYamlCppCannotConvertAreConfigErrors) {
+  // Each went to "internal error: yaml-cpp ... bad conversion" or similar before.
+  for (const std::string extra : {"? [a, b]\n: 1\n", "input2: !!binary '%%%'\n", "memory: {pipeline_depth: [1]}\n",
+                                  "compute: {tile: [{a: 1}]}\n", "compute: {parallel_dims: [[date]]}\n",
+                                  "memory: {host_budget: '%'}\n", "memory: {host_budget: '.GiB'}\n"}) {
+    auto [code, message] = error_of(std::string(kMinimal) + extra);
+    EXPECT_EQ(code, ExitCode::config) << extra << ": " << message;
+    EXPECT_EQ(message.rfind("job.yaml:", 0), 0u) << message;
+  }
+}
+
+TEST(Quote, EscapesAndBounds) {
+  EXPECT_EQ(quote_for_message("plain"), "'plain'");
+  EXPECT_EQ(quote_for_message(std::string("a\nb\tc\rd\0e", 9)), "'a\\nb\\tc\\rd\\x00e'");
+  EXPECT_EQ(quote_for_message("\x1b[2J"), "'\\x1B[2J'");
+  EXPECT_EQ(quote_for_message("caf\xc3\xa9 \xe2\x82\xac"), "'caf\xc3\xa9 \xe2\x82\xac'");  // UTF-8 kept
+  EXPECT_EQ(quote_for_message("\xc3"), "'\\xC3'");                                          // cut short
+  EXPECT_EQ(quote_for_message("\xc0\xaf"), "'\\xC0\\xAF'");                                 // overlong
+  EXPECT_EQ(quote_for_message("\xed\xa0\x80"), "'\\xED\\xA0\\x80'");                        // surrogate
+  EXPECT_EQ(quote_for_message("a\xe2\x80\xae" "b"), "'a\\u202Eb'");                         // bidi override
+  EXPECT_EQ(quote_for_message("\xc2\x85"), "'\\u0085'");                                    // C1 control
+  EXPECT_EQ(quote_for_message(std::string(200, 'x')), "'" + std::string(200, 'x') + "'");
+  EXPECT_EQ(quote_for_message(std::string(201, 'x')), "'" + std::string(200, 'x') + "...' (201 bytes)");
+  // Never cut inside an escape or a UTF-8 sequence.
+  EXPECT_EQ(quote_for_message("abc\x01", 5), "'abc...' (4 bytes)");
+  EXPECT_EQ(quote_for_message("ab\xc3\xa9\xc3\xa9", 3), "'ab\xc3\xa9...' (6 bytes)");
+  EXPECT_EQ(printable_for_message(std::string(10, '\x7f'), 8), "\\x7F\\x7F...");
+  const std::string big(50u << 20, 'z');
+  EXPECT_EQ(quote_for_message(big).size(), std::string("'") .size() + 200 + 4 + std::string(" (52428800 bytes)").size());
+}
+
+TEST(ConfigFile, OnlyASmallRegularFileIsRead) {
+  const std::string dir = ::testing::TempDir() + "config_file_" + std::to_string(::getpid());
+  ASSERT_EQ(::mkdir(dir.c_str(), 0700), 0);
+  const auto code_of = [](const std::string& path) {
+    try {
+      read_config_file(path);
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos);
+      return e.code();
+    }
+    return ExitCode::ok;
+  };
+  EXPECT_EQ(code_of(dir), ExitCode::config);  // a directory
+  EXPECT_EQ(code_of("/dev/zero"), ExitCode::config);
+  EXPECT_EQ(code_of(dir + "/missing.yaml"), ExitCode::input_missing);
+  const std::string fifo = dir + "/fifo.yaml";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(code_of(fifo), ExitCode::config);  // at once: no writer is waited for
+  const std::string big = dir + "/big.yaml", fits = dir + "/fits.yaml";
+  std::ofstream(big) << std::string(kMaxConfigBytes + 1, '#');
+  std::ofstream(fits) << std::string(kMaxConfigBytes, '#');
+  EXPECT_EQ(code_of(big), ExitCode::config);
+  EXPECT_EQ(read_config_file(fits).size(), kMaxConfigBytes);
+  for (const auto& path : {fifo, big, fits}) std::remove(path.c_str());
+  ::rmdir(dir.c_str());
+}
+
+TEST(Threads, MalformedKokkosNumbersAreUsageErrors) {
+  for (const char* bad : {"--kokkos-threads=abc", "--kokkos-num-threads=x", "--kokkos-device-id=-5x",
+                          "--kokkos-threads", "--kokkos-threads=-3", "--kokkos-threads:4", "--kokkos-numa=",
+                          "--kokkos-num-devices=2,x", "--kokkos-device=1.5"}) {
+    try {
+      check_kokkos_args({bad});
+      ADD_FAILURE() << bad << " accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ExitCode::usage) << bad;
+      EXPECT_NE(std::string(e.what()).find(bad), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_NO_THROW(check_kokkos_args({"--kokkos-threads=4", "--kokkos-num-threads=0", "--kokkos-device-id=1",
+                                     "--kokkos-num-devices=2,1", "--kokkos-disable-warnings",
+                                     "--kokkos-tools-args=a b", "--kokkos-map-device-id-by=mpi_rank"}));
+}
+
+TEST(Threads, CountsBeyondTheMachineAreLoweredWithOneWarning) {
+  // OMP_NUM_THREADS=1000 on 2 CPUs.
+  ThreadLimit t = limit_threads({}, nullptr, "1000", 2, 512);
+  EXPECT_EQ(t.threads, 2);
+  EXPECT_TRUE(t.requested);
+  EXPECT_NE(t.warning.find("OMP_NUM_THREADS=1000"), std::string::npos) << t.warning;
+  EXPECT_NE(t.warning.find("running 2"), std::string::npos) << t.warning;
+  // The option wins over the environment, the last one given counts.
+  t = limit_threads({"--kokkos-threads=3", "--kokkos-num-threads=1000"}, "7", "5", 16, 0);
+  EXPECT_EQ(t.threads, 16);
+  EXPECT_NE(t.warning.find("--kokkos-num-threads=1000"), std::string::npos) << t.warning;
+  t = limit_threads({}, "7", "5", 16, 0);
+  EXPECT_EQ(t.threads, 7);
+  EXPECT_TRUE(t.warning.empty());
+  // Kokkos 3's cap, below the machine's CPUs.
+  t = limit_threads({}, nullptr, "100000000000000000000", 1024, 512);
+  EXPECT_EQ(t.threads, 512);
+  EXPECT_NE(t.warning.find("512 threads Kokkos' OpenMP backend supports"), std::string::npos) << t.warning;
+  t = limit_threads({}, nullptr, nullptr, 1024, 512);
+  EXPECT_EQ(t.threads, 512);
+  EXPECT_FALSE(t.requested);
+  EXPECT_FALSE(t.warning.empty());
+  // Nothing asked, nothing to lower: Kokkos' own choice stands.
+  t = limit_threads({}, nullptr, nullptr, 8, 512);
+  EXPECT_EQ(t.threads, 0);
+  EXPECT_TRUE(t.warning.empty());
+  // OMP_NUM_THREADS the OpenMP runtime ignores (0, negative, garbage) is ignored here too.
+  for (const char* ignored : {"0", "-4", "abc", "", " ", "4x"}) {
+    t = limit_threads({}, nullptr, ignored, 8, 512);
+    EXPECT_EQ(t.threads, 0) << ignored;
+    EXPECT_TRUE(t.warning.empty()) << ignored;
+  }
+  EXPECT_EQ(limit_threads({}, nullptr, " 6 ,2", 8, 0).threads, 6);
+  // A KOKKOS_NUM_THREADS that Kokkos would refuse is a usage error.
+  EXPECT_THROW(limit_threads({}, "abc", nullptr, 8, 0), Error);
+  // The rewritten options carry one thread count.
+  EXPECT_EQ(with_thread_flag({"--kokkos-threads=9", "--kokkos-disable-warnings", "--kokkos-num-threads=1000"},
+                             "--kokkos-threads", 2),
+            (std::vector<std::string>{"--kokkos-disable-warnings", "--kokkos-threads=2"}));
 }
