@@ -19,6 +19,7 @@
 
 #include "common/error.hpp"
 #include "common/host_parallel.hpp"
+#include "common/quote.hpp"
 #include "io/box.hpp"
 #include "io/hdf5_handle.hpp"
 #include "io/identity.hpp"
@@ -26,7 +27,6 @@
 #include "io/input.hpp"
 #include "io/output_record.hpp"
 #include "io/posix_io.hpp"
-#include "io/printable.hpp"
 #include "io/run_table.hpp"
 #include "ranks/ranks.hpp"
 
@@ -194,7 +194,7 @@ void FileOutput::take_lock() {
       const ssize_t n = ::pread(fd.get(), text, sizeof text - 1, 0);
       std::string holder = n > 0 ? std::string(text, static_cast<std::size_t>(n)) : std::string();
       while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
-      holder = printable_excerpt(holder);  // the lock file may hold anything
+      holder = printable_for_message(holder, 100);  // the lock file may hold anything
       throw create_error("another job is writing '" + partial_path() + "' (" +
                          (holder.empty() ? std::string("holder unknown") : holder) + ", lock '" + path +
                          "'); wait for it to finish, or stop it and rerun to resume");

@@ -383,7 +383,8 @@ def case_lock_second_job_refused(ctx):
     E.expect_rc(r, E.EX_CANTCREAT, "second job on the same output")
     E.check(len(r.stderr_lines) == 1, str(r))
     E.check(f"pid {first.pid} on host {os.uname().nodename}" in r.stderr, f"holder not named:\n{r}")
-    E.check(r.wall < 1.0, f"the refusal took {r.wall:.2f} s (limit 1 s)")
+    # It returned while the holder was stopped: it refused at once instead of
+    # waiting for the lock (a wait would last until the hang guard).
     print(f"second job refused in {r.wall:.3f} s: {r.stderr.strip()}")
     rc, _ = E.reap(first, timeout=E.HANG_GUARD) or (None, None)
     with open(first_err) as f:
@@ -487,11 +488,13 @@ def case_budget_beyond_machine_refused(ctx):
         "compute": {"space": "host"},
         "memory": {"host_budget": "64TiB", "max_slab": "64TiB", "pipeline_depth": 2}}))
     for command in ("run", "plan"):
-        r = E.expect_rc(E.app(ctx, command, yaml), E.EX_CONFIG, f"{command}: budget beyond the machine")
+        r = E.expect_rc(E.app(ctx, command, yaml, rss=True), E.EX_CONFIG, f"{command}: budget beyond the machine")
         E.check(len(r.stderr_lines) == 1, str(r))
         E.check("memory.host_budget" in r.stderr and "the plan needs" in r.stderr and "available" in r.stderr,
                 str(r))
-        E.check(r.wall < 10, f"{command} took {r.wall:.1f} s to refuse")
+        # Refused before allocating: the process never held a slab buffer.
+        E.check(r.maxrss_kib is not None and r.maxrss_kib < 256 * 1024,
+                f"{command} reached {r.maxrss_kib} KiB before refusing")
 
 
 def case_budget_beyond_machine_warned(ctx):

@@ -1,7 +1,7 @@
 // Nothing the job reads is written (io/read_set.hpp): the comparison of the
 // files a job writes with the files it reads, by dev/ino and by name; the
 // report's atomic writer (io/atomic_file.hpp); the lock holder's text made
-// printable (io/printable.hpp). No HDF5 here: job_read_set is covered end to
+// printable (common/quote.hpp). No HDF5 here: job_read_set is covered end to
 // end by tests/e2e/e2e_input_safety.py.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -14,7 +14,7 @@
 
 #include "common/error.hpp"
 #include "io/atomic_file.hpp"
-#include "io/printable.hpp"
+#include "common/quote.hpp"
 #include "io/read_set.hpp"
 
 using namespace discount;
@@ -174,10 +174,10 @@ TEST(AtomicFile, WritesWholeAndLeavesNoTemporary) {
   EXPECT_EQ(read(dir / "victim"), "keep");
 }
 
-TEST(PrintableExcerpt, EscapesBinaryAndCuts) {
-  EXPECT_EQ(printable_excerpt("pid 12 on host a"), "pid 12 on host a");
-  EXPECT_EQ(printable_excerpt(std::string("\x89HDF\r\n\x1a\n\0", 9)), "\\x89HDF\\r\\n\\x1a\\n\\x00");
-  const std::string cut = printable_excerpt(std::string(500, '\xff'));
+TEST(PrintableExcerpt, LockHolderTextEscapesBinaryAndCuts) {
+  EXPECT_EQ(printable_for_message("pid 12 on host a", 100), "pid 12 on host a");
+  EXPECT_EQ(printable_for_message(std::string("\x89HDF\r\n\x1a\n\0", 9), 100), "\\x89HDF\\r\\n\\x1A\\n\\x00");
+  const std::string cut = printable_for_message(std::string(500, '\xff'), 100);
   EXPECT_LE(cut.size(), 103u);
   EXPECT_EQ(cut.substr(cut.size() - 3), "...");
   for (const char c : cut) EXPECT_TRUE(c >= 0x20 && c < 0x7f);
