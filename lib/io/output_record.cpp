@@ -30,15 +30,17 @@ h5::Id compound(const std::vector<std::pair<const char*, hid_t>>& fields) {
   }
   return type;
 }
+// HDF5's type macros expand to comma expressions, which nvcc's front end
+// misreads inside a braced list: they are named once here.
 h5::Id range_type() {
-  return compound({{"begin", H5T_STD_I64LE}, {"end", H5T_STD_I64LE}, {"run", H5T_STD_I32LE},
-                   {"flags", H5T_STD_U32LE}, {"out_sum", H5T_STD_U64LE}, {"in_disc", H5T_STD_U64LE},
-                   {"in_mult", H5T_STD_U64LE}, {"reserved", H5T_STD_U64LE}, {"commit", H5T_STD_U64LE}});
+  const hid_t i64 = H5T_STD_I64LE, i32 = H5T_STD_I32LE, u32 = H5T_STD_U32LE, u64 = H5T_STD_U64LE;
+  return compound({{"begin", i64}, {"end", i64}, {"run", i32}, {"flags", u32}, {"out_sum", u64}, {"in_disc", u64},
+                   {"in_mult", u64}, {"reserved", u64}, {"commit", u64}});
 }
 h5::Id file_id_type() {
-  return compound({{"dev", H5T_STD_U64LE}, {"ino", H5T_STD_U64LE}, {"size", H5T_STD_U64LE},
-                   {"mtime_ns", H5T_STD_I64LE}, {"ctime_ns", H5T_STD_I64LE}, {"reserved0", H5T_STD_U64LE},
-                   {"reserved1", H5T_STD_U64LE}, {"commit", H5T_STD_U64LE}});
+  const hid_t i64 = H5T_STD_I64LE, u64 = H5T_STD_U64LE;
+  return compound({{"dev", u64}, {"ino", u64}, {"size", u64}, {"mtime_ns", i64}, {"ctime_ns", i64},
+                   {"reserved0", u64}, {"reserved1", u64}, {"commit", u64}});
 }
 
 bool zeroed_dataset(hid_t file, const char* name, hid_t type, hsize_t count) {
