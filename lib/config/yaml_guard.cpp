@@ -217,7 +217,8 @@ YAML::Node load_guarded_yaml(const std::string& text, const std::string& source)
     // yaml-cpp names what a tab broke ("illegal map value"), not the tab.
     const YAML::Mark tab = first_tab(text, e.mark.is_null() ? -1 : e.mark.line);
     if (!tab.is_null()) fail(source, tab, "a tab character; YAML indents with spaces (replace the tab with spaces)");
-    if (e.msg == YAML::ErrorMsg::UNKNOWN_ANCHOR) fail(source, e.mark, kNoAliases);
+    // yaml-cpp 0.8 appends the anchor's name to this message; 0.7 does not.
+    if (e.msg.rfind(YAML::ErrorMsg::UNKNOWN_ANCHOR, 0) == 0) fail(source, e.mark, kNoAliases);
     fail(source, e.mark, "YAML syntax error: " + printable_for_message(e.msg));
   }
 }

@@ -40,9 +40,11 @@ DOCUMENTED = {0, 65, 66, 74, 78}
 CRASH_LINE = re.compile(r"^discount_app: error: crashed \((SIG[A-Z]+)\) inside the HDF5 library while .*"
                         r"the file is likely damaged: check it with h5dump$", re.M)
 FATAL = {-signal.SIGSEGV, -signal.SIGBUS, -signal.SIGFPE, -signal.SIGILL, -signal.SIGABRT}
-# Peak RSS of the process beyond the plan's host total: libraries, Kokkos'
-# threads, HDF5's own allocations (16-35 MiB measured on the development VM).
-RSS_BASELINE_MIB = 48
+# Peak RSS of the process beyond the plan's host total and beyond what this
+# build takes for a tiny job (libraries, Kokkos' threads, a CUDA context):
+# HDF5's own allocations and slack (16-35 MiB of process overhead measured in
+# all on the development VM, about 150 MiB with the H200 node's CUDA context).
+RSS_MARGIN_MIB = 24
 
 
 def arrays(seed, dates, ids, nums):
@@ -114,10 +116,10 @@ def case_fuzz_metadata_flips(ctx):
         path = os.path.join(d, f"{kind}.h5")
         mkw = {"chunks": (8, 5), "compression": "gzip"} if kwargs else {}
         E.write_input(path, mult, disc, disc_kwargs=kwargs, mult_kwargs=mkw)
-        inputs.append((kind, path))
+        inputs.append((kind, path, mult[None, :, :] * disc))
     jobs = []
     rng = np.random.default_rng(20261201)
-    for kind, path in inputs:
+    for kind, path, _ in inputs:
         with open(path, "rb") as f:
             base = f.read()
         raw = raw_ranges(path)
@@ -132,6 +134,7 @@ def case_fuzz_metadata_flips(ctx):
             xor = int(rng.integers(1, 256))
             jobs.append((kind, base, os.path.join(d, f"{kind}_{i:03d}"), offset, xor))
     print(f"{len(jobs)} single-byte flips over {len(inputs)} files")
+    original = {kind: product for kind, _, product in inputs}
     failures, outcomes = [], {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
         futures = {pool.submit(fuzz_one, ctx.app, base, where, offset, xor): (kind, where)
@@ -143,7 +146,7 @@ def case_fuzz_metadata_flips(ctx):
             what = f"{kind} byte {offset} ^ 0x{xor:02x}: rc {rc}"
             lines = err.strip().split("\n")
             if rc is None:
-                failures.append(f"{what}: hung (over 30 s)")
+                failures.append(f"{what}: hung (over 60 s)")
             elif rc in FATAL:
                 if not CRASH_LINE.search(err):
                     failures.append(f"{what}: a crash outside HDF5 or without the crash line:\n{err}")
@@ -154,12 +157,15 @@ def case_fuzz_metadata_flips(ctx):
             elif rc == 0:
                 expected = h5py_product(os.path.join(where, "in.h5"))
                 if expected is None:
-                    failures.append(f"{what}: exit 0 where h5py cannot read the file")
-                else:
-                    try:
-                        E.check_output(os.path.join(where, "out.h5"), expected, what=what)
-                    except E.Failure as e:
-                        failures.append(str(e))
+                    # h5py may be built on another HDF5 release than the app
+                    # (the GPU node's pip h5py), one stricter about metadata
+                    # the data does not depend on: then the app's exit 0 is
+                    # right only with the undamaged file's product.
+                    expected = original[kind]
+                try:
+                    E.check_output(os.path.join(where, "out.h5"), expected, what=what)
+                except E.Failure as e:
+                    failures.append(str(e))
             if not failures or failures[-1].split(":")[0] != what.split(":")[0]:
                 E.wipe(where)
     print("outcomes:", {str(k): v for k, v in sorted(outcomes.items(), key=lambda kv: str(kv[0]))})
@@ -303,10 +309,15 @@ def case_tiny_chunks_budget(ctx):
     E.check(m, f"plan prints no host total in MiB:\n{plan}")
     E.check("HDF5 reading" in plan, f"plan does not count HDF5's reading memory:\n{plan}")
     E.check("h5repack -l discount:CHUNK=" in plan, f"plan does not name the h5repack fix:\n{plan}")
+    # What this build's process takes for a job of almost nothing, measured here.
+    tiny = ctx.dir("tiny")
+    E.write_input(os.path.join(tiny, "in.h5"), mult[:17], disc[:1, :17])
+    base = E.expect_rc(E.app(ctx, "run", "-q", job_yaml(tiny, "in.h5"), cwd=tiny, rss=True), 0, "tiny run")
+    baseline_mib = base.maxrss_kib / 1024
     r = E.expect_rc(E.app(ctx, "run", "-q", yaml, cwd=d, rss=True, timeout=300), 0, "run")
-    limit_mib = float(m.group(1)) + RSS_BASELINE_MIB
-    print(f"peak RSS {r.maxrss_kib / 1024:.1f} MiB, plan {m.group(1)} MiB + baseline {RSS_BASELINE_MIB} MiB; "
-          f"{r.wall:.2f} s")
+    limit_mib = float(m.group(1)) + baseline_mib + RSS_MARGIN_MIB
+    print(f"peak RSS {r.maxrss_kib / 1024:.1f} MiB, plan {m.group(1)} MiB + tiny job {baseline_mib:.1f} MiB "
+          f"+ margin {RSS_MARGIN_MIB} MiB; {r.wall:.2f} s")
     E.check(r.maxrss_kib / 1024 <= limit_mib, f"peak RSS {r.maxrss_kib / 1024:.1f} MiB over {limit_mib:.1f} MiB")
     E.check_output(os.path.join(d, "out.h5"), mult[None, :, :] * disc)
 

@@ -265,7 +265,7 @@ def case_lock_holder_text_printable(ctx):
     line = lines[0]
     E.check("another job is writing" in line and f"'{lock}'" in line, line)
     E.check(all(32 <= ord(c) < 127 for c in line), f"unprintable characters in the refusal: {line!r}")
-    E.check("\\x89HDF\\r\\n\\x1a\\n\\x00\\x1b[31m" in line, f"the holder's bytes, escaped: {line}")
+    E.check("\\x89HDF\\r\\n\\x1A\\n\\x00\\x1B[31m" in line, f"the holder's bytes, escaped: {line}")
     holder_text = line.split(f"'{data.path('out.h5.partial')}' (", 1)[-1].split(f", lock '{lock}'", 1)[0]
     E.check(len(holder_text) <= 103 and holder_text.endswith("..."), f"the holder's text is not cut: {line}")
     os.unlink(lock)

@@ -77,7 +77,9 @@ TEST(Hdf5Errors, ClassifiesOpenAndReadFailures) {
 }
 
 TEST(FloatLayout, IeeeAcceptedOtherBiasRefused) {
-  for (hid_t t : {H5T_IEEE_F64LE, H5T_IEEE_F32BE, H5T_NATIVE_DOUBLE}) EXPECT_NO_THROW(check_float_layout(t, "x"));
+  // Named first: nvcc misreads HDF5's type macros (comma expressions) in a braced list.
+  const hid_t f64le = H5T_IEEE_F64LE, f32be = H5T_IEEE_F32BE, native = H5T_NATIVE_DOUBLE;
+  for (hid_t t : {f64le, f32be, native}) EXPECT_NO_THROW(check_float_layout(t, "x"));
   h5::Id odd = h5::datatype(H5Tcopy(H5T_IEEE_F64LE));
   ASSERT_GE(H5Tset_ebias(odd.get(), 123), 0);
   try {
