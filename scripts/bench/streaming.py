@@ -49,8 +49,9 @@ def parse_args(argv=None):
     p.add_argument("--workdir", default="/tmp/discount_bench", help="where the input and outputs live")
     p.add_argument("--input", help="input HDF5 file (default WORKDIR/in_DxMxO.h5); reused if its shape matches, "
                    "otherwise generated with `discount_app generate`")
-    p.add_argument("--max-slab", type=bl.parse_bytes, default=bl.parse_bytes("64MiB"),
-                   help="memory.max_slab for both app runs; the h5py and dask peers use the same dates per slab")
+    p.add_argument("--max-slab", type=lambda t: None if t == "auto" else bl.parse_bytes(t), default=None,
+                   help="memory.max_slab for both app runs, or auto: the app's defaults (max_slab and host_budget "
+                   "left unset); the h5py and dask peers use the same dates per slab")
     p.add_argument("--depth", type=int, default=3, help="pipeline_depth of the pipelined app run")
     p.add_argument("--space", choices=["host", "device"], default="host",
                    help="compute.space of the app runs (host: OpenMP; device: the build's default space)")
@@ -191,8 +192,8 @@ def app_config(ctx, out, depth):
         "input": {"file": ctx["input"]},
         "output": {"file": out, "overwrite": True},
         "compute": {"space": ctx["space"]},
-        "memory": {"pipeline_depth": depth, "max_slab": bl.app_size(ctx["max_slab"]),
-                   "host_budget": bl.app_size(ctx["host_budget"])},
+        "memory": dict({"pipeline_depth": depth}, **({} if ctx["max_slab"] is None else {
+            "max_slab": bl.app_size(ctx["max_slab"]), "host_budget": bl.app_size(ctx["host_budget"])})),
     }
 
 
@@ -238,7 +239,8 @@ def main(argv=None):
            "file_bytes": file_bytes, "max_slab": args.max_slab, "depth": args.depth,
            "space": args.space}
     # A budget that never binds, so both app runs get the slab that max_slab gives.
-    ctx["host_budget"] = max(1 << 30, (max(args.depth, 1) + 1) * args.max_slab + M * O * 8 + (64 << 20))
+    if args.max_slab is not None:
+        ctx["host_budget"] = max(1 << 30, (max(args.depth, 1) + 1) * args.max_slab + M * O * 8 + (64 << 20))
     bl.write_config(os.path.join(workdir, "job_plan.yaml"), app_config(ctx, os.path.join(workdir, "out.h5"), 1))
     plan = bl.app_plan(app, os.path.join(workdir, "job_plan.yaml"))
     ctx["per_slab"] = plan["per_slab"]
@@ -309,7 +311,7 @@ def main(argv=None):
     print("\n" + "=" * 78)
     print(f"streaming benchmark: discount [{D} x {M} x {O}] float64, input file {bl.fmt_bytes(file_bytes)}, "
           f"{plan['per_slab']} dates per slab ({bl.fmt_bytes(plan['per_slab'] * M * O * 8)}, "
-          f"max_slab {args.max_slab >> 20} MiB), {plan['slabs']} slabs")
+          f"max_slab {'auto' if args.max_slab is None else f'{args.max_slab >> 20} MiB'}), {plan['slabs']} slabs")
     print(f"input:   {path}" + (f" (generated in {gen['seconds']:.1f} s)" if gen["generated"] else " (reused)"))
     print(f"cache:   {drop_msg}")
     print(f"median of {args.repeat}; every wall time counts until the output is durable (sync included); "
