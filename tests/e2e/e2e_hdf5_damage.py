@@ -205,6 +205,24 @@ def case_chunk_dims_damage_refused(ctx):
     E.check(not os.path.exists(os.path.join(d, "out.h5.partial")), "a partial was created")
 
 
+def case_chunk_listed_twice_refused(ctx):
+    """A B-tree key of the chunk index changed so that one chunk's entry names
+    another's place (found by the fuzz test on the GPU node): HDF5 1.10 reads
+    one chunk for both places and a fill value for the lost one, silently."""
+    d, path, _ = chunked_input(ctx)
+    data = bytearray(open(path, "rb").read())
+    # The key of chunk (2, 100, 0): its offsets as little-endian 64-bit numbers
+    # (dates, ids, nums, and the element offset 0), after its size and filter mask.
+    at = data.find(struct.pack("<QQQQ", 2, 100, 0, 0))
+    E.check(at > 0, "the B-tree key of chunk (2, 100, 0) of 'discount' was not found")
+    data[at + 8:at + 16] = struct.pack("<Q", 0)  # now it claims (2, 0, 0), listed already
+    open(path, "wb").write(data)
+    line = expect_one_error(E.app(ctx, "run", job_yaml(d, "in.h5"), cwd=d), 65,
+                            ["'discount'", "in.h5", "twice"])
+    print(line)
+    E.check(not os.path.exists(os.path.join(d, "out.h5.partial")), "a partial was created")
+
+
 def case_truncated_input(ctx):
     d, path, _ = chunked_input(ctx)
     os.truncate(path, os.path.getsize(path) * 2 // 3)
@@ -342,6 +360,7 @@ def case_fatal_signal_one_line(ctx):
 CASES = [
     ("fuzz_metadata_flips", case_fuzz_metadata_flips),
     ("chunk_dims_damage_refused", case_chunk_dims_damage_refused),
+    ("chunk_listed_twice_refused", case_chunk_listed_twice_refused),
     ("truncated_input", case_truncated_input),
     ("corrupt_gzip_chunk", case_corrupt_gzip_chunk),
     ("locked_input", case_locked_input),
