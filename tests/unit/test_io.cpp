@@ -19,23 +19,14 @@
 #include "io/synthetic.hpp"
 #include "io/tools.hpp"
 
+#include "temp_dir.hpp"
+
 using namespace discount;
 namespace fs = std::filesystem;
+using TempDir = discount::test_support::TempDir;
 
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    char pattern[] = "/tmp/discount_test_io_XXXXXX";
-    path_ = ::mkdtemp(pattern);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
 
 std::vector<double> read_all(const std::string& file, const std::string& name) {
   h5::Id f = h5::file(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));

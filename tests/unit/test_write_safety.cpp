@@ -17,24 +17,14 @@
 #include "common/quote.hpp"
 #include "io/read_set.hpp"
 
+#include "temp_dir.hpp"
+
 using namespace discount;
 namespace fs = std::filesystem;
+using TempDir = discount::test_support::TempDir;
 
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    char pattern[] = "/tmp/discount_test_write_safety_XXXXXX";
-    path_ = ::mkdtemp(pattern);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 void write(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
 
