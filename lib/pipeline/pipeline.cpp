@@ -19,8 +19,8 @@
 
 #include "common/affinity.hpp"
 #include "common/error.hpp"
-#include "common/quote.hpp"
 #include "common/host_pages.hpp"
+#include "common/quote.hpp"
 #include "common/startup.hpp"
 #include "io/finite.hpp"
 #include "kernels/apply.hpp"
