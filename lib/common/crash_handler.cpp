@@ -70,6 +70,21 @@ extern "C" void on_fatal_signal(int signo) {
   ::raise(signo);
 }
 
+// The alternate stack's memory, given back when its thread ends (the main
+// thread's at exit): the stack is switched off first. Never touched by the
+// handler, so it may have a destructor.
+struct AltStackMemory {
+  void* memory = nullptr;
+  ~AltStackMemory() {
+    if (!memory) return;
+    stack_t off{};
+    off.ss_flags = SS_DISABLE;
+    ::sigaltstack(&off, nullptr);
+    std::free(memory);
+  }
+};
+thread_local AltStackMemory t_alt_stack_memory;
+
 void give_thread_alt_stack() {
   if (t_alt_stack) return;
   t_alt_stack = true;
@@ -82,6 +97,7 @@ void give_thread_alt_stack() {
   stack.ss_size = size;
   stack.ss_flags = 0;
   if (::sigaltstack(&stack, nullptr) != 0) std::free(stack.ss_sp);
+  else t_alt_stack_memory.memory = stack.ss_sp;
 }
 
 }  // namespace
