@@ -166,6 +166,7 @@ int fail(int code, const std::string& line, const std::exception* error = nullpt
     std::cerr << "discount_app: " << (ranks::multi() ? "rank " + std::to_string(ranks::rank()) + ": " : "")
               << discount::printable_for_message(line, 4096) << "\n";
   if (ranks::multi() && !ranks::error_agreed()) ranks::abort_job(code);
+  ranks::quiet_teardown();  // the line above stays the only one
   return code;
 }
 

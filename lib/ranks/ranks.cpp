@@ -1,6 +1,10 @@
 #include "ranks/ranks.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -67,11 +71,27 @@ Session::Session(int& argc, char**& argv) {
 #endif
 }
 
+namespace {
+bool quiet_teardown_asked = false;
+}  // namespace
+
+void quiet_teardown() { quiet_teardown_asked = true; }
+
 Session::~Session() {
 #ifdef DISCOUNT_HAVE_MPI
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (state().started && !finalized) MPI_Finalize();
+  if (state().started && !finalized) {
+    if (quiet_teardown_asked) {
+      std::fflush(stderr);
+      const int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+      if (null >= 0) {
+        ::dup2(null, STDERR_FILENO);
+        ::close(null);
+      }
+    }
+    MPI_Finalize();
+  }
 #endif
 }
 
