@@ -1,6 +1,8 @@
 #include "io/hdf5_handle.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <vector>
 
 #include "common/error.hpp"
 
@@ -54,6 +56,18 @@ void write_string_attribute(hid_t object, const std::string& name, const std::st
   Id attr = attribute(H5Acreate2(object, name.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT));
   if (!attr || H5Awrite(attr.get(), type.get(), value.empty() ? "" : value.data()) < 0)
     throw io_error("cannot write attribute '" + name + "'");
+}
+
+Id zeroed_dataset(hid_t file, const char* name, hid_t type, hsize_t count) {
+  Id dcpl = plist(H5Pcreate(H5P_DATASET_CREATE));
+  check(H5Pset_layout(dcpl.get(), H5D_CONTIGUOUS), "H5Pset_layout");
+  check(H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY), "H5Pset_alloc_time");
+  Id space = dataspace(H5Screate_simple(1, &count, nullptr));
+  Id data = dataset(H5Dcreate2(file, name, type, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT));
+  if (!data) return data;
+  std::vector<std::uint8_t> zeros(static_cast<std::size_t>(count) * H5Tget_size(type), 0);
+  if (H5Dwrite(data.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, zeros.data()) < 0) return Id{};
+  return data;
 }
 
 std::string read_string_attribute(hid_t object, const std::string& name) {

@@ -106,6 +106,10 @@ std::vector<DatasetEntry> list_datasets(hid_t file, std::size_t max_links = 1000
 std::string dataset_candidates(hid_t file, int rank, std::uint64_t elements = 0);
 // Empty string when absent.
 std::string read_string_attribute(hid_t object, const std::string& name);
+// A 1-D contiguous dataset of `count` elements of `type`, allocated at
+// creation and filled with zeros, for raw writes in place later (the
+// output's run table and done-range record); an empty Id on failure.
+Id zeroed_dataset(hid_t file, const char* name, hid_t type, hsize_t count);
 
 // What HDF5's error stack holds after a failed call (HDF5 clears it when the
 // next API call starts): every message, innermost (the cause) first, repeats

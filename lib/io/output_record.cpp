@@ -43,17 +43,6 @@ h5::Id file_id_type() {
                    {"reserved0", u64}, {"reserved1", u64}, {"commit", u64}});
 }
 
-bool zeroed_dataset(hid_t file, const char* name, hid_t type, hsize_t count) {
-  h5::Id dcpl = h5::plist(H5Pcreate(H5P_DATASET_CREATE));
-  h5::check(H5Pset_layout(dcpl.get(), H5D_CONTIGUOUS), "H5Pset_layout");
-  h5::check(H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY), "H5Pset_alloc_time");
-  h5::Id space = h5::dataspace(H5Screate_simple(1, &count, nullptr));
-  h5::Id data = h5::dataset(H5Dcreate2(file, name, type, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT));
-  if (!data) return false;
-  std::vector<std::uint8_t> zeros(static_cast<std::size_t>(count) * kEntryBytes, 0);
-  return H5Dwrite(data.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, zeros.data()) >= 0;
-}
-
 // "float64 big-endian", "int32", "a compound of 24 bytes".
 std::string type_text(hid_t type) {
   const std::size_t size = H5Tget_size(type);
@@ -107,8 +96,8 @@ std::string record_dataset_damage(hid_t file, const char* name, hid_t want_type,
 }  // namespace
 
 bool create_record(hid_t file, std::size_t capacity) {
-  return zeroed_dataset(file, kRangesDataset, range_type().get(), capacity) &&
-         zeroed_dataset(file, kInputFileDataset, file_id_type().get(), 1);
+  return h5::zeroed_dataset(file, kRangesDataset, range_type().get(), capacity) &&
+         h5::zeroed_dataset(file, kInputFileDataset, file_id_type().get(), 1);
 }
 
 bool has_old_progress(hid_t file) {

@@ -68,20 +68,6 @@ std::string host_name_text() {
   return host;
 }
 
-// A fixed-size dataset allocated at creation and filled with zeros, for
-// writing in place later.
-h5::Id zeroed_dataset(hid_t file, const char* name, hid_t type, hsize_t count) {
-  h5::Id dcpl = h5::plist(H5Pcreate(H5P_DATASET_CREATE));
-  h5::check(H5Pset_layout(dcpl.get(), H5D_CONTIGUOUS), "H5Pset_layout");
-  h5::check(H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY), "H5Pset_alloc_time");
-  h5::Id space = h5::dataspace(H5Screate_simple(1, &count, nullptr));
-  h5::Id data = h5::dataset(H5Dcreate2(file, name, type, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT));
-  if (!data) return data;
-  std::vector<std::uint8_t> zeros(static_cast<std::size_t>(count) * H5Tget_size(type), 0);
-  if (H5Dwrite(data.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, zeros.data()) < 0) return h5::Id{};
-  return data;
-}
-
 // The run table's raw records (kRecordBytes each); empty when the file has none.
 std::vector<std::uint8_t> read_run_table(hid_t file) {
   if (H5Lexists(file, kRuns, H5P_DEFAULT) <= 0) return {};
@@ -121,7 +107,7 @@ std::pair<std::uint64_t, int> run_table_state(hid_t file) {
 }
 
 std::uint64_t create_run_table(hid_t file) {
-  h5::Id runs = zeroed_dataset(file, kRuns, run_record_type().get(), kRunSlots);
+  h5::Id runs = h5::zeroed_dataset(file, kRuns, run_record_type().get(), kRunSlots);
   const haddr_t at = runs ? H5Dget_offset(runs.get()) : HADDR_UNDEF;
   return at == HADDR_UNDEF ? 0 : at;
 }
