@@ -21,6 +21,7 @@ exists and, with #anchor, a heading of that file (GitHub's anchor rules).
 
 import os
 import re
+import subprocess
 import sys
 
 import numpy as np
@@ -34,7 +35,7 @@ ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 PAGE = os.environ.get("QUICKSTART_PAGE", os.path.join(ROOT, "docs", "quickstart.md"))
 INSTALL = re.compile(r"^<!--\s*install: checked, not run\s*-->\s*$")
 KINDS = ("python", "sh", "yaml", "text")
-JOB, INPUT, OUTPUT, MAX_LINES = "job.yaml", "mine.h5", "cv.h5", 70
+JOB, INPUT, OUTPUT, MAX_LINES = "job.yaml", "mine.h5", "cv.h5", 60
 
 
 def install_blocks(path):
@@ -156,9 +157,10 @@ def anchors(path):
     return out
 
 
-def case_doc_links(ctx):
-    pages = [os.path.join(ROOT, "README.md")] + sorted(
-        os.path.join(ROOT, "docs", p) for p in os.listdir(os.path.join(ROOT, "docs")) if p.endswith(".md"))
+def broken_links(root):
+    """(links checked, the broken ones) of README.md and docs/*.md under `root`."""
+    pages = [os.path.join(root, "README.md")] + sorted(
+        os.path.join(root, "docs", p) for p in os.listdir(os.path.join(root, "docs")) if p.endswith(".md"))
     link = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
     bad, checked = [], 0
     for page in pages:
@@ -171,17 +173,52 @@ def case_doc_links(ctx):
             full = os.path.normpath(os.path.join(os.path.dirname(page), path)) if path else page
             checked += 1
             if not os.path.exists(full):
-                bad.append(f"{os.path.relpath(page, ROOT)}: {target} (no such file)")
+                bad.append(f"{os.path.relpath(page, root)}: {target} (no such file)")
             elif anchor and full.endswith(".md") and anchor not in anchors(full):
-                bad.append(f"{os.path.relpath(page, ROOT)}: {target} (no such heading)")
+                bad.append(f"{os.path.relpath(page, root)}: {target} (no such heading)")
+    return checked, bad
+
+
+def case_doc_links(ctx):
+    checked, bad = broken_links(ROOT)
     E.check(checked > 20, f"only {checked} links found: the link pattern is broken")
     E.check(not bad, "broken links:\n  " + "\n  ".join(bad))
-    print(f"{checked} links in {len(pages)} pages hold")
+    print(f"{checked} links hold")
+    # The check has teeth: a copy with a heading renamed and a page removed fails it.
+    copy = ctx.dir("copy")
+    os.makedirs(os.path.join(copy, "docs"))
+    with open(os.path.join(ROOT, "README.md")) as f:
+        E.write_text(os.path.join(copy, "README.md"), f.read())
+    for name in os.listdir(os.path.join(ROOT, "docs")):
+        if name.endswith(".md") and name != "prediction.md":
+            with open(os.path.join(ROOT, "docs", name)) as f:
+                text = f.read()
+            if name == "user-guide.md":
+                text = text.replace("### 3.6 Chart it", "### 3.6 Charting")
+            E.write_text(os.path.join(copy, "docs", name), text)
+    _, bad = broken_links(copy)
+    E.check(any("user-guide.md#36-chart-it (no such heading)" in b for b in bad)
+            and any("prediction.md (no such file)" in b for b in bad), f"the broken copy passed: {bad}")
+
+
+def case_broken_page_fails(ctx):
+    """page_runs has teeth: the page with its shown verify output changed must fail it."""
+    with open(PAGE) as f:
+        text = f.read()
+    broken = text.replace("verify: 120120 elements", "verify: 120121 elements", 1)
+    E.check(broken != text, f"{PAGE} shows no 'verify: 120120 elements' line to break")
+    copy = E.write_text(os.path.join(ctx.dir("docs"), "quickstart.md"), broken)
+    r = subprocess.run([sys.executable, os.path.abspath(__file__), "--app", ctx.app, "--work", ctx.dir("inner"),
+                        "--case", "page_runs"], env=dict(os.environ, QUICKSTART_PAGE=copy),
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+    E.check(r.returncode == 1 and "FAIL page_runs" in r.stdout and "120121" in r.stdout,
+            f"a wrong output line on the page did not fail the test (exit {r.returncode}):\n{r.stdout[-3000:]}")
 
 
 CASES = [
     ("page_runs", case_page_runs),
     ("doc_links", case_doc_links),
+    ("broken_page_fails", case_broken_page_fails),
 ]
 
 if __name__ == "__main__":
