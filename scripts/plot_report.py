@@ -16,12 +16,20 @@ or the `report:` key) and writes one PNG with two panels per report:
   report carries one (`limit_gb_per_s` in the stage, or the top-level `limits`
   table), annotated with the GB/s and the percentage of the limit.
 
+Each report's panels are titled with what tells compared runs apart: the
+chunk axis, the slab count, the execution space and the input's layout (axis
+order), read from the report's structured `input` and `plan` objects
+(schema_version 2; older reports give what their text holds). With several
+reports the time panels share one time axis, so a slow run looks slow.
+
 The bottleneck stage (busy longest) is drawn in red. A summary of each report
-is printed on stdout; --json writes the figures drawn.
+is printed on stdout; --json writes the figures drawn, --panels each panel's
+title and axis limits.
 
   scripts/plot_report.py out/run.json                 writes out/run.png
   scripts/plot_report.py a.json b.json -o compare.png  two panels per report
   scripts/plot_report.py run.json --json drawn.json   also the figures drawn, as JSON
+  scripts/plot_report.py a.json b.json --panels p.json  also each panel's title and limits
 
 Exit status: 0 written; 1 matplotlib missing or the PNG cannot be written;
 2 a report is missing, unreadable, not JSON or not a run report (one line on
@@ -125,6 +133,10 @@ def normalise(doc, path):
     ranks = ranks if isinstance(ranks, int) and not isinstance(ranks, bool) and ranks > 1 else None
     wall = _number(doc.get("wall_seconds")) or 0.0
     return {
+        "schema_version": doc.get("schema_version", 1),
+        "chunk_axis": chunk_axis_of(doc),
+        "slab_count": slab_count_of(doc),
+        "layout": layout_of(doc),
         "path": path,
         "space": str(doc.get("space", "?")),
         "kernel": str(doc.get("kernel", "?")),
@@ -162,15 +174,70 @@ def time_accounting(wall, stages, any_stage):
     return acc
 
 
+def _section(doc, key):
+    """(object, text) of the report's `input` or `plan`: schema_version 2 writes an object whose
+    `text` is the human-readable form; version 1 wrote the text alone."""
+    value = doc.get(key)
+    if isinstance(value, dict):
+        return value, value.get("text") if isinstance(value.get("text"), str) else ""
+    return {}, value if isinstance(value, str) else ""
+
+
+def _count(value):
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
 def input_shape(doc):
     """'100 x 4000 x 5 (dates x ids x nums)' from the plan, else the input's discount shape."""
-    plan = doc.get("plan") if isinstance(doc.get("plan"), str) else ""
-    m = re.search(r"dates=(\d+)\s+ids=(\d+)\s+nums=(\d+)", plan)
+    plan, plan_text = _section(doc, "plan")
+    sel = plan.get("selection") if isinstance(plan.get("selection"), dict) else {}
+    dims = [_count(sel.get(k)) for k in ("dates", "ids", "nums")]
+    if all(d is not None for d in dims):
+        return f"{dims[0]:,} x {dims[1]:,} x {dims[2]:,} (dates x ids x nums)"
+    m = re.search(r"dates=(\d+)\s+ids=(\d+)\s+nums=(\d+)", plan_text)
     if m:
         return f"{int(m.group(1)):,} x {int(m.group(2)):,} x {int(m.group(3)):,} (dates x ids x nums)"
-    text = doc.get("input") if isinstance(doc.get("input"), str) else ""
-    shapes = re.findall(r"\[(\d+(?: x \d+){2})\]", text)
+    shapes = re.findall(r"\[(\d+(?: x \d+){2})\]", _section(doc, "input")[1])
     return shapes[0] if shapes else "shape unknown"
+
+
+def chunk_axis_of(doc):
+    """'date' | 'id' from the plan object, else from the plan text ('chunk axis     id, ...'); None."""
+    plan, text = _section(doc, "plan")
+    if isinstance(plan.get("chunk_axis"), str):
+        return plan["chunk_axis"]
+    m = re.search(r"chunk axis\s+(\w+),", text)
+    return m.group(1) if m else None
+
+
+def slab_count_of(doc):
+    """The plan's slab count: the plan object, else the report's slabs.total, else the plan text."""
+    plan, text = _section(doc, "plan")
+    if _count(plan.get("slabs")) is not None:
+        return plan["slabs"]
+    slabs = doc.get("slabs")
+    if isinstance(slabs, dict) and _count(slabs.get("total")) is not None:
+        return slabs["total"]
+    m = re.search(r"(\d+) slab\(s\)", text)
+    return int(m.group(1)) if m else None
+
+
+def layout_of(doc):
+    """The discount's axis order in the input, 'date,id,num': the input object, else its text."""
+    facts, text = _section(doc, "input")
+    axes = facts.get("axes")
+    if isinstance(axes, list) and axes and all(isinstance(a, str) for a in axes):
+        return ",".join(axes)
+    m = re.search(r"\[((?:date|id|num)(?:,(?:date|id|num)){2})\]", text)
+    return m.group(1) if m else None
+
+
+def run_label(r):
+    """'chunk axis date, 3 slabs, space host, layout date,id,num': what tells compared runs apart."""
+    slabs = r["slab_count"]
+    slabs = "? slabs" if slabs is None else f"{slabs} slab" + ("" if slabs == 1 else "s")
+    return (f"chunk axis {r['chunk_axis'] or '?'}, {slabs}, space {r['space']}, "
+            f"layout {r['layout'] or '?'}")
 
 
 # --------------------------------------------------------------------------
@@ -258,7 +325,7 @@ def title_of(r, label_path):
         if st["name"] == r["bottleneck"] and r["wall"] > 0:
             busy = f" (busy {100 * st['seconds'] / r['wall']:.0f}% of the wall time)"
     effective = f" ({fmt_rate(r['effective'])} GB/s end to end)" if r["effective"] is not None else ""
-    return (f"{head}{r['space']}, {r['kernel']}{slicing} | {r['shape']}\n"
+    return (f"{head}{run_label(r)}\n{r['kernel']}{slicing} | {r['shape']}\n"
             f"wall {r['wall']:.3f} s{effective} | bottleneck: {r['bottleneck'] or 'none'}{busy}{ranks}{outcome}")
 
 
@@ -319,18 +386,19 @@ def draw_panel(ax, r, scale, label_path, lo, hi):
     ax.set_xlabel("GB/s (bytes moved by the stage / its busy seconds)" + (", log scale" if use_log else ""))
     ax.grid(axis="x", which="major", linestyle=":", color="#bbbbbb", zorder=0)
     ax.set_axisbelow(True)
-    ax.set_title("Rates against their limits", fontsize=9, loc="left")
+    ax.set_title(f"Rates against their limits | {run_label(r)}", fontsize=9, loc="left")
     return any_limit
 
 
-def draw_time_panel(ax, r, label_path):
+def draw_time_panel(ax, r, label_path, longest_wall):
     """Seconds: the wall time split into in a stage / in no stage, each stage's busy time
-    against the wall time, and the time in no stage."""
+    against the wall time, and the time in no stage. `longest_wall`: the longest wall time of
+    the reports drawn, so every time panel has the same scale."""
     t, wall, stages = r["time"], r["wall"], r["stages"]
     rows = len(stages) + 2
     y_wall, y_none = rows - 1, 0
     ys = list(range(rows - 2, 0, -1))  # stages, first on top, between the two
-    right = wall if wall > 0 else 1.0
+    right = longest_wall if longest_wall > 0 else 1.0
 
     def text(x, y, words, **kw):
         ax.text(x, y, words, va="center", ha="left", fontsize=8.5, zorder=3, **kw)
@@ -381,7 +449,7 @@ def draw_time_panel(ax, r, label_path):
             tick.set_color(BOTTLENECK_COLOR)
             tick.set_fontweight("bold")
     ax.set_ylim(-0.6, rows - 0.4)
-    ax.set_xlim(0, right * 1.9)  # room for the labels on the right
+    ax.set_xlim(0, right * 1.9)  # one scale for every report; room for the labels on the right
     ax.set_xlabel("seconds (busy: the stage's thread working on a slab; the box is the wall time)")
     ax.grid(axis="x", which="major", linestyle=":", color="#bbbbbb", zorder=0)
     ax.set_axisbelow(True)
@@ -398,8 +466,9 @@ def plot(plt, reports, out, scale, dpi):
                              gridspec_kw={"height_ratios": heights}, squeeze=False)
     any_limit = False
     lo, hi = rate_range(reports)
+    longest_wall = max(r["wall"] for r in reports)
     for i, r in enumerate(reports):
-        draw_time_panel(axes[2 * i, 0], r, len(reports) > 1)
+        draw_time_panel(axes[2 * i, 0], r, len(reports) > 1, longest_wall)
         any_limit |= draw_panel(axes[2 * i + 1, 0], r, scale, len(reports) > 1, lo, hi)
     handles = [Patch(color=BAR_COLOR, label="stage busy s / GB/s"), Patch(color=BOTTLENECK_COLOR, label="bottleneck"),
                Patch(color=IN_STAGE_COLOR, label="in a stage"), Patch(color=NO_STAGE_COLOR, label="in no stage")]
@@ -409,12 +478,20 @@ def plot(plt, reports, out, scale, dpi):
         handles.append(Patch(facecolor="none", edgecolor=LIMIT_COLOR, hatch="///", label="limit"))
     fig.legend(handles=handles, loc="lower right", fontsize=8, ncol=len(handles), frameon=False)
     fig.tight_layout(rect=(0, 0.03, 1, 1))
+    panels = []
+    for i, r in enumerate(reports):
+        for kind, ax in (("time", axes[2 * i, 0]), ("rates", axes[2 * i + 1, 0])):
+            panels.append({"report": r["path"], "kind": kind, "title": ax.get_title(loc="left"),
+                           "xlim": list(ax.get_xlim()), "ylim": list(ax.get_ylim()), "xscale": ax.get_xscale(),
+                           "chunk_axis": r["chunk_axis"], "slabs": r["slab_count"], "space": r["space"],
+                           "layout": r["layout"]})
     try:
         fig.savefig(out, dpi=dpi)
     except OSError as e:
         fail(f"cannot write '{out}': {e.strerror or e}", 1)
     finally:
         plt.close(fig)
+    return panels
 
 
 # --------------------------------------------------------------------------
@@ -428,10 +505,13 @@ def default_output(paths):
 def main(argv=None):
     parser = argparse.ArgumentParser(
         prog=PROG,
-        description=__doc__.split("\n\n")[1].replace("\n", " "),
-        epilog="Default output: run.json -> run.png next to it; with several reports, "
-               "<first>-compare.png next to the first. Exit status: 0 written, 1 matplotlib missing or the PNG "
-               "cannot be written, 2 a report is missing, unreadable or not a discount_app run report.")
+        description=__doc__.split("\n\n  scripts/")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="examples:\n" + "\n".join(line for line in __doc__.splitlines() if line.startswith("  scripts/"))
+               + "\n\nDefault output: run.json -> run.png next to it; with several reports,\n"
+               "<first>-compare.png next to the first.\n\nExit status: 0 written; 1 matplotlib missing or the "
+               "PNG cannot be written;\n2 a report is missing, unreadable, not JSON or not a run report "
+               "(one line on stderr).")
     parser.add_argument("reports", nargs="+", metavar="report.json", help="run report(s) written by discount_app")
     parser.add_argument("-o", "--output", metavar="chart.png", help="PNG to write (default: next to the report)")
     parser.add_argument("--scale", choices=("auto", "log", "linear"), default="auto",
@@ -440,6 +520,9 @@ def main(argv=None):
     parser.add_argument("--json", metavar="drawn.json",
                         help="also write the figures drawn (per report: wall, busy and idle seconds per stage, "
                              "time in a stage and in no stage, rates and limits) as JSON")
+    parser.add_argument("--panels", metavar="panels.json",
+                        help="also write each panel's title, axis limits and scale, and the run facts in its "
+                             "title (chunk axis, slabs, space, layout), as JSON")
     args = parser.parse_args(argv)
 
     reports = []
@@ -454,20 +537,26 @@ def main(argv=None):
     plt = import_pyplot()  # before any output: it may re-run this script under /usr/bin/python3
     for r in reports:
         print(summary(r))
-    plot(plt, reports, out, args.scale, args.dpi)
+    panels = plot(plt, reports, out, args.scale, args.dpi)
     print(f"wrote {out}")
+    if args.panels:
+        write_json(args.panels, panels)
     if args.json:
         drawn = [{"report": r["path"], "bottleneck": r["bottleneck"], "time": r["time"],
                   "rates": [{k: st[k] for k in ("name", "gb_per_s", "limit", "fraction")} for st in r["stages"]]}
                  for r in reports]
-        try:
-            with open(args.json, "w") as f:
-                json.dump(drawn, f, indent=1)
-                f.write("\n")
-        except OSError as e:
-            fail(f"cannot write '{args.json}': {e.strerror or e}", 1)
-        print(f"wrote {args.json}")
+        write_json(args.json, drawn)
     return 0
+
+
+def write_json(path, value):
+    try:
+        with open(path, "w") as f:
+            json.dump(value, f, indent=1)
+            f.write("\n")
+    except OSError as e:
+        fail(f"cannot write '{path}': {e.strerror or e}", 1)
+    print(f"wrote {path}")
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@
 #include "report/limits_cache.hpp"
 #include "report/progress.hpp"
 #include "report/rates.hpp"
+#include "report/report_job.hpp"
 #include "report/runs.hpp"
 #include "resolve/resolve.hpp"
 
@@ -540,6 +541,7 @@ RunReport start_report(const Job& job, const OutputSink& sink) {
   report.slicing = job.spec.report.slicing;
   report.plan = job.plan.describe();
   report.config_yaml = job.spec.report.config_yaml;
+  describe_job(report, *job.input, job.plan, job.spec.pipeline.dates, job.spec.pipeline.ids);
   report.stages = empty_stages(job.plan.request.device_copies);
   return report;
 }

@@ -78,6 +78,11 @@ class SyntheticInput final : public InputSource {
            std::to_string(shape_.ids) + " x " + std::to_string(shape_.nums) + "]";
   }
   std::string identity() const override { return "synthetic:" + std::to_string(seed_) + ":" + describe(); }
+  std::vector<DatasetFacts> datasets() const override {
+    return {{"multiplier", "(synthetic)", "", {shape_.ids, shape_.nums}, {"id", "num"}, "float64", "computed"},
+            {"discount", "(synthetic)", "", {shape_.dates, shape_.ids, shape_.nums}, {"date", "id", "num"}, "float64",
+             "computed"}};
+  }
   bool may_hold_nonfinite() const override { return false; }
 
  private:
@@ -193,6 +198,18 @@ class Hdf5Input final : public InputSource {
            "]";
   }
   std::string file_stat() const override { return file_stat_; }
+  std::vector<DatasetFacts> datasets() const override {
+    auto facts = [&](const char* role, const std::string& name, const DatasetInfo& info,
+                     std::vector<std::string> axes) {
+      DatasetFacts f{role, name, info.holder.empty() ? config_.file : info.holder, {}, std::move(axes), info.type_text,
+                     info.fast ? "positional reads" : "HDF5 reads (" + info.slow_why + ")"};
+      for (hsize_t d : info.dims) f.shape.push_back(static_cast<std::int64_t>(d));
+      return f;
+    };
+    return {facts("multiplier", config_.multiplier, mult_, {"id", "num"}),
+            facts("discount", config_.discount, disc_,
+                  {axis_name(axes_[0]), axis_name(axes_[1]), axis_name(axes_[2])})};
+  }
 
  private:
   DatasetInfo open_dataset(const std::string& name, const std::string& key, int rank) {

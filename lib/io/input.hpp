@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "config/config.hpp"
 
@@ -15,6 +16,17 @@ namespace discount {
 
 struct InputShape {
   std::int64_t dates = 0, ids = 0, nums = 0;  // full extents in the source
+};
+
+// One input dataset as the JSON report shows it (report/report.hpp).
+struct DatasetFacts {
+  std::string role;                 // "multiplier" | "discount"
+  std::string name;                 // its path in the file; "(synthetic)" for input.synthetic
+  std::string file;                 // the file holding it (an external link's target); empty: none
+  std::vector<std::int64_t> shape;  // in the file's order
+  std::vector<std::string> axes;    // the axis of each dimension of shape
+  std::string dtype;                // as stored: "float64", "float32", "int32", "float64 big-endian", ...
+  std::string read_path;            // "positional reads" | "HDF5 reads (why)" | "computed"
 };
 
 // File-order box of the discount slab (dates x ids x all nums), absolute.
@@ -48,6 +60,8 @@ class InputSource {
   // One line per dataset whose chunk shape will make reads slow, with the
   // h5repack command that fixes it (empty: none).
   virtual std::string read_advice() const { return {}; }
+  // The multiplier's and the discount's facts, for the JSON report.
+  virtual std::vector<DatasetFacts> datasets() const { return {}; }
 
  protected:
   InputShape shape_;

@@ -248,8 +248,14 @@ EarlierReport earlier_report_from_json(const std::string& json_text, const Repor
     report.why_not = "it is from host '" + text("host") + "', this is '" + expect.host + "'";
     return report;
   }
-  if (text("input") != expect.input) {
-    report.why_not = "its input differs (" + text("input") + ")";
+  // schema_version 2 writes `input` as an object holding the line as `text`; 1 wrote the line.
+  const auto input_it = j.find("input");
+  const std::string input = input_it != j.end() && input_it->is_object() && input_it->contains("text") &&
+                                    (*input_it)["text"].is_string()
+                                ? (*input_it)["text"].get<std::string>()
+                                : text("input");
+  if (input != expect.input) {
+    report.why_not = "its input differs (" + input + ")";
     return report;
   }
   const std::string output = text("output");

@@ -7,6 +7,8 @@
 
 #include "common/error.hpp"
 #include "config/config.hpp"
+#include "config/config_json.hpp"
+#include "report/report_job.hpp"
 #include "io/atomic_file.hpp"
 
 namespace discount {
@@ -87,18 +89,20 @@ std::string RunReport::to_text() const {
 
 std::string RunReport::to_json() const {
   nlohmann::json j;
+  j["schema_version"] = kReportSchemaVersion;
   j["version"] = version;
   j["versions"] = versions;
   j["host"] = host;
   j["gpu"] = gpu;
   j["outcome"] = outcome;
-  j["input"] = input;
+  j["input"] = input_json(*this);
   j["output"] = output;
   j["space"] = space;
   j["kernel"] = kernel;
   j["slicing"] = slicing;
-  j["plan"] = plan;
-  j["config"] = config_yaml;
+  j["plan"] = plan_json(*this);
+  j["config"] = config_yaml.empty() ? nlohmann::json::object() : nlohmann::json::parse(yaml_to_json(config_yaml));
+  j["config_yaml"] = config_yaml;
   j["wall_seconds"] = wall_seconds;
   if (const StageStats* slowest = bottleneck()) j["bottleneck"] = slowest->name;
   j["device_path_seconds"] = device_path_seconds;

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "common/startup.hpp"
+#include "io/input.hpp"
+#include "plan/plan.hpp"
 #include "report/limits.hpp"
 #include "report/runs.hpp"
 
@@ -29,6 +31,19 @@ struct StageStats {
   }
 };
 
+// The JSON report's layout version: 2 made input, plan and config objects
+// (1 had them as text). Readers check it before reading those keys.
+constexpr int kReportSchemaVersion = 2;
+
+// What the JSON report's `input` object holds (report/report_job.hpp fills it).
+struct InputReport {
+  std::string source;                 // "hdf5" | "synthetic"; empty: not described
+  std::vector<DatasetFacts> datasets;  // multiplier, discount
+  std::vector<std::string> axes;      // the discount's axis order in the file
+  std::int64_t dates = 0, ids = 0, nums = 0;  // full extents in the source
+  Range dates_selected, ids_selected;        // input.dates / input.ids, absolute
+};
+
 struct RunReport {
   std::string version;
   std::string versions;  // app, git, Kokkos (backends, arch), HDF5: version_text()
@@ -36,6 +51,12 @@ struct RunReport {
   std::string gpu;       // name of rank 0's GPU; empty when the kernel ran on the host
   std::string input, output, space, kernel, slicing, plan;
   std::string config_yaml;
+  // Structured copies for the JSON report (report/report_job.hpp's
+  // describe_job): the input's datasets and the plan; without them the JSON's
+  // input and plan objects hold only the text above.
+  InputReport input_facts;
+  Plan plan_facts;
+  bool has_plan_facts = false;
   std::vector<StageStats> stages;
   double wall_seconds = 0.0;
   // From the first upload's start to the last download's end (device path

@@ -40,11 +40,17 @@ def main():
     args = ap.parse_args()
     report = json.load(open(args.report))
     cfg = report["config"]
-    import re
-    m = re.search(r"synthetic: \{dates: (\d+), ids: (\d+), nums: (\d+), seed: (\d+)\}", cfg)
-    if not m:
-        sys.exit("the report's config has no input.synthetic")
-    dates, ids, nums, seed = (int(g) for g in m.groups())
+    if isinstance(cfg, dict):  # schema_version 2: the config as a JSON object
+        synthetic = cfg.get("input", {}).get("synthetic")
+        if not isinstance(synthetic, dict):
+            sys.exit("the report's config has no input.synthetic")
+        dates, ids, nums, seed = (int(synthetic[k]) for k in ("dates", "ids", "nums", "seed"))
+    else:  # schema_version 1: the config as YAML text
+        import re
+        m = re.search(r"synthetic: \{dates: (\d+), ids: (\d+), nums: (\d+), seed: (\d+)\}", cfg)
+        if not m:
+            sys.exit("the report's config has no input.synthetic")
+        dates, ids, nums, seed = (int(g) for g in m.groups())
     seed = args.seed if args.seed is not None else seed
     bits = [int(b) for b in report["checksum"]["date_bits"]]
     chosen = range(dates) if args.dates == "all" else [int(d) for d in args.dates.split(",")]

@@ -86,7 +86,9 @@ def v_app(ctx, out, memory=None):
     bl.write_config(cfg, config)
     r = bl.run_app(ctx["app"], cfg, wd / "report.json", extra=["--quiet"], then_sync=True)
     rep = r["report"]
-    return {"wall_s": r["wall_s"], "sync_s": r["sync_s"], "plan": rep.get("plan", ""),
+    plan = rep.get("plan", "")
+    plan = plan.get("text", "") if isinstance(plan, dict) else plan  # schema_version 2: an object
+    return {"wall_s": r["wall_s"], "sync_s": r["sync_s"], "plan": plan,
             "stages": {s["name"]: s["seconds"] for s in rep.get("stages", [])},
             "staging_s": rep.get("staging_seconds", 0.0)}
 

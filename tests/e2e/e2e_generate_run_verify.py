@@ -323,7 +323,9 @@ def chunk_axis_auto(ctx):
     plan = E.plan_slabs(ctx, os.path.join(ctx.work, "job.yaml"))[1]
     E.check("chunk axis     id, " in plan and "(auto: kept from the finished output)" in plan, f"plan:\n{plan}")
     with open(os.path.join(ctx.work, "run.json")) as f:
-        E.check("(auto: one date needs " in E.json.load(f)["plan"], "the report's plan lacks the chunk axis reason")
+        plan = E.json.load(f)["plan"]
+        E.check(plan["chunk_axis"] == "id" and plan["chunk_axis_reason"].startswith("auto: one date needs "),
+                f"the report's plan lacks the chunk axis and its reason: {plan}")
     cfg = E.expect_rc(E.app(ctx, "config", os.path.join(ctx.work, "job.yaml")), 0, "config").stdout
     E.check("chunk_axis: auto" in cfg, f"config does not print chunk_axis: auto:\n{cfg}")
     # Room for a date: date slabs, and the plan says so.

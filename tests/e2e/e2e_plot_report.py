@@ -13,6 +13,11 @@ exit 2 with one stderr line. The time panel's figures (--json) account for the
 wall time: each stage's busy + idle seconds, and the time in a stage (the
 report's any_stage_seconds) plus the time in no stage, are the wall time; a
 report without any_stage_seconds gets bounds that hold the measured split.
+The report's structured objects (schema_version 2) match the input file as
+h5py reads it, the plan's slab count and the YAML config; two real runs that
+differ in chunk axis, slab count, space and layout get panel titles that name
+each (--panels), their time panels share one time axis, and a schema 1 copy
+(text input/plan/config) still plots with the same facts taken from its text.
 Cases that draw skip (77) when this Python cannot import matplotlib
 (scripts/deps.sh installs python3-matplotlib).
 """
@@ -246,12 +251,111 @@ def case_time_accounting(ctx):
     E.check("the report has no any_stage_seconds" in r.stdout, f"stdout should say the split is bounds:\n{r}")
 
 
+def structured_run(ctx, name, seed, axes, chunk_axis, slab_units, space):
+    """A real run with --report; returns (report path, its JSON, input path)."""
+    d = ctx.dir(name)
+    src = E.generate(ctx, os.path.join(d, "in.h5"), DATES, IDS, NUMS, seed=seed, axes=axes)
+    unit = NUMS * 8 * (IDS if chunk_axis == "date" else DATES)  # discount bytes of one date / one id
+    job = E.write_job(os.path.join(d, "job.yaml"), "in.h5", "out.h5", input={"axes": list(axes), "dates": [1, DATES]},
+                      output={"overwrite": True}, compute={"space": space},
+                      memory={"chunk_axis": chunk_axis, "max_slab": slab_units * unit})
+    report = os.path.join(d, "run.json")
+    E.expect_rc(E.app(ctx, "run", "-q", job, "--report", report, cwd=d), 0, f"run --report ({name})")
+    with open(report) as f:
+        return report, json.load(f), src
+
+
+def case_structured_report(ctx):
+    """input, plan and config are objects that say what h5py, the plan and the YAML say."""
+    import h5py
+    import yaml
+    report, doc, src = structured_run(ctx, "structured", 8, ("id", "date", "num"), "date", 3, "host")
+    E.check(doc.get("schema_version") == 2, f"schema_version {doc.get('schema_version')!r}")
+    inp, plan, cfg = doc["input"], doc["plan"], doc["config"]
+    for key, value in (("input", inp), ("plan", plan), ("config", cfg)):
+        E.check(isinstance(value, dict), f"report's {key} is not an object: {value!r}")
+    E.check(inp["source"] == "hdf5" and inp["files"] in ([src], [os.path.realpath(src)]),
+            f"input files {inp.get('files')} (expected [{src}])")
+    with h5py.File(src, "r") as f:
+        for role, name in (("multiplier", "multBy"), ("discount", "discount")):
+            got = inp["datasets"][role]
+            E.check(got["name"] == name and got["shape"] == list(f[name].shape) and got["dtype"] == str(f[name].dtype),
+                    f"input.datasets.{role} {got} against h5py {name} {f[name].shape} {f[name].dtype}")
+    E.check(inp["axes"] == ["id", "date", "num"] and inp["layout"] == "id,date,num", f"input axes {inp}")
+    E.check(inp["datasets"]["discount"]["axes"] == ["id", "date", "num"], f"discount axes {inp['datasets']}")
+    E.check(inp["extents"] == {"dates": DATES, "ids": IDS, "nums": NUMS}, f"extents {inp['extents']}")
+    E.check(inp["selection"] == {"dates": [1, DATES], "ids": [0, IDS]}, f"selection {inp['selection']}")
+    E.check(isinstance(inp["text"], str) and os.path.basename(src) in inp["text"], f"input text {inp['text']!r}")
+    dates = DATES - 1
+    E.check(plan["chunk_axis"] == "date" and plan["chunk_axis_auto"] is False, f"plan chunk axis {plan}")
+    E.check(plan["slabs"] == -(-dates // 3) == doc["slabs"]["total"], f"plan slabs {plan['slabs']}, {doc['slabs']}")
+    E.check(plan["slab_extent"] == 3 and plan["slab_bytes"] == 3 * IDS * NUMS * 8, f"slab {plan}")
+    E.check(plan["selection"] == {"dates": dates, "ids": IDS, "nums": NUMS}, f"plan selection {plan['selection']}")
+    E.check(plan["device_copies"] is False and plan["buffers"]["device"] == 0 and plan["buffers"]["host"] >= 1,
+            f"host space plan buffers {plan['buffers']}")
+    E.check(plan["output_bytes"] == dates * IDS * NUMS * 8 == doc["output_bytes"], f"plan output bytes {plan}")
+    E.check(f"{plan['slabs']} slab(s)" in plan["text"], f"plan text {plan['text']!r}")
+    # config: the YAML copy and the object hold the same settings.
+    E.check(yaml.safe_load(doc["config_yaml"]) == cfg, f"config object differs from config_yaml:\n{cfg}\n"
+                                                        f"{doc['config_yaml']}")
+    E.check(cfg["input"]["axes"] == ["id", "date", "num"] and cfg["input"]["dates"] == [1, DATES]
+            and cfg["memory"]["chunk_axis"] == "date" and cfg["compute"]["space"] == "host"
+            and cfg["output"]["overwrite"] is True, f"config object {cfg}")
+
+
+def case_compare_titles_and_time_axis(ctx):
+    """Two runs that differ in chunk axis, slab count, space and layout: each panel's title names
+    them, and the time panels share one time axis."""
+    need_matplotlib()
+    spaces = ("host", "device")
+    a = structured_run(ctx, "by_date", 9, ("id", "date", "num"), "date", 2, spaces[0])
+    b = structured_run(ctx, "by_id", 10, ("date", "id", "num"), "id", 700, spaces[1])
+    panels_path = os.path.join(ctx.dir("charts"), "panels.json")
+    r = plot(ctx, a[0], b[0], "-o", os.path.join(ctx.dir("charts"), "compare.png"), "--panels", panels_path)
+    expect_plotted(r, "plot_report.py two reports --panels")
+    with open(panels_path) as f:
+        panels = json.load(f)
+    E.check([(p["report"], p["kind"]) for p in panels] ==
+            [(a[0], "time"), (a[0], "rates"), (b[0], "time"), (b[0], "rates")], f"panels {panels}")
+    for report, doc, _ in (a, b):
+        plan = doc["plan"]
+        slabs = plan["slabs"]
+        words = (f"chunk axis {plan['chunk_axis']}, {slabs} slab{'' if slabs == 1 else 's'}, "
+                 f"space {doc['space']}, layout {doc['input']['layout']}")
+        for p in panels:
+            if p["report"] == report:
+                E.check(words in p["title"], f"{p['kind']} panel of {report}: title lacks '{words}':\n{p['title']}")
+    E.check(a[1]["plan"]["chunk_axis"] == "date" and b[1]["plan"]["chunk_axis"] == "id"
+            and a[1]["plan"]["slabs"] != b[1]["plan"]["slabs"], f"the runs should differ: {a[1]['plan']} {b[1]['plan']}")
+    titles = [p["title"] for p in panels if p["kind"] == "time"]
+    E.check(titles[0].split("\n")[0] != titles[1].split("\n")[0], f"identical titles: {titles}")
+    times = [p for p in panels if p["kind"] == "time"]
+    longest = max(a[1]["wall_seconds"], b[1]["wall_seconds"])
+    E.check(times[0]["xlim"] == times[1]["xlim"], f"time panels use different scales: {times}")
+    E.check(times[0]["xlim"][0] == 0 and times[0]["xlim"][1] >= longest, f"time axis {times[0]['xlim']} < {longest}")
+
+    # A schema 1 report (input, plan and config as text): the same facts, from the text.
+    old = dict(a[1])
+    old.pop("schema_version")
+    old["input"], old["plan"], old["config"] = a[1]["input"]["text"], a[1]["plan"]["text"], a[1]["config_yaml"]
+    old.pop("config_yaml")
+    old_path = E.write_text(os.path.join(ctx.dir("charts"), "v1.json"), json.dumps(old))
+    r = plot(ctx, old_path, "-o", os.path.join(ctx.dir("charts"), "v1.png"), "--panels", panels_path)
+    expect_plotted(r, "plot_report.py schema 1 report")
+    with open(panels_path) as f:
+        old_panels = json.load(f)
+    for key in ("chunk_axis", "slabs", "layout", "space"):
+        E.check(old_panels[0][key] == panels[0][key], f"schema 1 {key}: {old_panels[0][key]!r} != {panels[0][key]!r}")
+
+
 CASES = [
     ("plot_run_report", case_plot_run_report),
     ("time_accounting", case_time_accounting),
     ("plot_report_with_limits", case_plot_report_with_limits),
     ("plot_two_reports", case_plot_two_reports),
     ("bad_report_exit_2", case_bad_report_exit_2),
+    ("structured_report", case_structured_report),
+    ("compare_titles_and_time_axis", case_compare_titles_and_time_axis),
 ]
 
 if __name__ == "__main__":

@@ -11,6 +11,11 @@
 #include "report/limits.hpp"
 #include "report/limits_cache.hpp"
 #include "report/report.hpp"
+#include "common/error.hpp"
+#include "config/config_json.hpp"
+#include "report/rates.hpp"
+
+#include <yaml-cpp/yaml.h>
 
 using namespace discount;
 
@@ -330,4 +335,105 @@ TEST(LimitsCache, StoresAndReusesOnlyTheSameKeyWhileYoung) {
   EXPECT_FALSE(load_cached_limits(key, 7, then - day).has_value());  // a clock gone backwards
   std::filesystem::remove_all(dir);
   ::unsetenv("DISCOUNT_CACHE_DIR");
+}
+
+// schema_version 2: input, plan and config are objects; the text forms stay
+// inside them, and plan's reader of an earlier report (report/rates.hpp)
+// still finds the input line.
+TEST(Report, Schema2WritesStructuredInputPlanAndConfig) {
+  RunReport report;
+  report.host = "node7";
+  report.input = "in.h5 (multBy [7 x 3] float64, discount [7 x 5 x 3] float32 [id,date,num], positional reads)";
+  report.output = "out/cv.h5 (dataset 'cv', O_DIRECT writes)";
+  report.space = "OpenMP";
+  report.kernel = "mdrange";
+  report.slicing = "parallel over date id num";
+  report.plan = "shape          dates=4 ids=7 nums=3 (float64)\n";
+  report.config_yaml = "input:\n  file: \"007\"\n  axes: [id, date, num]\n  dates: [1, 5]\nmemory:\n"
+                       "  host_budget: 16GiB\n  max_slab: 4096\noutput:\n  overwrite: true\n  checkpoint_seconds: 2.5\n";
+  report.input_facts.source = "hdf5";
+  report.input_facts.datasets = {{"multiplier", "multBy", "in.h5", {7, 3}, {"id", "num"}, "float64", "positional reads"},
+                                 {"discount", "discount", "in.h5", {7, 5, 3}, {"id", "date", "num"}, "float32",
+                                  "HDF5 reads (float32 converted)"}};
+  report.input_facts.axes = {"id", "date", "num"};
+  report.input_facts.dates = 5;
+  report.input_facts.ids = 7;
+  report.input_facts.nums = 3;
+  report.input_facts.dates_selected = {1, 5};
+  report.input_facts.ids_selected = {0, 7};
+  PlanRequest request;
+  request.dates = 4;
+  request.ids = 7;
+  request.nums = 3;
+  request.chunk_axis = Axis::id;
+  request.chunk_axis_reason = "set in the YAML";
+  request.host_budget = std::uint64_t{64} << 20;
+  request.max_slab = 4 * 3 * 8 * 3;  // three ids of every date
+  report.plan_facts = make_plan(request);
+  report.has_plan_facts = true;
+  report.stages = {{"read", 1000, 0.5, 3}};
+
+  const auto j = nlohmann::json::parse(report.to_json());
+  EXPECT_EQ(j["schema_version"], 2);
+  EXPECT_EQ(j["input"]["text"], report.input);
+  EXPECT_EQ(j["input"]["files"], nlohmann::json::parse(R"(["in.h5"])"));
+  EXPECT_EQ(j["input"]["layout"], "id,date,num");
+  EXPECT_EQ(j["input"]["datasets"]["discount"]["dtype"], "float32");
+  EXPECT_EQ(j["input"]["datasets"]["discount"]["shape"], nlohmann::json::parse("[7, 5, 3]"));
+  EXPECT_EQ(j["input"]["selection"]["dates"], nlohmann::json::parse("[1, 5]"));
+  EXPECT_EQ(j["plan"]["chunk_axis"], "id");
+  EXPECT_EQ(j["plan"]["slabs"], 3);  // ids 3 + 3 + 1
+  EXPECT_EQ(j["plan"]["slab_extent"], 3);
+  EXPECT_EQ(j["plan"]["slab_bytes"], 4 * 3 * 3 * 8);
+  EXPECT_EQ(j["plan"]["buffers"]["device"], 0);
+  EXPECT_EQ(j["plan"]["output_bytes"], 4 * 7 * 3 * 8);
+  EXPECT_EQ(j["plan"]["text"], report.plan);
+  // The config object: typed numbers and booleans, sizes as written, quoted scalars strings.
+  EXPECT_EQ(j["config"]["input"]["file"], "007");
+  EXPECT_EQ(j["config"]["input"]["dates"], nlohmann::json::parse("[1, 5]"));
+  EXPECT_EQ(j["config"]["memory"]["host_budget"], "16GiB");
+  EXPECT_EQ(j["config"]["memory"]["max_slab"], 4096);
+  EXPECT_EQ(j["config"]["output"]["overwrite"], true);
+  EXPECT_EQ(j["config"]["output"]["checkpoint_seconds"], 2.5);
+  EXPECT_EQ(j["config_yaml"], report.config_yaml);
+
+  ReportExpectation expect;
+  expect.host = report.host;
+  expect.input = report.input;
+  expect.output_path = "out/cv.h5";
+  expect.space = report.space;
+  expect.kernel = report.kernel;
+  expect.slicing = report.slicing;
+  const EarlierReport earlier = earlier_report_from_json(report.to_json(), expect);
+  EXPECT_TRUE(earlier.usable) << earlier.why_not;
+  expect.input = "other.h5";
+  EXPECT_FALSE(earlier_report_from_json(report.to_json(), expect).usable);
+}
+
+// Every key of the effective configuration reaches the JSON object with the value to_yaml prints.
+TEST(Report, ConfigJsonHoldsEveryKeyOfToYaml) {
+  Config config;
+  config.input.file = "data/in.h5";
+  config.output.file = "out/cv.h5";
+  const auto j = nlohmann::json::parse(config_to_json(config));
+  const YAML::Node yaml = YAML::Load(config.to_yaml());
+  ASSERT_TRUE(j.is_object());
+  std::size_t keys = 0;
+  for (const auto& section : yaml) {
+    const std::string name = section.first.as<std::string>();
+    ASSERT_TRUE(j.contains(name)) << name;
+    if (!section.second.IsMap()) continue;
+    for (const auto& kv : section.second) {
+      ++keys;
+      EXPECT_TRUE(j[name].contains(kv.first.as<std::string>())) << name << "." << kv.first.as<std::string>();
+    }
+  }
+  EXPECT_GT(keys, 20u);
+  EXPECT_EQ(j["input"]["file"], "data/in.h5");
+  EXPECT_EQ(j["compute"]["parallel_dims"], nlohmann::json::parse(R"(["date", "id", "num"])"));
+  EXPECT_EQ(j["memory"]["pipeline_depth"], 3);
+  EXPECT_EQ(j["output"]["direct_io"], true);
+  EXPECT_EQ(nlohmann::json::parse(yaml_to_json("a: \"true\"\nb: ~\nc: -1.5e3\nd: 12abc\n")),
+            nlohmann::json::parse(R"({"a": "true", "b": null, "c": -1500.0, "d": "12abc"})"));
+  EXPECT_THROW(yaml_to_json("a: [1, 2"), Error);
 }
