@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "common/error.hpp"
-#include "config/config.hpp"
+#include "common/sizes.hpp"
 #include "io/atomic_file.hpp"
 
 namespace discount {
