@@ -17,6 +17,10 @@
 
 #include "common/affinity.hpp"
 #include "common/error.hpp"
+#include "common/fingerprint.hpp"
+#include "common/host.hpp"
+#include "common/paths.hpp"
+#include "common/sizes.hpp"
 #include "common/startup.hpp"
 #include "io/input.hpp"
 #include "io/output.hpp"
@@ -324,11 +328,6 @@ void start_kokkos(std::optional<Kokkos::ScopeGuard>& kokkos, const std::vector<s
 constexpr const char* kConfigured = "config limits:";
 constexpr const char* kMeasuredNow = "measured now";
 
-std::string folder_of(const std::string& path) {
-  const auto slash = path.find_last_of('/');
-  return slash == std::string::npos ? std::string(".") : slash == 0 ? std::string("/") : path.substr(0, slash);
-}
-
 // Fills the links plan still lacks (kernel, and h2d/d2h for a device kernel)
 // as the run measures them (job_limits), with buffers of at least 64 MiB:
 // plan allocates no slabs, so a small budget need not leave the links
@@ -453,7 +452,7 @@ PlanRates plan_rates(const Job& job, const std::vector<std::string>& kokkos_args
       }
       rates.notes.push_back("write measured now: " + write.detail);
       if (write.folder_missing)
-        rates.notes.push_back("output folder '" + folder_of(spec.output.path) +
+        rates.notes.push_back("output folder '" + dir_of(spec.output.path) +
                               "' does not exist yet (the run refuses that: create it first); the write rate is its"
                               " nearest existing parent's, '" + write.folder + "'");
     }

@@ -17,33 +17,9 @@
 
 namespace discount {
 
-const char* axis_name(Axis a) {
-  switch (a) {
-    case Axis::date: return "date";
-    case Axis::id: return "id";
-    case Axis::num: return "num";
-  }
-  return "?";
-}
-
-std::string chunk_axis_name(const std::optional<Axis>& a) { return a ? axis_name(*a) : "auto"; }
-
 std::uint64_t MemorySize::resolve(std::uint64_t available_bytes) const {
   if (!is_percent) return bytes;
   return static_cast<std::uint64_t>(static_cast<double>(available_bytes) * percent / 100.0);
-}
-
-std::string format_bytes(std::uint64_t bytes) {
-  static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double value = static_cast<double>(bytes);
-  int unit = 0;
-  while (value >= 1024.0 && unit < 4) {
-    value /= 1024.0;
-    ++unit;
-  }
-  char text[64];
-  std::snprintf(text, sizeof text, unit == 0 ? "%.0f %s" : "%.2f %s", value, units[unit]);
-  return text;
 }
 
 std::string MemorySize::describe() const {
@@ -52,7 +28,7 @@ std::string MemorySize::describe() const {
     out << percent << "%";
     return out.str();
   }
-  return std::to_string(bytes);
+  return size_text(bytes);
 }
 
 namespace {

@@ -9,12 +9,13 @@
 #include <utility>
 #include <vector>
 
-namespace discount {
+// Shared types live in common/; included here so code that reached them
+// through this header keeps building.
+#include "common/axis.hpp"
+#include "common/range.hpp"
+#include "common/sizes.hpp"
 
-enum class Axis : int { date = 0, id = 1, num = 2 };
-const char* axis_name(Axis a);
-// "auto" for an empty chunk axis, else axis_name.
-std::string chunk_axis_name(const std::optional<Axis>& a);
+namespace discount {
 
 enum class Space { device, host };
 enum class KernelKind { mdrange, blas };
@@ -28,17 +29,12 @@ struct MemorySize {
   double percent = 0.0;
   std::uint64_t bytes = 0;
   std::uint64_t resolve(std::uint64_t available_bytes) const;
+  // "80%" or the exact size as the docs write it ("256MiB", common/sizes.hpp's
+  // size_text); parse_memory_size reads it back to the same value.
   std::string describe() const;
 };
 // Throws std::invalid_argument with a short reason.
 MemorySize parse_memory_size(const std::string& text);
-std::string format_bytes(std::uint64_t bytes);
-
-struct Range {  // half-open [begin, end)
-  std::int64_t begin = 0;
-  std::int64_t end = 0;
-  std::int64_t size() const { return end - begin; }
-};
 
 // Values computed from indices instead of read from a file, so a full-scale
 // job runs on a node whose disk cannot hold the input. Formula in lib/io/synthetic.hpp.

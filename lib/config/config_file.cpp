@@ -9,7 +9,7 @@
 
 #include "common/error.hpp"
 #include "common/quote.hpp"
-#include "config/config.hpp"
+#include "common/sizes.hpp"
 
 namespace discount {
 

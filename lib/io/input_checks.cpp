@@ -4,8 +4,8 @@
 #include <set>
 
 #include "common/error.hpp"
+#include "common/sizes.hpp"
 #include "io/hdf5_handle.hpp"
-#include "config/config.hpp"
 
 namespace discount {
 

@@ -11,18 +11,10 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "common/paths.hpp"
 #include "io/hdf5_handle.hpp"
 
 namespace discount {
-
-namespace {
-
-std::string dir_of(const std::string& path) {
-  const auto slash = path.find_last_of('/');
-  return slash == std::string::npos ? std::string(".") : slash == 0 ? std::string("/") : path.substr(0, slash);
-}
-
-}  // namespace
 
 std::string beside(const std::string& h5_file, const std::string& name) {
   return name.empty() || name[0] == '/' ? name : dir_of(h5_file) + "/" + name;

@@ -17,9 +17,13 @@
 #include <iostream>
 #include <mutex>
 
+#include "common/clock.hpp"
 #include "common/error.hpp"
+#include "common/host.hpp"
 #include "common/host_parallel.hpp"
+#include "common/paths.hpp"
 #include "common/quote.hpp"
+#include "common/sizes.hpp"
 #include "io/box.hpp"
 #include "io/hdf5_handle.hpp"
 #include "io/identity.hpp"
@@ -35,12 +39,6 @@ namespace discount {
 namespace {
 
 constexpr const char* kGroup = "discount_app";
-std::string dir_of(const std::string& path) {
-  auto slash = path.find_last_of('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return path.substr(0, slash);
-}
 
 bool exists(const std::string& path) {
   struct stat st {};
@@ -85,17 +83,6 @@ std::string stored_attribute(const std::string& path, const char* name) {
 std::string stored_fingerprint(const std::string& path) { return stored_attribute(path, "fingerprint"); }
 
 }  // namespace
-
-std::string fingerprint_of(const std::string& text) {
-  std::uint64_t hash = 0xcbf29ce484222325ull;
-  for (unsigned char c : text) {
-    hash ^= c;
-    hash *= 0x100000001b3ull;
-  }
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
-  return hex;
-}
 
 std::optional<RecordedChunkAxis> recorded_chunk_axis(const std::string& path, bool overwrite, bool restart) {
   if (restart || path.empty()) return std::nullopt;
@@ -202,9 +189,7 @@ void FileOutput::take_lock() {
     struct stat held {}, now {};
     if (::fstat(fd.get(), &held) == 0 && ::stat(path.c_str(), &now) == 0 && held.st_dev == now.st_dev &&
         held.st_ino == now.st_ino) {
-      char host[256] = {};
-      ::gethostname(host, sizeof host - 1);
-      const std::string text = "pid " + std::to_string(::getpid()) + " on host " + host + "\n";
+      const std::string text = "pid " + std::to_string(::getpid()) + " on host " + host_name() + "\n";
       if (::ftruncate(fd.get(), 0) == 0) {
         const ssize_t written = ::pwrite(fd.get(), text.data(), text.size(), 0);
         (void)written;  // the text is informative only

@@ -14,7 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "config/config.hpp"
+#include "common/axis.hpp"
+#include "common/fingerprint.hpp"  // fingerprint_of, declared here before it moved to common/
 #include "io/hdf5_handle.hpp"
 #include "io/output_record.hpp"
 #include "io/output_spec.hpp"
@@ -146,8 +147,6 @@ class ChecksumOutput final : public OutputSink {
   std::vector<std::uint64_t> bits_;
 };
 
-// FNV-1a 64-bit of the text, as 16 hex digits.
-std::string fingerprint_of(const std::string& text);
 
 // The chunk axis an earlier run of this output recorded, and where: the
 // existing `<path>.partial` ("the existing partial"), or, with none there and

@@ -8,7 +8,7 @@
 #include <functional>
 #include <string>
 
-#include "config/config.hpp"
+#include "common/axis.hpp"
 #include "io/posix_io.hpp"
 
 namespace discount {

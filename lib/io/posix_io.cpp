@@ -124,11 +124,6 @@ unsigned DirectWriter::threads() {
   return std::max(2u, io_threads());
 }
 
-std::uint64_t DirectWriter::piece_for(std::uint64_t host_budget, unsigned threads) {
-  const std::uint64_t share = host_budget / (8 * std::uint64_t{std::max(1u, threads)}) / kAlign * kAlign;
-  return std::clamp(share, kAlign, kMaxPiece);
-}
-
 bool memory_backed(const std::string& path) {
   struct statfs info {};
   if (::statfs(path.c_str(), &info) != 0) return false;

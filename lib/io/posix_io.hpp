@@ -63,7 +63,11 @@ class DirectWriter {
   static unsigned threads();
   // The bounce buffer for a host budget: 4 MiB, or less so that the
   // `threads` buffers take at most an eighth of the budget (never under 4 KiB).
-  static std::uint64_t piece_for(std::uint64_t host_budget, unsigned threads);
+  // Inline: resolve sizes the staging with it and links no io code.
+  static std::uint64_t piece_for(std::uint64_t host_budget, unsigned threads) {
+    const std::uint64_t share = host_budget / (8 * std::uint64_t{threads > 1 ? threads : 1u}) / kAlign * kAlign;
+    return share < kAlign ? kAlign : share > kMaxPiece ? kMaxPiece : share;
+  }
 
   // Opens `path` a second time with O_DIRECT. active() is false when the
   // file system refuses it.

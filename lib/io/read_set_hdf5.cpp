@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/paths.hpp"
 #include "io/hdf5_handle.hpp"
 #include "io/read_set.hpp"
 
@@ -17,11 +18,6 @@ namespace {
 
 constexpr int kMaxDepth = 8;              // links, mappings and sources followed from input.file
 constexpr std::size_t kMaxVisits = 4096;  // objects looked at in all (a VDS of many sources)
-
-std::string dir_of(const std::string& path) {
-  const auto slash = path.find_last_of('/');
-  return slash == std::string::npos ? std::string(".") : slash == 0 ? std::string("/") : path.substr(0, slash);
-}
 
 std::string base_of(const std::string& path) {
   const auto slash = path.find_last_of('/');

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "common/host.hpp"
 #include "io/hdf5_handle.hpp"
 #include "io/posix_io.hpp"
 
@@ -62,12 +63,6 @@ std::string get_text(const std::uint8_t* record, const RecordField& f) {
   return std::string(at, ::strnlen(at, f.size));
 }
 
-std::string host_name_text() {
-  char host[256] = {};
-  ::gethostname(host, sizeof host - 1);
-  return host;
-}
-
 // The run table's raw records (kRecordBytes each); empty when the file has none.
 std::vector<std::uint8_t> read_run_table(hid_t file) {
   if (H5Lexists(file, kRuns, H5P_DEFAULT) <= 0) return {};
@@ -82,16 +77,6 @@ std::vector<std::uint8_t> read_run_table(hid_t file) {
 }
 
 }  // namespace
-
-// "2026-11-29T17:38:09Z"
-std::string utc_now() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  ::gmtime_r(&now, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
-}
 
 // The run table's offset and the number after its last recorded run.
 std::pair<std::uint64_t, int> run_table_state(hid_t file) {
@@ -118,7 +103,7 @@ void write_run_entry(int fd, std::uint64_t offset, const RunRecord& run, const s
   put_le(record + kRanks.offset, static_cast<std::uint32_t>(run.ranks), 4);
   put_text(record, kStart, run.start_time);
   put_text(record, kEnd, utc_now());
-  static const std::string host = host_name_text();
+  static const std::string host = host_name();
   put_text(record, kHost, host);
   std::uint64_t bits = 0;
   std::memcpy(&bits, &run.seconds, sizeof bits);

@@ -11,15 +11,13 @@
 #include <utility>
 #include <vector>
 
+#include "common/clock.hpp"  // utc_now, for the run records
 #include "report/runs.hpp"
 
 namespace discount {
 
 constexpr int kRunSlots = 256;
 constexpr std::uint64_t kRunTableBytes = kRunSlots * 128;
-
-// "2026-11-29T17:38:09Z"
-std::string utc_now();
 
 // Creates the zeroed table in a file being created; its offset (0: HDF5 refused).
 std::uint64_t create_run_table(hid_t file);

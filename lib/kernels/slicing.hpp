@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "config/config.hpp"
+#include "common/axis.hpp"
 
 namespace discount {
 

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "common/gpu_runtime.hpp"
+#include "common/sizes.hpp"
 
 namespace discount {
 
@@ -43,7 +44,6 @@ std::uint64_t status_bytes(const std::string& field) {
   return 0;
 }
 
-std::string mib(std::uint64_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
 
 }  // namespace
 
@@ -101,9 +101,9 @@ std::uint64_t host_available_bytes() {
     static bool said = false;
     if (!said) {
       said = true;
-      std::cerr << "discount_app: warning: the address-space limit (ulimit -v, RLIMIT_AS) of " << mib(space.limit)
-                << " leaves " << mib(available) << " for buffers (" << mib(space.in_use) << " mapped now, "
-                << mib(space.reserved) << " kept for thread stacks, malloc arenas and libraries); budgets are "
+      std::cerr << "discount_app: warning: the address-space limit (ulimit -v, RLIMIT_AS) of " << format_bytes(space.limit)
+                << " leaves " << format_bytes(available) << " for buffers (" << format_bytes(space.in_use) << " mapped now, "
+                << format_bytes(space.reserved) << " kept for thread stacks, malloc arenas and libraries); budgets are "
                 << "held under it" << std::endl;
     }
   }
@@ -116,11 +116,6 @@ int visible_devices() { return gpu::device_count(); }
 
 std::string device_name() { return gpu::device_name(); }
 
-std::string host_name() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof name - 1) != 0) return {};
-  return name;
-}
 
 
 }  // namespace discount

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <string>
 
+#include "common/host.hpp"  // host_name, declared here before it moved to common/
+
 namespace discount {
 
 // MemAvailable, further capped by a cgroup v2/v1 memory limit (Slurm jobs)
@@ -30,7 +32,5 @@ std::uint64_t device_free_bytes(int device = 0);
 int visible_devices();
 // Name of the current GPU ("NVIDIA H200"); empty without CUDA.
 std::string device_name();
-// This machine's host name.
-std::string host_name();
 
 }  // namespace discount

@@ -6,7 +6,7 @@
 #include <array>
 #include <cstdint>
 
-#include "config/config.hpp"
+#include "common/axis.hpp"
 #include "plan/plan.hpp"
 
 namespace discount {

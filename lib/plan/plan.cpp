@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "common/error.hpp"
+#include "common/sizes.hpp"
 
 namespace discount {
 

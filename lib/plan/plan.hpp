@@ -6,7 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "config/config.hpp"
+#include "common/axis.hpp"
+#include "common/range.hpp"
 #include "plan/stages.hpp"
 #include "report/limits.hpp"
 

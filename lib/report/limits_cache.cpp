@@ -8,7 +8,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "io/output.hpp"  // fingerprint_of
+#include "common/clock.hpp"
+#include "common/fingerprint.hpp"
 
 namespace discount {
 
@@ -17,14 +18,6 @@ namespace {
 constexpr const char* kHeader = "# discount_app: measured link limits of one host and build; delete to measure again";
 
 std::string entry_path(const std::string& key) { return limits_cache_dir() + "/limits-" + fingerprint_of(key) + ".txt"; }
-
-std::string when_text(std::time_t when) {
-  char text[32];
-  std::tm utc{};
-  gmtime_r(&when, &utc);
-  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M UTC", &utc);
-  return text;
-}
 
 }  // namespace
 
@@ -59,7 +52,7 @@ std::optional<Limits> load_cached_limits(const std::string& key, int max_days, s
   if (stored_key != key + (key.empty() || key.back() == '\n' ? "" : "\n") || when <= 0) return std::nullopt;
   if (now < when || now - when > static_cast<std::time_t>(max_days) * 86400) return std::nullopt;
   for (Stage stage : kAllStages)
-    if (limits.of(stage).known()) limits.of(stage).measured_at = when_text(when);
+    if (limits.of(stage).known()) limits.of(stage).measured_at = utc_minutes(when);
   return limits;
 }
 
@@ -74,7 +67,7 @@ void store_cached_limits(const std::string& key, const Limits& limits, std::time
     out << kHeader << "\n";
     std::istringstream lines(key);
     for (std::string line; std::getline(lines, line);) out << "key " << line << "\n";
-    out << "measured_at " << static_cast<long long>(now) << "  # " << when_text(now) << "\n";
+    out << "measured_at " << static_cast<long long>(now) << "  # " << utc_minutes(now) << "\n";
     for (Stage stage : kAllStages) {
       const LinkLimit& link = limits.of(stage);
       if (link.known() && link.source == "measured" && !link.cached)

@@ -45,14 +45,6 @@ std::string progress_line(const ProgressFields& f, int width) {
   return count.substr(0, room);
 }
 
-std::string utc_timestamp(std::time_t time) {
-  std::tm tm{};
-  ::gmtime_r(&time, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
-}
-
 std::string status_prefix(bool terminal, std::time_t now) {
   return terminal ? "[discount_app] " : utc_timestamp(now) + " [discount_app] ";
 }

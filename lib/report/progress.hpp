@@ -7,6 +7,8 @@
 #include <ctime>
 #include <string>
 
+#include "common/clock.hpp"  // utc_timestamp, for status lines
+
 namespace discount {
 
 struct ProgressFields {
@@ -21,9 +23,6 @@ struct ProgressFields {
 // tag, the word "written", the percentage, the ETA, the rank; only a width
 // below "W/T" cuts characters. width <= 0: the whole line. Pure.
 std::string progress_line(const ProgressFields& fields, int width);
-
-// "2026-12-01T03:41:07Z": the time in UTC, ISO 8601. Pure.
-std::string utc_timestamp(std::time_t time);
 
 // What starts a status line on stdout: "[discount_app] " on a terminal,
 // "2026-12-01T03:41:07Z [discount_app] " otherwise (a log). Pure.

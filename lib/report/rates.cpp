@@ -17,9 +17,12 @@
 #include <sstream>
 #include <vector>
 
+#include "common/clock.hpp"
 #include "common/error.hpp"
 #include "common/host_pages.hpp"
 #include "common/host_parallel.hpp"
+#include "common/paths.hpp"
+#include "common/sizes.hpp"
 #include "io/box.hpp"
 #include "io/finite.hpp"
 #include "io/output.hpp"
@@ -31,11 +34,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
-std::string dir_of(const std::string& path) {
-  const auto slash = path.find_last_of('/');
-  return slash == std::string::npos ? std::string(".") : slash == 0 ? std::string("/") : path.substr(0, slash);
-}
 
 bool is_directory(const std::string& path) {
   struct stat st {};
@@ -64,12 +62,6 @@ std::uint64_t auto_piece(const Plan& plan, const ProbeBudget& budget) {
 
 std::uint64_t piece_bytes_of(const Slab& piece, const Plan& plan) {
   return static_cast<std::uint64_t>(piece.elements()) * plan.request.element_bytes;
-}
-
-std::string mib(std::uint64_t bytes) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f MiB", bytes / 1048576.0);
-  return text;
 }
 
 // A buffer of `bytes` whose pages are already touched; the touch's rate (GB/s) in `touch_gb_per_s`.
@@ -123,7 +115,7 @@ ProbeResult probe_read(InputSource& input, const Plan& plan, Range dates, Range 
   }
   result.seconds = seconds_since(start);
   std::ostringstream detail;
-  detail << mib(result.bytes) << " in " << result.pieces << " piece(s) in " << std::fixed;
+  detail << format_bytes(result.bytes) << " in " << result.pieces << " piece(s) in " << std::fixed;
   detail.precision(3);
   detail << result.seconds << " s";
   result.detail = detail.str();
@@ -152,7 +144,7 @@ WriteProbe probe_write(const OutputSpec& output, OutputMode mode, const Plan& pl
       if (seconds_since(start) >= budget.seconds) break;
     }
     result.seconds = seconds_since(start);
-    result.detail = mib(result.bytes) + " through the checksum sink";
+    result.detail = format_bytes(result.bytes) + " through the checksum sink";
     return result;
   }
 
@@ -221,7 +213,7 @@ WriteProbe probe_write(const OutputSpec& output, OutputMode mode, const Plan& pl
   const double free_seconds = seconds_since(closing);
   if (free_seconds > 0 && allocated > 0) result.free_gb_per_s = static_cast<double>(allocated) / free_seconds / 1e9;
   std::ostringstream detail;
-  detail << mib(result.bytes) << " in " << result.pieces << " piece(s) in " << std::fixed;
+  detail << format_bytes(result.bytes) << " in " << result.pieces << " piece(s) in " << std::fixed;
   detail.precision(3);
   detail << result.seconds << " s to a scratch file in " << result.folder
          << (through_direct ? " (O_DIRECT" : " (page cache") << ", synced, removed)";
@@ -296,18 +288,15 @@ EarlierReport earlier_report_from_json(const std::string& json_text, const Repor
 std::string file_date_text(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return "unknown date";
-  std::tm tm{};
   const std::time_t when = st.st_mtim.tv_sec;
-  ::gmtime_r(&when, &tm);
-  char date[40];
-  std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", &tm);
+  const std::string date = utc_minutes(when);
   const double age = std::difftime(std::time(nullptr), when);
   char ago[40];
   if (age < 120) std::snprintf(ago, sizeof ago, "%.0f s ago", std::max(0.0, age));
   else if (age < 7200) std::snprintf(ago, sizeof ago, "%.0f min ago", age / 60);
   else if (age < 172800) std::snprintf(ago, sizeof ago, "%.0f h ago", age / 3600);
   else std::snprintf(ago, sizeof ago, "%.0f days ago", age / 86400);
-  return std::string(date) + " (" + ago + ")";
+  return date + " (" + ago + ")";
 }
 
 EarlierReport read_earlier_report(const std::string& path, const ReportExpectation& expect) {

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "common/error.hpp"
+#include "common/sizes.hpp"
 #include "config/config.hpp"
 #include "config/config_json.hpp"
 #include "report/report_job.hpp"

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/error.hpp"
+#include "common/sizes.hpp"
 #include "io/posix_io.hpp"
 #include "kernels/features.hpp"
 #include "plan/defaults.hpp"

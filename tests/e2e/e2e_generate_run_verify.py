@@ -318,7 +318,7 @@ def chunk_axis_auto(ctx):
     lines = [line.split(" ", 1)[1] if line[:4].isdigit() else line for line in r.stdout.splitlines()]
     header = next((line for line in lines if line.startswith("[discount_app] chunk ")), "")
     E.check(header.startswith("[discount_app] chunk  id (auto: one date needs 3 buffer(s) x ")
-            and header.endswith(", over memory.host_budget 400.00 KiB)"), f"run header: {header!r}\n{r}")
+            and header.endswith(", over memory.host_budget 400 KiB)"), f"run header: {header!r}\n{r}")
     # Planned again once the output exists: its axis is kept (a rerun finds it complete).
     plan = E.plan_slabs(ctx, os.path.join(ctx.work, "job.yaml"))[1]
     E.check("chunk axis     id, " in plan and "(auto: kept from the finished output)" in plan, f"plan:\n{plan}")

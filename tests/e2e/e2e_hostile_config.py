@@ -118,7 +118,7 @@ def job_file(ctx, text=MINIMAL, name="job.yaml"):
 
 def config_directory(ctx):
     d = ctx.dir("job.yaml")
-    one_error_line(bounded_run(ctx, ["run", d]), E.EX_CONFIG, "is a directory", "at most 1.00 MiB")
+    one_error_line(bounded_run(ctx, ["run", d]), E.EX_CONFIG, "is a directory", "at most 1 MiB")
 
 
 def config_dev_zero(ctx):
@@ -137,7 +137,7 @@ def config_fifo(ctx):
 def config_over_1mib_value_not_echoed(ctx):
     # A valid YAML whose one value is 8 MB: refused by its size, and nothing of it is echoed.
     text = MINIMAL + "report: '" + "v" * (8 << 20) + "'\n"
-    line = refused_config(ctx, text, "bytes; a config file may be at most 1.00 MiB", command="run")
+    line = refused_config(ctx, text, "bytes; a config file may be at most 1 MiB", command="run")
     E.check("vvvv" not in line, line)
 
 

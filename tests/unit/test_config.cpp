@@ -360,6 +360,36 @@ TEST(MemorySize, Forms) {
   EXPECT_THROW(parse_memory_size("0%"), std::invalid_argument);
 }
 
+// Sizes a user reads: whole numbers without ".00", the unit after a space.
+TEST(Sizes, FormatBytesAsPeopleReadThem) {
+  EXPECT_EQ(format_bytes(0), "0 B");
+  EXPECT_EQ(format_bytes(1023), "1023 B");
+  EXPECT_EQ(format_bytes(std::uint64_t{256} << 20), "256 MiB");
+  EXPECT_EQ(format_bytes(std::uint64_t{3} << 29), "1.5 GiB");
+  EXPECT_EQ(format_bytes(1100), "1.07 KiB");
+  EXPECT_EQ(format_bytes(std::uint64_t{1} << 40), "1 TiB");
+  EXPECT_EQ(format_bytes(std::uint64_t{5} << 50), "5120 TiB");
+}
+
+// The effective config writes sizes as the docs do ("256MiB"), and every
+// written size parses back to the same byte count.
+TEST(MemorySize, DescribesAsTheDocsWriteAndParsesBack) {
+  EXPECT_EQ(parse_memory_size("256MiB").describe(), "256MiB");
+  EXPECT_EQ(parse_memory_size("1.5GiB").describe(), "1536MiB");
+  EXPECT_EQ(parse_memory_size("2GB").describe(), "2GB");
+  EXPECT_EQ(parse_memory_size("1000001").describe(), "1000001");
+  EXPECT_EQ(parse_memory_size("80%").describe(), "80%");
+  const std::uint64_t sizes[] = {1, 1000, 1024, 268435456, 1000000007, std::uint64_t{3} << 40, 7000000000000};
+  for (std::uint64_t bytes : sizes)
+    EXPECT_EQ(parse_memory_size(MemorySize{false, 0.0, bytes}.describe()).bytes, bytes) << bytes;
+  Config c = parse(std::string(kMinimal) + "memory: {max_slab: 256MiB, device_budget: 16GiB, host_budget: 25%}\n");
+  const std::string yaml = c.to_yaml();
+  EXPECT_NE(yaml.find("max_slab: 256MiB\n"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("device_budget: 16GiB\n"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("host_budget: 25%\n"), std::string::npos) << yaml;
+  EXPECT_EQ(parse_config(yaml, "again.yaml").memory.max_slab->bytes, std::uint64_t{256} << 20);
+}
+
 // docs/config.md is the reference users read: every key it documents must be
 // one the parser accepts, and every accepted key must be documented.
 TEST(ConfigReference, DocsAndParserAgreeOnEveryKey) {
