@@ -90,7 +90,7 @@ export NVCC_WRAPPER_DEFAULT_ARCH=$arch
 if [[ $kokkos == 3.4.01 ]]; then
   bash scripts/deps.sh --no-apt --cuda "$arch"
   stamp "dependencies ready"
-  cmake --preset "$preset" >/dev/null
+  cmake --preset "$preset" -DDISCOUNT_BUILD_BENCH=ON >/dev/null  # discount_bench too (scripts/bench/gpu_suite.sh)
   cmake --build --preset "$preset" -j "$(nproc)"
   stamp "build done"
   "build/$preset/app/discount_app" --version
@@ -107,7 +107,7 @@ fi
   bash scripts/deps.sh --no-apt --kokkos 4.6.01 --cuda "$arch"
 } 2>&1 | tee "$logs/k46-deps.log"
 stamp "Kokkos 4.6.01 (CUDA) ready"
-cmake --preset cuda-k46 >"$logs/k46-configure.log" 2>&1 || { tail -n 30 "$logs/k46-configure.log"; exit 1; }
+cmake --preset cuda-k46 -DDISCOUNT_BUILD_BENCH=ON >"$logs/k46-configure.log" 2>&1 || { tail -n 30 "$logs/k46-configure.log"; exit 1; }
 cmake --build --preset cuda-k46 -j "$(nproc)" >"$logs/k46-build.log" 2>&1 ||
   { tail -n 40 "$logs/k46-build.log"; exit 1; }
 stamp "app built against Kokkos 4.6.01"
@@ -121,7 +121,7 @@ stamp "Kokkos 4.6.01 (CUDA) suite finished (ctest exit $rc)"
 # The [id, num] kernel, 3.4.01 against 4.6.01, alternating in one call so both
 # see the same GPU state; the whole tables are in the log.
 bash scripts/deps.sh --no-apt --cuda "$arch" >"$logs/k34-deps.log" 2>&1 || { tail -n 30 "$logs/k34-deps.log"; exit 1; }
-cmake --preset cuda >/dev/null && cmake --build --preset cuda -j "$(nproc)" --target discount_bench \
+cmake --preset cuda -DDISCOUNT_BUILD_BENCH=ON >/dev/null && cmake --build --preset cuda -j "$(nproc)" --target discount_bench \
   >"$logs/k34-bench-build.log" 2>&1 || { tail -n 30 "$logs/k34-bench-build.log"; exit 1; }
 bench_args=(--mode kernel --dates 200 --ids 1000000 --nums 5 --reps 10)
 for round in 1 2 3; do

@@ -7,6 +7,26 @@ namespace discount::gpu {
 
 #ifdef KOKKOS_ENABLE_CUDA
 
+bool compiled_in() { return true; }
+std::string runtime_name() { return "CUDA"; }
+std::string kokkos_backend() { return "Cuda"; }
+
+std::string arch_name() {
+#if defined(KOKKOS_ARCH_HOPPER90)
+  return "sm_90";
+#elif defined(KOKKOS_ARCH_AMPERE80)
+  return "sm_80";
+#else
+  return {};
+#endif
+}
+
+int current_device() {
+  int device = 0;
+  if (cudaGetDevice(&device) == cudaSuccess) return device;
+  return 0;
+}
+
 std::uint64_t free_bytes(int device) {
   std::size_t free = 0, total = 0;
   if (cudaSetDevice(device) == cudaSuccess && cudaMemGetInfo(&free, &total) == cudaSuccess) return free;
@@ -51,6 +71,11 @@ void destroy_stream(void* stream) { cudaStreamDestroy(static_cast<cudaStream_t>(
 
 #else
 
+bool compiled_in() { return false; }
+std::string runtime_name() { return "CUDA"; }
+std::string kokkos_backend() { return {}; }
+std::string arch_name() { return {}; }
+int current_device() { return 0; }
 std::uint64_t free_bytes(int) { return 0; }
 int device_count() { return 0; }
 std::string device_name() { return {}; }

@@ -1,18 +1,49 @@
-// Every call into the GPU vendor's runtime, in one place: a HIP or SYCL build
-// would change only gpu_runtime.cpp (and add its execution space instances in
-// pipeline/exec_instances.hpp). Without a GPU backend each function answers
-// "no GPU" (0, empty) and does nothing.
+// Every call into the GPU vendor's runtime, in one place. This header and
+// gpu_runtime.cpp are one half of the backend seam; pipeline/backend.hpp,
+// the only other file that names a GPU backend, holds the Kokkos types
+// (execution space instances on streams, pinned host memory). A HIP or SYCL
+// port changes those two files and nothing else (docs/architecture.md,
+// "Backends"). Without a GPU backend each function answers "no GPU"
+// (0, empty, false) and does nothing. No Kokkos here: pure declarations.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
+// True in a GPU compiler's device pass, where host-only code (x86
+// intrinsics) must not be seen.
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__) || defined(__SYCL_DEVICE_ONLY__)
+#define DISCOUNT_DEVICE_PASS 1
+#else
+#define DISCOUNT_DEVICE_PASS 0
+#endif
+// True when a GPU compiler driver (nvcc, hipcc) compiles this unit, whose
+// front end may not take every GCC pragma.
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#define DISCOUNT_GPU_COMPILER 1
+#else
+#define DISCOUNT_GPU_COMPILER 0
+#endif
+
 namespace discount::gpu {
+
+// True when the build has a GPU backend.
+bool compiled_in();
+// The vendor runtime's name for `--version` ("CUDA"), the same in a build
+// without it ("compiled in: ... CUDA no").
+std::string runtime_name();
+// Kokkos's name of the GPU execution space compiled in ("Cuda"); empty without one.
+std::string kokkos_backend();
+// The GPU architecture the build targets ("sm_90"); empty when not known.
+std::string arch_name();
 
 // Free memory of `device` in bytes (it becomes the current device); 0 without one.
 std::uint64_t free_bytes(int device);
 // GPUs this process can see (CUDA_VISIBLE_DEVICES applied); 0 without a GPU backend.
 int device_count();
+// The calling thread's current device (Kokkos sets it on the thread that
+// initialises it, which runs the kernels); 0 without one.
+int current_device();
 // Name of the current GPU ("NVIDIA H200"); empty without one.
 std::string device_name();
 // L2 cache size of `device` in bytes; 0 when unknown (the error is cleared).

@@ -21,6 +21,7 @@
 #include "common/error.hpp"
 #include "common/host_pages.hpp"
 #include "common/quote.hpp"
+#include "common/region.hpp"
 #include "common/startup.hpp"
 #include "io/finite.hpp"
 #include "kernels/apply.hpp"
@@ -28,7 +29,7 @@
 #ifdef DISCOUNT_HAVE_KOKKOSKERNELS
 #include "kernels/blas.hpp"
 #endif
-#include "pipeline/exec_instances.hpp"
+#include "pipeline/backend.hpp"
 #include "pipeline/input_sums.hpp"
 #include "pipeline/queue.hpp"
 #include "pipeline/test_hooks.hpp"
@@ -134,11 +135,7 @@ template <class ExecSpace>
 class Pipeline {
   using ComputeMemory = typename ExecSpace::memory_space;
   static constexpr bool copies = !host_accessible<ExecSpace>();
-#ifdef KOKKOS_ENABLE_CUDA
-  using StagingSpace = std::conditional_t<copies, Kokkos::CudaHostPinnedSpace, Kokkos::HostSpace>;
-#else
-  using StagingSpace = Kokkos::HostSpace;
-#endif
+  using StagingSpace = std::conditional_t<copies, PinnedHostSpace, Kokkos::HostSpace>;
   // Staging buffers are views of memory the pipeline owns: pinned
   // allocations for a GPU, else HostPages (common/host_pages.hpp says why).
   using HostBuffer = Kokkos::View<double*, StagingSpace, Kokkos::MemoryUnmanaged>;
@@ -170,13 +167,19 @@ class Pipeline {
     if (!plan_.mult_per_slab) {
       startup::first_read();
       const auto t0 = Clock::now();
-      read_multiplier(spec_.ids, resident_mult_host_.data());
+      {
+        const Region region("discount::read");
+        read_multiplier(spec_.ids, resident_mult_host_.data());
+      }
       stats(Stage::read).bytes += resident_stage_bytes(Stage::read, plan_.mult_bytes, plan_.mult_per_slab);
       stats(Stage::read).seconds += seconds_since(t0);
       busy_intervals_.emplace_back(t0, Clock::now());
-      if (job_.sink->wants_input_sums())
+      if (job_.sink->wants_input_sums()) {
+        const Region sums("discount::input_sums");
         whole_mult_sum_ = multiplier_sum(resident_mult_host_.data(), spec_.ids, plan_.request.nums);
+      }
       if (copies) {
+        const Region upload("discount::h2d");
         resident_mult_device_ =
             DeviceBuffer(Kokkos::view_alloc(Kokkos::WithoutInitializing, "discount::device_multBy"), n);
         Kokkos::deep_copy(resident_mult_device_, resident_mult_host_);
@@ -194,6 +197,7 @@ class Pipeline {
     for (int s = 0; s < plan_.device_buffers; ++s) free_device_.push(s);
     total_pending_ = static_cast<int>(pending.size());
 
+    const Region region("discount::pipeline");  // this thread's: the compute stage's regions nest in it
     ExecInstances<ExecSpace> instances(copies ? 3 : 1);
     std::vector<std::thread> threads;
     threads.emplace_back([&] { guarded([&] { stage_buffers(); }, {}); });
@@ -251,6 +255,7 @@ class Pipeline {
   void stage_buffers() {
     for (int s = 0; s < plan_.host_buffers; ++s) {
       const auto t0 = Clock::now();
+      const Region region("discount::staging");
       make_staging(s);
       if constexpr (!kLazyStaging) {
         touch_pages(host_slab_[static_cast<std::size_t>(s)].data(), plan_.slab_bytes);
@@ -303,6 +308,7 @@ class Pipeline {
       Ticket t;
       if (!free_host_.pop(t.host) || stop_requested()) break;
       startup::first_read();
+      const Region region("discount::read");
       t.slab = index;
       const Slab& slab = plan_.slabs[index];
       const auto t0 = Clock::now();
@@ -330,6 +336,7 @@ class Pipeline {
   // its discount box and the multBy rows it uses (date slabs all use the
   // whole resident multBy, summed once). Reads members only: runs on helper threads.
   InputSums input_sums(const Slab& slab, Range dates, Range ids, const double* buffer, int host) const {
+    const Region region("discount::input_sums");  // on the helper thread that takes the sums
     InputSums sums;
     sums.known = true;
     sums.disc = discount_sum(buffer, job_.input->shape(), axes_, dates, ids);
@@ -349,6 +356,7 @@ class Pipeline {
     while (loaded_.pop(t) && !aborted_) {
       if (!free_device_.pop(t.device)) break;
       const auto t0 = Clock::now();
+      const Region region("discount::h2d");
       if (stats(Stage::h2d).slabs == 0) first_upload_ = t0;
       const Slab& slab = plan_.slabs[t.slab];
       const auto n = static_cast<std::size_t>(slab.elements());
@@ -369,6 +377,7 @@ class Pipeline {
     while (input.pop(t) && !aborted_) {
       t.settle_sums();  // before the kernel overwrites the staging buffer (host kernels work in place)
       const auto t0 = Clock::now();
+      const Region region("discount::kernel");
       const Slab& slab = plan_.slabs[t.slab];
       const Geometry g = geometry(axes_, slab);
       double* data = copies ? device_slab_[t.device].data() : host_slab_[t.host].data();
@@ -393,6 +402,7 @@ class Pipeline {
     Ticket t;
     while (kernel_done_.pop(t) && !aborted_) {
       const auto t0 = Clock::now();
+      const Region region("discount::d2h");
       const Slab& slab = plan_.slabs[t.slab];
       copy_prefix(exec, host_slab_[t.host], device_slab_[t.device], static_cast<std::size_t>(slab.elements()));
       exec.fence();
@@ -410,7 +420,10 @@ class Pipeline {
     while (computed_.pop(t) && !aborted_) {
       const auto t0 = Clock::now();
       const Slab& slab = plan_.slabs[t.slab];
-      job_.sink->write_slab(slab, host_slab_[t.host].data(), t.sums);
+      {
+        const Region region("discount::write");
+        job_.sink->write_slab(slab, host_slab_[t.host].data(), t.sums);
+      }
       record(Stage::write, slab, t0);
       free_host_.push(t.host);
       // A terminal gets one line redrawn every half second; a log file (Slurm)

@@ -243,7 +243,8 @@ def find_bench(explicit: str | None) -> str:
     for c in candidates:
         if c and os.path.isfile(c) and os.access(c, os.X_OK):
             return os.path.abspath(c)
-    sys.exit("discount_bench not found: build it (cmake --build --preset openmp) or pass --bench PATH")
+    sys.exit("discount_bench not found: build it (cmake --preset openmp -DDISCOUNT_BUILD_BENCH=ON && "
+             "cmake --build --preset openmp --target discount_bench) or pass --bench PATH")
 
 
 def slicings_main(args, info) -> None:

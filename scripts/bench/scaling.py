@@ -81,7 +81,8 @@ def main():
     if a.device_path:
         a.bench = os.path.abspath(a.bench or os.path.join(os.path.dirname(os.path.dirname(a.app)), "discount_bench"))
         if not os.path.exists(a.bench):
-            print(f"--device-path needs discount_bench (not found at {a.bench}; give --bench)", file=sys.stderr)
+            print(f"--device-path needs discount_bench (not found at {a.bench}; give --bench, or configure "
+                  "with -DDISCOUNT_BUILD_BENCH=ON: it is off by default)", file=sys.stderr)
             return 64
     dates, ids, nums = (int(x) for x in a.shape.lower().split("x"))
     work = a.work or tempfile.mkdtemp(prefix="discount_scaling_")

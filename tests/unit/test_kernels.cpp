@@ -25,7 +25,7 @@ struct Case {
   std::array<std::int64_t, 3> tile;
   bool in_place;
   bool wide_index = false;  // force 64-bit index arithmetic (real slabs need 16 GiB for it)
-  std::int64_t chunk = Slicing{}.row_pairs_chunk, group = 0;  // GPU row-pairs path only
+  std::int64_t chunk = detail::Tuning{}.row_pairs_chunk, group = 0;  // GPU row-pairs path only
   // Host loops only: column tile (0 auto), streaming stores (-1 auto, 0, 1), and `parts` > 0 runs that many
   // shares one after another on this thread (any share count, whatever the thread count).
   std::int64_t column = 0;
@@ -76,10 +76,11 @@ void check(const Case& c, std::mt19937_64& rng) {
   Kokkos::deep_copy(d_out, h_out);
 
   Slicing slicing;
-  slicing.row_pairs_chunk = c.chunk;
-  slicing.row_pairs_group = c.group;
-  slicing.host_column = c.column;
-  slicing.host_streaming_stores = c.streaming;
+  detail::Tuning tuning;
+  tuning.row_pairs_chunk = c.chunk;
+  tuning.row_pairs_group = c.group;
+  tuning.host_column = c.column;
+  tuning.host_streaming_stores = c.streaming;
   for (int j = 0; j < 3; ++j) {
     slicing.parallel[j] = (c.mask >> j) & 1;
     slicing.tile[j] = slicing.parallel[j] ? c.tile[j] : 0;
@@ -89,12 +90,12 @@ void check(const Case& c, std::mt19937_64& rng) {
   const ConstSlabView<Memory> in(d_in.data() + o, extent[0], extent[1], extent[2]);
   const SlabView<Memory> out((c.in_place ? d_in.data() : d_out.data()) + o, extent[0], extent[1], extent[2]);
   if (c.parts > 0) {
-    const detail::HostLoops loops = detail::make_host_loops(slicing, mult, in, out, ms, c.parts);
+    const detail::HostLoops loops = detail::make_host_loops(slicing, tuning, mult, in, out, ms, c.parts);
     for (int part = 0; part < loops.parts; ++part) loops(part);
   } else if (c.wide_index) {
-    detail::dispatch<ExecSpace, std::int64_t>(exec, slicing, mult, in, out, ms);
+    detail::dispatch<ExecSpace, std::int64_t>(exec, slicing, tuning, mult, in, out, ms);
   } else {
-    apply_mdrange(exec, slicing, mult, in, out, ms);
+    apply_mdrange(exec, slicing, mult, in, out, ms, tuning);
   }
   exec.fence();
   check_device_errors("test apply_mdrange");
@@ -230,11 +231,11 @@ TEST(Kernels, RowPairsEveryChunkAndGroup) {
 }
 
 TEST(Kernels, RowPairsGroupFollowsL2) {
-  EXPECT_EQ(row_pairs_auto_group(50ll << 20, 2), 131072);  // H100/H200: 2 MiB of multBy per group
-  EXPECT_EQ(row_pairs_auto_group(6ll << 20, 2), 16384);    // V100
-  EXPECT_EQ(row_pairs_auto_group(50ll << 20, 8), 32768);   // longer chunks move more bytes between visits
-  EXPECT_EQ(row_pairs_auto_group(0, 2), 1024);             // unknown L2: the smallest group
-  EXPECT_EQ(row_pairs_auto_group(50ll << 20, 0), row_pairs_auto_group(50ll << 20, 1));
+  EXPECT_EQ(detail::row_pairs_auto_group(50ll << 20, 2), 131072);  // H100/H200: 2 MiB of multBy per group
+  EXPECT_EQ(detail::row_pairs_auto_group(6ll << 20, 2), 16384);    // V100
+  EXPECT_EQ(detail::row_pairs_auto_group(50ll << 20, 8), 32768);   // longer chunks move more bytes between visits
+  EXPECT_EQ(detail::row_pairs_auto_group(0, 2), 1024);             // unknown L2: the smallest group
+  EXPECT_EQ(detail::row_pairs_auto_group(50ll << 20, 0), detail::row_pairs_auto_group(50ll << 20, 1));
 }
 
 TEST(Kernels, ManyTilesBeyondOneGridDimension) {

@@ -238,9 +238,9 @@ int kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, int rep
     bool row_pairs = true;
     std::int64_t chunk = -1, group = 0;
   };
-  const Slicing defaults;
+  const discount::detail::Tuning defaults;
   const std::int64_t auto_group = std::min<std::int64_t>(
-      m / 2, row_pairs_auto_group(discount::detail::l2_cache_bytes(exec), defaults.row_pairs_chunk));
+      m / 2, discount::detail::row_pairs_auto_group(discount::detail::l2_cache_bytes(exec), defaults.row_pairs_chunk));
   std::vector<Variant> variants{
       {"mdrange [date,id,num] tile auto", {Axis::date, Axis::id, Axis::num}, {}},
       {"mdrange [date,id,num] tile 1x64x5", {Axis::date, Axis::id, Axis::num}, {1, 64, 5}},
@@ -265,11 +265,13 @@ int kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, int rep
                           {Axis::id, Axis::num}, {}, false, true, chunk, group});
   for (const auto& v : variants) {
     if (v.slow && !include_slow) continue;
-    Slicing slicing = make_slicing(axes, v.dims, v.tile);
-    slicing.allow_row_pairs = v.row_pairs;
-    if (v.chunk >= 0) slicing.row_pairs_chunk = v.chunk;
-    slicing.row_pairs_group = v.group < 0 ? m : v.group;
-    const double s = median_seconds(v.slow ? 1 : reps, [&] { apply_mdrange(exec, slicing, mult_v, in_v, out_v, ms); },
+    const Slicing slicing = make_slicing(axes, v.dims, v.tile);
+    discount::detail::Tuning tuning;
+    tuning.allow_row_pairs = v.row_pairs;
+    if (v.chunk >= 0) tuning.row_pairs_chunk = v.chunk;
+    tuning.row_pairs_group = v.group < 0 ? m : v.group;
+    const double s = median_seconds(v.slow ? 1 : reps,
+                                    [&] { apply_mdrange(exec, slicing, mult_v, in_v, out_v, ms, tuning); },
                                     poison);
     rows.push_back({v.name, s, elem_bytes, check()});
   }
@@ -374,10 +376,11 @@ int host_kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, in
   const ConstFlatView<Kokkos::HostSpace> mult_v(mult.data(), m);
   const ConstSlabView<Kokkos::HostSpace> in_v(in.data(), dates, ids, nums), inout_v(out.data(), dates, ids, nums);
   const SlabView<Kokkos::HostSpace> out_v(out.data(), dates, ids, nums);
-  auto add = [&](const std::string& name, const Slicing& slicing, bool in_place) {
+  auto add = [&](const std::string& name, const Slicing& slicing, bool in_place,
+                 const discount::detail::Tuning& tuning = {}) {
     variants.push_back({name + (in_place ? ", in place" : ", out of place"), "kernel", in_place ? restore : poison,
-                        [&, slicing, in_place] {
-                          apply_mdrange(exec, slicing, mult_v, in_place ? inout_v : in_v, out_v, ms);
+                        [&, slicing, tuning, in_place] {
+                          apply_mdrange(exec, slicing, mult_v, in_place ? inout_v : in_v, out_v, ms, tuning);
                         },
                         check_product, {}});
   };
@@ -398,31 +401,31 @@ int host_kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, in
   // Out of place with stores through the cache: each output line is read
   // before it is written (write-allocate), 24 B of traffic per element.
   for (const auto& d : {all[0], all[4]}) {
-    Slicing s = make_slicing(axes, d.dims, {});
-    s.host_streaming_stores = 0;
-    add(d.name + " cached stores", s, false);
+    discount::detail::Tuning t;
+    t.host_streaming_stores = 0;
+    add(d.name + " cached stores", make_slicing(axes, d.dims, {}), false, t);
   }
   // In place with non-temporal stores: the line was just read, so the store
   // saves no read; it writes around the cache instead of evicting dirty lines.
   for (const auto& d : {all[0], all[4]}) {
-    Slicing s = make_slicing(axes, d.dims, {});
-    s.host_streaming_stores = 2;
-    add(d.name + " streaming stores", s, true);
+    discount::detail::Tuning t;
+    t.host_streaming_stores = 2;
+    add(d.name + " streaming stores", make_slicing(axes, d.dims, {}), true, t);
   }
-  // Other column tiles (the default is kHostColumn, kernels/apply.hpp); a
+  // Other column tiles (the default is kHostColumn, kernels/detail/host_loops.hpp); a
   // column of a whole date walks each thread's dates one after another.
   for (std::int64_t column : columns)
     for (const auto& d : {all[0], all[4]}) {
-      Slicing s = make_slicing(axes, d.dims, {});
-      s.host_column = column;
-      add(d.name + " column " + std::to_string(column), s, true);
+      discount::detail::Tuning t;
+      t.host_column = column;
+      add(d.name + " column " + std::to_string(column), make_slicing(axes, d.dims, {}), true, t);
     }
   // The generic MDRange functor (the host path before the host loops).
   for (const auto& d : all) {
     if (d.slow_generic && !include_slow) continue;
-    Slicing s = make_slicing(axes, d.dims, {});
-    s.host_loops = false;
-    add(d.name + " generic MDRange", s, true);
+    discount::detail::Tuning t;
+    t.host_loops = false;
+    add(d.name + " generic MDRange", make_slicing(axes, d.dims, {}), true, t);
   }
 #ifdef DISCOUNT_HAVE_KOKKOSKERNELS
   if (dates > 1) {

@@ -1,18 +1,30 @@
-// Execution space instances for the pipeline's stages. On CUDA each instance
-// owns a stream, so upload, kernel and download overlap; Kokkos 3.4 has no
-// partition_space, and Kokkos::Cuda(stream) does not free the stream, so the
-// streams are ours and outlive the instances. Host spaces use the default
-// instance: there are no copies to overlap.
+// The Kokkos half of the backend seam: the one header that names a GPU
+// backend's Kokkos types (common/gpu_runtime.* is the vendor-runtime half).
+// A HIP or SYCL port adds its branch here and in gpu_runtime.cpp, nothing
+// else (docs/architecture.md, "Backends").
+//   PinnedHostSpace   page-locked host memory that the GPU copies from and to
+//                     at full speed (plain HostSpace without a GPU backend);
+//   ExecInstances     execution space instances for the pipeline's stages.
+//                     On a GPU each owns a stream, so upload, kernel and
+//                     download overlap; Kokkos 3.4 has no partition_space,
+//                     and an instance made from a stream does not free it, so
+//                     the streams are ours and outlive the instances. Host
+//                     spaces use the default instance: no copies to overlap.
 #pragma once
 
 #include <Kokkos_Core.hpp>
 
-#include "common/gpu_runtime.hpp"
-
-#include <type_traits>
 #include <vector>
 
+#include "common/gpu_runtime.hpp"
+
 namespace discount {
+
+#ifdef KOKKOS_ENABLE_CUDA
+using PinnedHostSpace = Kokkos::CudaHostPinnedSpace;
+#else
+using PinnedHostSpace = Kokkos::HostSpace;
+#endif
 
 template <class ExecSpace>
 class ExecInstances {
