@@ -8,7 +8,7 @@
 
 #include "config/config.hpp"
 #include "plan/stages.hpp"
-#include "report/limits.hpp"
+#include "plan/limits.hpp"
 
 namespace discount {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "common/startup.hpp"
-#include "report/limits.hpp"
+#include "plan/limits.hpp"
 #include "report/runs.hpp"
 
 namespace discount {
