@@ -204,9 +204,9 @@ void print_wall_summary(const std::vector<StagePrediction>& stages, const WallPr
     return a.seconds < b.seconds;
   });
   char line[320];
-  std::snprintf(line, sizeof line, "predicted wall %.2f s%s; bottleneck %s: %.3f GB at %.2f GB/s (%s)\n", wall.seconds,
-                wall.fixed_known ? "" : " plus start-up and finish", slowest->stage.c_str(), slowest->bytes / 1e9,
-                slowest->gb_per_s, slowest->source.c_str());
+  std::snprintf(line, sizeof line, "predicted wall %.2f s%s; bottleneck %s: %s at %.2f GB/s (%s)\n", wall.seconds,
+                wall.fixed_known ? "" : " plus start-up and finish", slowest->stage.c_str(),
+                format_bytes(slowest->bytes).c_str(), slowest->gb_per_s, slowest->source.c_str());
   std::cout << line;
 }
 
