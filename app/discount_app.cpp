@@ -30,12 +30,14 @@ const char* kDescription =
     "                                       slabs, buffers and the predicted time, before running\n"
     "  discount_app verify input.yaml [--sample | --full]\n"
     "                                       check the output against the inputs, independently\n"
-    "  discount_app generate --dates D --ids M --nums O --out FILE [--seed S] [--axes date,id,num] [--force]\n"
+    "  discount_app generate --dates D --ids M --nums O --out FILE\n"
+    "                       [--seed S] [--axes date,id,num] [--force]\n"
     "                                       write a synthetic input file\n"
     "  discount_app config input.yaml       print the effective configuration, defaults included\n"
     "  discount_app --version               versions of the app, Kokkos, HDF5 (and MPI)\n\n"
-    "`discount_app COMMAND --help` describes every option of a command. Options that start\n"
-    "with --kokkos- (--kokkos-threads=N, --kokkos-device-id=N, ...) go to Kokkos unchanged.\n";
+    "`discount_app COMMAND --help` describes every option of a command.\n"
+    "Kokkos options (--kokkos-threads=N, --kokkos-device-id=N, ...: any option that starts\n"
+    "with --kokkos-) go to Kokkos unchanged.\n";
 
 std::vector<discount::Axis> parse_axes(const std::string& text) {
   std::vector<discount::Axis> axes;
