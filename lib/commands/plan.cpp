@@ -197,7 +197,8 @@ void print_wall_summary(const std::vector<StagePrediction>& stages, const WallPr
     std::string names;
     for (const auto& name : wall.unknown) names += (names.empty() ? "" : ", ") + name;
     std::cout << "predicted wall cannot predict the time: no rate known for " << names
-              << " (`plan --verbose` says why)\n";
+              << " (run `discount_app plan` without --no-measure to measure them, run the job once with `report:`"
+                 " set, or set them under limits:)\n";
     return;
   }
   const auto slowest = std::max_element(stages.begin(), stages.end(), [](const auto& a, const auto& b) {
