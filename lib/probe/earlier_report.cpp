@@ -10,16 +10,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "probe/io_rates.hpp"
+
 namespace discount {
-
-namespace {
-
-std::string dir_of(const std::string& path) {
-  const auto slash = path.find_last_of('/');
-  return slash == std::string::npos ? std::string(".") : slash == 0 ? std::string("/") : path.substr(0, slash);
-}
-
-}  // namespace
 
 EarlierReport earlier_report_from_json(const std::string& json_text, const ReportExpectation& expect) {
   EarlierReport report;
@@ -47,7 +40,7 @@ EarlierReport earlier_report_from_json(const std::string& json_text, const Repor
   const std::string output = text("output");
   const std::string output_path = output.substr(0, output.find(" ("));
   const bool same_output = expect.output_is_file ? output.find(" (dataset '") != std::string::npos &&
-                                                       dir_of(output_path) == dir_of(expect.output_path)
+                                                       folder_of(output_path) == folder_of(expect.output_path)
                                                  : output == expect.output_path;
   if (!same_output) {
     report.why_not = "its output (" + output + ") is not in this job's output folder";
