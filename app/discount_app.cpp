@@ -23,13 +23,21 @@ namespace {
 const char* kDescription =
     "discount_app: cv[d][i][k] = multBy[i][k] * discount[d][i][k], streamed from HDF5 to HDF5\n"
     "in slabs cut by a memory budget, on a GPU (Kokkos CUDA) or CPU cores (Kokkos OpenMP).\n\n"
-    "  discount_app input.yaml              run the job (same as `run`)\n"
-    "  discount_app run input.yaml [--restart] [--dry-run] [--report run.json]\n"
-    "  discount_app plan input.yaml [--no-measure]  slabs, buffers, bytes and predicted time\n"
-    "  discount_app verify input.yaml       independent check of the output (--sample for a quick one)\n"
-    "  discount_app generate --dates D --ids M --nums O --out FILE [--seed S] [--axes date,id,num]\n"
-    "  discount_app config input.yaml       print the effective configuration, defaults included\n\n"
-    "Kokkos options (--kokkos-threads=N, --kokkos-device-id=N, ...) are passed to Kokkos.\n";
+    "  discount_app input.yaml              run the job (the same as `discount_app run input.yaml`)\n"
+    "  discount_app run input.yaml [--restart] [--dry-run] [--report run.json] [-q] [--remeasure]\n"
+    "                                       run the job, resuming where a stopped run left off\n"
+    "  discount_app plan input.yaml [--verbose] [--no-measure]\n"
+    "                                       slabs, buffers and the predicted time, before running\n"
+    "  discount_app verify input.yaml [--sample | --full]\n"
+    "                                       check the output against the inputs, independently\n"
+    "  discount_app generate --dates D --ids M --nums O --out FILE\n"
+    "                       [--seed S] [--axes date,id,num] [--force]\n"
+    "                                       write a synthetic input file\n"
+    "  discount_app config input.yaml       print the effective configuration, defaults included\n"
+    "  discount_app --version               versions of the app, Kokkos, HDF5 (and MPI)\n\n"
+    "`discount_app COMMAND --help` describes every option of a command.\n"
+    "Kokkos options (--kokkos-threads=N, --kokkos-device-id=N, ...: any option that starts\n"
+    "with --kokkos-) go to Kokkos unchanged.\n";
 
 std::vector<discount::Axis> parse_axes(const std::string& text) {
   std::vector<discount::Axis> axes;
@@ -79,46 +87,56 @@ int run(int argc, char** argv) {
   app.footer(discount::exit_code_table());
   app.require_subcommand(0, 1);
   bool show_version = false;
-  app.add_flag("--version", show_version, "print versions of the app, Kokkos (backends, GPU arch) and HDF5");
+  app.add_flag("--version", show_version,
+               "print the versions of the app (and its git commit), Kokkos (backends, GPU arch), HDF5 and MPI");
 
   std::string config_path;
   discount::RunOptions run_options;
-  auto* run_cmd = app.add_subcommand("run", "run the job described by input.yaml");
-  run_cmd->add_option("config", config_path, "input YAML file")->required();
+  auto* run_cmd = app.add_subcommand(
+      "run", "run the job described by input.yaml; a run that was stopped or killed resumes where it left off");
+  run_cmd->add_option("config", config_path, "the job's YAML file (docs/config.md)")->required();
   run_cmd->add_flag("--restart", run_options.restart, "discard a .partial output of a different job and start over");
-  run_cmd->add_flag("--dry-run", run_options.dry_run, "validate everything and print the plan; write nothing");
+  run_cmd->add_flag("--dry-run", run_options.dry_run, "check everything a run checks and print the whole plan (as `plan --verbose`, without measuring the disks); write nothing");
   run_cmd->add_option("--report", run_options.report_path, "write the JSON run report here (overrides `report:`)");
-  run_cmd->add_flag("-q,--quiet", run_options.quiet, "no progress or summary on stdout");
+  run_cmd->add_flag("-q,--quiet", run_options.quiet, "print no progress, status lines or summary on stdout (errors still go to stderr)");
   run_cmd->add_flag("--remeasure", run_options.remeasure,
                     "measure the link limits again instead of taking this host's cached ones (limits.cache_days)");
 
-  auto* plan_cmd = app.add_subcommand("plan", "print shapes, slabs, buffers, bytes per stage and the predicted time");
-  plan_cmd->add_option("config", config_path, "input YAML file")->required();
+  auto* plan_cmd = app.add_subcommand(
+      "plan", "print the job's shape, chunk axis, slabs, buffers and predicted wall time, before running it");
+  plan_cmd->add_option("config", config_path, "the job's YAML file (docs/config.md)")->required();
   bool no_measure = false;
   plan_cmd->add_flag("--no-measure", no_measure,
-                     "no measuring: rates from limits: and the job's earlier report only (no I/O, no Kokkos)");
+                     "measure nothing: take the rates from limits: and the job's earlier report only (no I/O, no Kokkos)");
+  bool plan_verbose = false;
+  plan_cmd->add_flag("-v,--verbose", plan_verbose,
+                     "also print each rate and where it came from, the prediction's derivation stage by stage,"
+                     " and the resolved configuration");
 
-  auto* config_cmd = app.add_subcommand("config", "print the effective configuration, defaults included");
-  config_cmd->add_option("config", config_path, "input YAML file")->required();
+  auto* config_cmd = app.add_subcommand(
+      "config", "print the effective configuration, every default filled in, as YAML (checks that need no input)");
+  config_cmd->add_option("config", config_path, "the job's YAML file (docs/config.md)")->required();
 
   bool sample = false;
-  auto* verify_cmd = app.add_subcommand("verify", "re-read inputs and output and check every element");
-  verify_cmd->add_option("config", config_path, "input YAML file")->required();
-  verify_cmd->add_flag("--sample", sample, "check a random sample of boxes instead of every element");
+  auto* verify_cmd = app.add_subcommand(
+      "verify", "re-read the inputs and the output with plain HDF5 calls and check cv = multBy * discount exactly");
+  verify_cmd->add_option("config", config_path, "the job's YAML file (docs/config.md)")->required();
+  verify_cmd->add_flag("--sample", sample, "check a random sample of boxes instead of every element (quick)");
   // A flag without a variable; its description set apart: under C++20, CLI11 2.3 finds
   // add_flag(name, description) ambiguous.
   verify_cmd->add_flag("--full")->description("check every element (the default)");
 
   discount::GenerateOptions gen;
   std::string axes_text = "date,id,num";
-  auto* gen_cmd = app.add_subcommand("generate", "write a synthetic input file (random non-zero values)");
-  gen_cmd->add_option("--dates", gen.dates, "number of dates")->required()->check(CLI::PositiveNumber);
-  gen_cmd->add_option("--ids", gen.ids, "number of ids")->required()->check(CLI::PositiveNumber);
-  gen_cmd->add_option("--nums", gen.nums, "number of nums")->required()->check(CLI::PositiveNumber);
-  gen_cmd->add_option("--out", gen.out, "output HDF5 file")->required();
-  gen_cmd->add_option("--seed", gen.seed, "random seed (default 1)");
-  gen_cmd->add_option("--axes", axes_text, "order of discount's axes in the file (default date,id,num)");
-  gen_cmd->add_flag("--force", gen.force, "replace an existing file");
+  auto* gen_cmd = app.add_subcommand(
+      "generate", "write a synthetic input file: multBy and discount filled with random non-zero values");
+  gen_cmd->add_option("--dates", gen.dates, "number of dates (discount's date axis)")->required()->check(CLI::PositiveNumber);
+  gen_cmd->add_option("--ids", gen.ids, "number of ids (shared by multBy and discount)")->required()->check(CLI::PositiveNumber);
+  gen_cmd->add_option("--nums", gen.nums, "number of nums (shared by multBy and discount)")->required()->check(CLI::PositiveNumber);
+  gen_cmd->add_option("--out", gen.out, "the HDF5 file to write; its folder must exist")->required();
+  gen_cmd->add_option("--seed", gen.seed, "random seed: the same seed gives the same values (default 1)");
+  gen_cmd->add_option("--axes", axes_text, "order of discount's axes in the file, a permutation of date,id,num (default date,id,num)");
+  gen_cmd->add_flag("--force", gen.force, "replace the file if it exists (without it an existing file is an error)");
 
   discount::check_kokkos_args(kokkos_args);
   std::vector<std::string> reversed(args.rbegin(), args.rend());
@@ -142,7 +160,7 @@ int run(int argc, char** argv) {
   run_options.kokkos_args = kokkos_args;
   if (*run_cmd) return discount::run_command(discount::load_config_on_every_rank(config_path), run_options);
   if (*plan_cmd)
-    return discount::plan_command(discount::load_config_on_every_rank(config_path), {!no_measure, kokkos_args});
+    return discount::plan_command(discount::load_config_on_every_rank(config_path), {!no_measure, kokkos_args, plan_verbose});
   if (*config_cmd) return discount::config_command(discount::load_config(config_path));
   if (*verify_cmd) return discount::verify_job(discount::load_config(config_path), sample);
   if (*gen_cmd) {

@@ -1,5 +1,6 @@
-// The commands behind the CLI, in one place: run, plan, verify, generate,
-// config. Each validates everything it can before Kokkos starts or any output
+// The commands behind the CLI: run (commands/run.cpp), plan (plan.cpp),
+// verify, generate, config and version, on the job preparation they share
+// (job.cpp). Each validates everything it can before Kokkos starts or any output
 // exists, and returns the process exit status; failures are discount::Error.
 #pragma once
 
@@ -8,7 +9,7 @@
 
 #include "config/config.hpp"
 #include "io/input.hpp"
-#include "io/tools.hpp"
+#include "commands/tools.hpp"
 #include "resolve/resolve.hpp"
 
 namespace discount {
@@ -29,14 +30,18 @@ struct PlanOptions {
   // rates come from limits: and the job's earlier report only.
   bool measure = true;
   std::vector<std::string> kokkos_args;  // --kokkos-* passed through
+  // false: a short summary (shapes, slabs, buffers, predicted wall and its
+  // bottleneck); true (--verbose): also each rate's source, the prediction's
+  // derivation and the resolved configuration.
+  bool verbose = false;
 };
 // `discount_app plan`: shapes, slabs, buffers, bytes per stage, and the
-// predicted time with where each rate came from (lib/report/rates.hpp).
+// predicted time with where each rate came from (lib/probe).
 int plan_command(const Config& config, const PlanOptions& options);
 // `discount_app config`: the effective configuration, after the rules that
 // need no input (resolve/resolve.hpp's check_config).
 int config_command(const Config& config);
-// `discount_app verify` and `discount_app generate` (io/tools.hpp).
+// `discount_app verify` and `discount_app generate` (commands/tools.hpp).
 int verify_job(const Config& config, bool sample);
 int generate_job(const GenerateOptions& options);
 

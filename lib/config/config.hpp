@@ -97,7 +97,7 @@ struct LimitsConfig {
   std::optional<double> read, write;        // disk; unset: unknown
   std::optional<double> h2d, d2h, kernel;   // unset: auto (measured)
   bool measure = true;
-  // Days a measurement stays valid in this host's cache (report/limits_cache.hpp);
+  // Days a measurement stays valid in this host's cache (probe/limits_cache.hpp);
   // 0: measure at every run and keep nothing.
   int cache_days = 7;
 };

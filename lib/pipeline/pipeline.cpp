@@ -33,8 +33,6 @@
 #include "pipeline/input_sums.hpp"
 #include "pipeline/queue.hpp"
 #include "pipeline/test_hooks.hpp"
-#include "ranks/ranks.hpp"
-#include "report/progress.hpp"
 
 namespace discount {
 
@@ -416,7 +414,6 @@ class Pipeline {
   void writer() {
     Ticket t;
     const auto start = Clock::now();
-    auto last_print = start;
     while (computed_.pop(t) && !aborted_) {
       const auto t0 = Clock::now();
       const Slab& slab = plan_.slabs[t.slab];
@@ -426,41 +423,14 @@ class Pipeline {
       }
       record(Stage::write, slab, t0);
       free_host_.push(t.host);
-      // A terminal gets one line redrawn every half second; a log file (Slurm)
-      // gets a time-stamped line every 5 s.
       const StageStats& written = stats(Stage::write);
-      const bool last = written.slabs == total_pending_;
-      if (job_.progress && (seconds_since(last_print) >= (tty_ ? 0.5 : 5.0) || last)) {
-        last_print = Clock::now();
-        const double elapsed = seconds_since(start);
-        const ProgressFields fields{rank_label_, written.slabs, total_pending_, written.bytes / 1e9,
-                                    elapsed > 0 ? written.bytes / elapsed / 1e9 : 0.0,
-                                    elapsed / written.slabs * (total_pending_ - written.slabs)};
-        print_progress(fields, last);
-      }
+      if (job_.progress) job_.progress({written.slabs, total_pending_, written.bytes, seconds_since(start), false});
       test_hold_.after_slab(written.slabs, [this] { return stop_requested(); });  // tests only (test_hooks.hpp)
     }
-    // However the run ends (done, stopped, failed), what is printed next
-    // (the summary, an error, a warning) starts on a line of its own.
-    if (line_open_) {
-      std::fputs("\n", stdout);
-      std::fflush(stdout);
-      line_open_ = false;
+    if (job_.progress) {
+      const StageStats& written = stats(Stage::write);
+      job_.progress({written.slabs, total_pending_, written.bytes, seconds_since(start), true});
     }
-  }
-
-  // On a terminal: "\r", the line fitted to the width read now (the window
-  // may have been resized), then erase to the end of the line, so nothing of
-  // a longer earlier line remains. In a log: one whole line per call, time-stamped.
-  void print_progress(const ProgressFields& fields, bool last) {
-    if (tty_) {
-      const std::string text = progress_line(fields, terminal_columns(STDOUT_FILENO));
-      std::fprintf(stdout, "\r%s\x1b[K%s", text.c_str(), last ? "\n" : "");
-      line_open_ = !last;
-    } else {
-      std::fprintf(stdout, "%s %s\n", utc_timestamp(std::time(nullptr)).c_str(), progress_line(fields, 0).c_str());
-    }
-    std::fflush(stdout);
   }
 
   // One slab's work on a stage, timed from t0, counted by plan/stages.hpp.
@@ -480,9 +450,6 @@ class Pipeline {
 
   const PipelineJob& job_;
   const PipelineSpec& spec_;
-  // "rank 0 of 4: " under MPI (rank 0 prints its own share's progress).
-  const std::string rank_label_ =
-      spec_.ranks > 1 ? "rank " + std::to_string(spec_.rank) + " of " + std::to_string(spec_.ranks) + ": " : "";
   const Plan& plan_;
   RunReport& report_;
   std::array<Axis, 3> axes_{};
@@ -502,8 +469,6 @@ class Pipeline {
   BlockingQueue<int> free_host_, free_device_;
   BlockingQueue<Ticket> loaded_, uploaded_, kernel_done_, computed_;
   const std::thread::id main_thread_ = std::this_thread::get_id();
-  const bool tty_ = stdout_is_terminal();
-  bool line_open_ = false;  // the writer drew a progress line on the terminal without ending it
   const TestHold test_hold_;  // DISCOUNT_TEST_HOLD: the e2e tests' pause points
   Clock::time_point first_upload_{}, last_download_{};  // each written by one thread, read after join
   std::atomic<bool> aborted_{false};
@@ -524,24 +489,6 @@ std::vector<int> rank_share(const std::vector<int>& pending, int rank, int ranks
   const auto n = static_cast<std::int64_t>(pending.size());
   const auto begin = n * rank / ranks, end = n * (rank + 1) / ranks;
   return {pending.begin() + begin, pending.begin() + end};
-}
-
-void combine_rank_reports(RunReport& report) {
-  if (!ranks::multi()) return;
-  for (auto& stage : report.stages) {
-    ranks::sum(stage.bytes);
-    stage.seconds = ranks::max(stage.seconds);
-    std::uint64_t slabs = static_cast<std::uint64_t>(stage.slabs);
-    ranks::sum(slabs);
-    stage.slabs = static_cast<int>(slabs);
-  }
-  ranks::sum(report.input_bytes);
-  ranks::sum(report.output_bytes);
-  std::uint64_t run = static_cast<std::uint64_t>(report.slabs_run);
-  ranks::sum(run);
-  report.slabs_run = static_cast<int>(run);
-  report.device_path_seconds = ranks::max(report.device_path_seconds);
-  report.any_stage_seconds = ranks::max(report.any_stage_seconds);
 }
 
 bool needs_device_copies(Space space) {

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "config/config.hpp"
@@ -16,22 +18,27 @@
 
 namespace discount {
 
+// The writer's figures after each slab it wrote (`done`: once more when the
+// writer stops, however the run ends). Whoever shows progress draws them
+// (report/progress.hpp); the pipeline prints nothing.
+struct WriteProgress {
+  int written = 0, total = 0;  // slabs of this rank's pending share
+  std::uint64_t bytes = 0;     // written so far
+  double seconds = 0.0;        // since the writer started
+  bool done = false;
+};
+
 struct PipelineJob {
   const PipelineSpec* spec = nullptr;   // resolve()'s part for the pipeline
   const Plan* plan = nullptr;
   InputSource* input = nullptr;
   OutputSink* sink = nullptr;
   const std::atomic<int>* stop = nullptr;  // signal number once asked to stop
-  bool progress = false;                // periodic progress lines on stdout
+  std::function<void(const WriteProgress&)> progress;  // empty: nobody listens
 };
 
 // The pending slabs' share of one rank: contiguous, sizes differing by at most one.
 std::vector<int> rank_share(const std::vector<int>& pending, int rank, int ranks);
-
-// Each rank's figures added up (bytes, slabs) or maximised (seconds: ranks
-// work side by side), so rank 0 reports the whole job. Collective under MPI;
-// report.stages must name the same stages on every rank (empty_stages()).
-void combine_rank_reports(RunReport& report);
 
 // True when compute.space maps to a memory space the host cannot read, so
 // the plan needs device buffers and copies.

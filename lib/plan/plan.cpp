@@ -213,7 +213,7 @@ std::vector<StagePrediction> predict(const Plan& plan, const Limits& limits, con
     const LinkLimit& link = limits.of(stage);
     if (link.known()) {
       p.gb_per_s = link.gb_per_s;
-      p.source = link.source;
+      p.source = link.source_text();
       p.seconds = static_cast<double>(p.bytes) / (link.gb_per_s * 1e9);
     }
     stages.push_back(p);

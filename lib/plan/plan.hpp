@@ -9,7 +9,7 @@
 #include "common/axis.hpp"
 #include "common/range.hpp"
 #include "plan/stages.hpp"
-#include "report/limits.hpp"
+#include "plan/limits.hpp"
 
 namespace discount {
 

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <utility>
 #include <vector>
 
 namespace discount {
@@ -62,6 +63,39 @@ int terminal_columns(int fd) {
     if (end != columns && *end == '\0' && n > 0 && n < 100000) return static_cast<int>(n);
   }
   return 80;
+}
+
+ProgressPrinter::ProgressPrinter(std::string rank_label)
+    : rank_label_(std::move(rank_label)), tty_(stdout_is_terminal()) {}
+
+void ProgressPrinter::slab_written(int written, int total, std::uint64_t bytes, double seconds) {
+  const bool last = written == total;
+  if (!last && seconds - last_print_ < (tty_ ? 0.5 : 5.0)) return;
+  last_print_ = seconds;
+  const ProgressFields fields{rank_label_, written, total, bytes / 1e9, seconds > 0 ? bytes / seconds / 1e9 : 0.0,
+                              written > 0 ? seconds / written * (total - written) : 0.0};
+  print(fields, last);
+}
+
+// On a terminal: "\r", the line fitted to the width read now (the window
+// may have been resized), then erase to the end of the line, so nothing of
+// a longer earlier line remains. In a log: one whole line per call, time-stamped.
+void ProgressPrinter::print(const ProgressFields& fields, bool last) {
+  if (tty_) {
+    const std::string text = progress_line(fields, terminal_columns(STDOUT_FILENO));
+    std::fprintf(stdout, "\r%s\x1b[K%s", text.c_str(), last ? "\n" : "");
+    line_open_ = !last;
+  } else {
+    std::fprintf(stdout, "%s %s\n", utc_timestamp(std::time(nullptr)).c_str(), progress_line(fields, 0).c_str());
+  }
+  std::fflush(stdout);
+}
+
+void ProgressPrinter::finish() {
+  if (!line_open_) return;
+  std::fputs("\n", stdout);
+  std::fflush(stdout);
+  line_open_ = false;
 }
 
 }  // namespace discount

@@ -4,6 +4,8 @@
 // (a file, a pipe, Slurm) every line is kept, so each starts with the time.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <ctime>
 #include <string>
 
@@ -31,6 +33,27 @@ std::string status_prefix(bool terminal, std::time_t now);
 std::string status_prefix();
 
 bool stdout_is_terminal();
+
+// Draws the run's progress on stdout from the writer's figures (the pipeline
+// reports every slab written; this decides what to show and when). A
+// terminal gets one line redrawn every half second, a log a time-stamped line
+// every 5 s, and the last slab always shows. Used from the writer thread only.
+class ProgressPrinter {
+ public:
+  explicit ProgressPrinter(std::string rank_label);
+  // `written` of `total` slabs are written, `bytes` of them, `seconds` after the writer started.
+  void slab_written(int written, int total, std::uint64_t bytes, double seconds);
+  // The writer is done, however the run ends: what is printed next (the
+  // summary, an error, a warning) starts on a line of its own.
+  void finish();
+
+ private:
+  void print(const ProgressFields& fields, bool last);
+  std::string rank_label_;
+  bool tty_;
+  bool line_open_ = false;  // a progress line is drawn on the terminal without its end
+  double last_print_ = 0.0;
+};
 // The width of the terminal on fd (ioctl TIOCGWINSZ), else $COLUMNS, else 80.
 int terminal_columns(int fd);
 

@@ -153,7 +153,7 @@ std::string RunReport::to_json() const {
   for (Stage stage : kAllStages) {
     const LinkLimit& link = limits.of(stage);
     if (!link.known()) continue;
-    j["limits"][stage_name(stage)] = {{"gb_per_s", link.gb_per_s}, {"source", link.source}};
+    j["limits"][stage_name(stage)] = {{"gb_per_s", link.gb_per_s}, {"source", link_source_name(link.source)}};
     if (link.cached) j["limits"][stage_name(stage)]["cached_from"] = link.measured_at;
   }
   j["ranks"] = ranks;
@@ -186,7 +186,7 @@ void apply_limits(RunReport& report, const Limits& limits) {
   for (auto& stage : report.stages) {
     const LinkLimit* link = limits.of(stage.name);
     stage.limit_gb_per_s = link && link->known() ? link->gb_per_s : 0.0;
-    stage.limit_source = link && link->known() ? link->source : std::string();
+    stage.limit_source = link && link->known() ? link_source_name(link->source) : "";
   }
 }
 

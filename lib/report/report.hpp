@@ -9,8 +9,8 @@
 
 #include "common/startup.hpp"
 #include "io/input.hpp"
+#include "plan/limits.hpp"
 #include "plan/plan.hpp"
-#include "report/limits.hpp"
 #include "report/runs.hpp"
 
 namespace discount {

@@ -10,7 +10,10 @@
     cannot predict the time (no number);
   - a report of an earlier run of the job is picked up (its path and date are
     named), and one of another input is not;
-  - limits: in the config are used as such with --no-measure.
+  - limits: in the config are used as such with --no-measure;
+  - by default plan prints a short summary (shape, chunk axis, slabs,
+    buffers, the predicted wall time and its bottleneck); --verbose adds each
+    rate's source, the prediction stage by stage and the resolved config.
 """
 
 import os
@@ -58,7 +61,7 @@ def measured_now(ctx):
     os.makedirs(os.path.join(ctx.work, "out"))
     yaml = job(ctx)
     before = listing(ctx.work), listing(os.path.join(ctx.work, "out"))
-    r = E.expect_rc(E.app(ctx, "plan", yaml), 0, "plan")
+    r = E.expect_rc(E.app(ctx, "plan", "--verbose", yaml), 0, "plan")
     m = WALL.search(r.stdout)
     E.check(m and float(m.group(1)) > 0, f"no predicted wall time:\n{r}")
     rows = stage_rows(r.stdout)
@@ -77,7 +80,7 @@ def output_folder_missing(ctx):
     E.generate(ctx, os.path.join(ctx.work, "in.h5"), *SHAPE, seed=72)
     yaml = job(ctx, out="not/yet/cv.h5")
     before = listing(ctx.work)
-    r = E.expect_rc(E.app(ctx, "plan", yaml), 0, "plan")
+    r = E.expect_rc(E.app(ctx, "plan", "--verbose", yaml), 0, "plan")
     E.check(WALL.search(r.stdout), f"no predicted wall time:\n{r}")
     E.check("does not exist yet" in r.stdout and "nearest existing parent" in r.stdout, f"{r}")
     E.check(stage_rows(r.stdout)["write"].rstrip().endswith("measured now"), f"{r}")
@@ -89,7 +92,7 @@ def no_measure_no_report(ctx):
     E.generate(ctx, os.path.join(ctx.work, "in.h5"), *SHAPE, seed=73)
     os.makedirs(os.path.join(ctx.work, "out"))
     yaml = job(ctx, report="out/run.json")
-    r = E.expect_rc(E.app(ctx, "plan", "--no-measure", yaml), 0, "plan --no-measure")
+    r = E.expect_rc(E.app(ctx, "plan", "--verbose", "--no-measure", yaml), 0, "plan --no-measure")
     E.check("cannot predict the time: no rate known for read, kernel, write" in r.stdout, f"{r}")
     E.check(not WALL.search(r.stdout), f"a number without any rate:\n{r}")
     E.check("--no-measure" in r.stdout, f"the reason is not named:\n{r}")
@@ -104,7 +107,7 @@ def report_picked_up(ctx):
     E.check_output(os.path.join(ctx.work, "out", "cv.h5"), E.expected_cv(src))
     with open(os.path.join(ctx.work, "out", "run.json")) as f:
         report = E.json.load(f)
-    r = E.expect_rc(E.app(ctx, "plan", "--no-measure", yaml), 0, "plan --no-measure after a run")
+    r = E.expect_rc(E.app(ctx, "plan", "--verbose", "--no-measure", yaml), 0, "plan --no-measure after a run")
     m = WALL.search(r.stdout)
     E.check(m and float(m.group(1)) > 0, f"no predicted wall time from the report:\n{r}")
     rows = stage_rows(r.stdout)
@@ -120,7 +123,7 @@ def report_picked_up(ctx):
     # The same report for a job on another input is not used.
     E.generate(ctx, os.path.join(ctx.work, "other.h5"), SHAPE[0], SHAPE[1] + 2, SHAPE[2], seed=75)
     other = job(ctx, name="other.yaml", input_file="other.h5", report="out/run.json")
-    r = E.expect_rc(E.app(ctx, "plan", "--no-measure", other), 0, "plan of another input")
+    r = E.expect_rc(E.app(ctx, "plan", "--verbose", "--no-measure", other), 0, "plan of another input")
     E.check("not used: its input differs" in r.stdout and "cannot predict" in r.stdout, f"{r}")
 
 
@@ -128,7 +131,7 @@ def configured_limits(ctx):
     E.generate(ctx, os.path.join(ctx.work, "in.h5"), *SHAPE, seed=76)
     os.makedirs(os.path.join(ctx.work, "out"))
     yaml = job(ctx, limits={"read": "0.5GB/s", "write": 0.25, "kernel": "2GB/s"})
-    r = E.expect_rc(E.app(ctx, "plan", "--no-measure", yaml), 0, "plan with limits")
+    r = E.expect_rc(E.app(ctx, "plan", "--verbose", "--no-measure", yaml), 0, "plan with limits")
     E.check(WALL.search(r.stdout), f"no predicted wall time:\n{r}")
     rows = stage_rows(r.stdout)
     out_bytes = 8 * SHAPE[0] * SHAPE[1] * SHAPE[2]
@@ -137,12 +140,37 @@ def configured_limits(ctx):
     E.check("plus start-up and finish (not known" in r.stdout, f"{r}")
 
 
+def summary_and_verbose(ctx):
+    E.generate(ctx, os.path.join(ctx.work, "in.h5"), *SHAPE, seed=77)
+    os.makedirs(os.path.join(ctx.work, "out"))
+    yaml = job(ctx, limits={"read": "0.5GB/s", "write": 0.25, "kernel": "2GB/s"})
+    short = E.expect_rc(E.app(ctx, "plan", "--no-measure", yaml), 0, "plan").stdout
+    lines = short.splitlines()
+    E.check(8 <= len(lines) <= 16, f"the summary has {len(lines)} lines:\n{short}")
+    for head in ("input ", "shape ", "chunk axis ", "slab ", "host buffers ", "output ", "predicted wall "):
+        E.check(any(line.startswith(head) for line in lines), f"the summary lacks {head.strip()!r}:\n{short}")
+    # write is the slowest link here: 0.25 GB/s against 0.5 and 2.
+    m = re.search(r"^predicted wall (\d+\.\d+) s plus start-up and finish; bottleneck write: \S+ \S+ at 0\.25 GB/s"
+                  r" \(config limits:\)$", short, re.M)
+    E.check(m, f"no predicted wall time with its bottleneck:\n{short}")
+    out_bytes = 8 * SHAPE[0] * SHAPE[1] * SHAPE[2]
+    E.check(abs(float(m.group(1)) - out_bytes / 0.25e9) < 0.2 * out_bytes / 0.25e9 + 0.01, f"wall:\n{short}")
+    for needle in ("resolved configuration (every default", "predicted      stage", "limits ", "pipeline_depth:"):
+        E.check(needle not in short, f"the summary shows {needle!r}:\n{short}")
+    full = E.expect_rc(E.app(ctx, "plan", "--verbose", "--no-measure", yaml), 0, "plan --verbose").stdout
+    for needle in ("resolved configuration", "predicted      stage", "limits ", "pipeline_depth: 3"):
+        E.check(needle in full, f"plan --verbose lacks {needle!r}:\n{full}")
+    # The same plan above the output line (its free space may change between the two).
+    E.check(full.startswith(short.split("\noutput ", 1)[0] + "\noutput "), "--verbose does not start with the summary's plan")
+
+
 CASES = [
     ("measured_now", measured_now),
     ("output_folder_missing", output_folder_missing),
     ("no_measure_no_report", no_measure_no_report),
     ("report_picked_up", report_picked_up),
     ("configured_limits", configured_limits),
+    ("summary_and_verbose", summary_and_verbose),
 ]
 
 if __name__ == "__main__":

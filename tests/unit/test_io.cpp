@@ -17,7 +17,7 @@
 #include "io/output.hpp"
 #include "io/posix_io.hpp"
 #include "io/synthetic.hpp"
-#include "io/tools.hpp"
+#include "commands/tools.hpp"
 
 #include "temp_dir.hpp"
 

@@ -373,10 +373,10 @@ TEST(Predict, ASubsetOfSlabsCountsOnlyThoseButTheResidentMultBy) {
 TEST(Predict, SecondsFromKnownLimitsAndUnknownStaysNegative) {
   const Plan p = date_plan(true);
   Limits limits;
-  limits.read = {2.0, "configured"};
-  limits.h2d = {50.0, "measured"};
-  limits.kernel = {1000.0, "measured"};
-  limits.d2h = {40.0, "measured"};
+  limits.read = {2.0, LinkSource::configured};
+  limits.h2d = {50.0, LinkSource::measured};
+  limits.kernel = {1000.0, LinkSource::measured};
+  limits.d2h = {40.0, LinkSource::measured};
   // write unknown
   const auto stages = predict(p, limits);
   ASSERT_EQ(stages.size(), 5u);
@@ -423,9 +423,9 @@ namespace {
 
 Limits host_limits(double read, double kernel, double write) {
   Limits limits;
-  limits.read = {read, "measured now"};
-  limits.kernel = {kernel, "config limits:"};
-  limits.write = {write, "report out/run.json of 2026-12-01 03:41 UTC (7 min ago)"};
+  limits.read = {read, LinkSource::measured, false, "", "measured now"};
+  limits.kernel = {kernel, LinkSource::configured, false, "", "config limits:"};
+  limits.write = {write, LinkSource::earlier_report, false, "", "report out/run.json of 2026-12-01 03:41 UTC (7 min ago)"};
   return limits;
 }
 
@@ -507,8 +507,8 @@ TEST(PredictWall, TooFewBuffersForTheStagesSetThePace) {
 TEST(PredictWall, DeviceCopiesCountEveryStage) {
   const Plan p = date_plan(true);
   Limits limits = host_limits(1.0, 100.0, 1.0);
-  limits.h2d = {0.05, "measured now"};
-  limits.d2h = {0.05, "measured now"};
+  limits.h2d = {0.05, LinkSource::measured, false, "", "measured now"};
+  limits.d2h = {0.05, LinkSource::measured, false, "", "measured now"};
   const auto stages = predict(p, limits);
   ASSERT_EQ(stages.size(), 5u);
   const WallPrediction w = predict_wall(p, stages, FixedCost{0, "x"});

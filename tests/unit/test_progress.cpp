@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "report/progress.hpp"
 
@@ -112,4 +113,28 @@ TEST(StatusLines, TerminalWidthFallsBackToColumnsThenEighty) {
   if (saved) ::setenv("COLUMNS", keep.c_str(), 1);
   ::close(fds[0]);
   ::close(fds[1]);
+}
+
+// What the run shows of the writer's figures (report/progress.hpp's
+// ProgressPrinter): in a log, a line at most every 5 s of the writer's time
+// (the seconds passed in, not the clock) and always the last slab's; nothing
+// is left open for finish() to end.
+TEST(ProgressPrinter, LogLinesEveryFiveSecondsAndTheLast) {
+  testing::internal::CaptureStdout();  // stdout is a file now: log mode
+  ProgressPrinter printer("rank 1 of 2: ");
+  printer.slab_written(1, 10, 100'000'000, 1.0);   // too soon after the start
+  printer.slab_written(2, 10, 200'000'000, 5.5);   // 5.5 s: shown
+  printer.slab_written(3, 10, 300'000'000, 9.0);   // 3.5 s after the last line
+  printer.slab_written(10, 10, 1'000'000'000, 9.5);  // the last slab: always shown
+  printer.finish();
+  const std::string out = testing::internal::GetCapturedStdout();
+  std::vector<std::string> lines;
+  for (std::size_t at = 0, end; (end = out.find('\n', at)) != std::string::npos; at = end + 1)
+    lines.push_back(out.substr(at, end - at));
+  ASSERT_EQ(lines.size(), 2u) << out;
+  EXPECT_TRUE(contains(lines[0], "Z [discount_app] rank 1 of 2: 2/10 slabs written (20%)")) << lines[0];
+  EXPECT_TRUE(contains(lines[0], "0.20 GB out")) << lines[0];
+  EXPECT_TRUE(contains(lines[1], "rank 1 of 2: 10/10 slabs written (100%)")) << lines[1];
+  EXPECT_TRUE(contains(lines[1], "ETA 0 s")) << lines[1];
+  EXPECT_EQ(out.find('\r'), std::string::npos) << out;
 }

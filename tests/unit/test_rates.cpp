@@ -1,10 +1,10 @@
-// The earlier report plan takes its rates from (lib/report/rates.hpp): only a
+// The earlier report plan takes its rates from (lib/probe/earlier_report.hpp): only a
 // report of the same job on this host counts, and only the stages it can vouch for.
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "report/rates.hpp"
+#include "probe/earlier_report.hpp"
 
 using namespace discount;
 

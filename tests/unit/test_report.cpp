@@ -8,12 +8,15 @@
 
 #include "config/config.hpp"
 #include "kokkos_env.hpp"
-#include "report/limits.hpp"
-#include "report/limits_cache.hpp"
+#include "plan/limits.hpp"
+#include "probe/io_rates.hpp"
+#include "probe/job_limits.hpp"
+#include "probe/limits_cache.hpp"
+#include "probe/links.hpp"
 #include "report/report.hpp"
 #include "common/error.hpp"
 #include "config/config_json.hpp"
-#include "report/rates.hpp"
+#include "probe/earlier_report.hpp"
 
 #include <yaml-cpp/yaml.h>
 
@@ -54,9 +57,9 @@ RunReport report_with_stages() {
 
 Limits some_limits() {
   Limits limits;
-  limits.read = {8.0, "configured"};   // read runs at 2 GB/s: 25%
-  limits.h2d = {40.0, "measured"};     // 20 GB/s: 50%
-  limits.kernel = {800.0, "measured"};  // 400 GB/s: 50%
+  limits.read = {8.0, LinkSource::configured};   // read runs at 2 GB/s: 25%
+  limits.h2d = {40.0, LinkSource::measured};     // 20 GB/s: 50%
+  limits.kernel = {800.0, LinkSource::measured};  // 400 GB/s: 50%
   // d2h and write unknown
   return limits;
 }
@@ -142,12 +145,12 @@ TEST(Limits, ConfiguredOnlyWhenMeasureIsOff) {
   config.measure = false;
   const Limits limits = measure_limits(config, true);
   EXPECT_DOUBLE_EQ(limits.read.gb_per_s, 2.5);
-  EXPECT_EQ(limits.read.source, "configured");
+  EXPECT_EQ(limits.read.source, LinkSource::configured);
   EXPECT_DOUBLE_EQ(limits.kernel.gb_per_s, 100.0);
   EXPECT_FALSE(limits.h2d.known());
   EXPECT_FALSE(limits.d2h.known());
   EXPECT_FALSE(limits.write.known());
-  EXPECT_EQ(limits.h2d.source, "");
+  EXPECT_EQ(limits.h2d.source, LinkSource::unknown);
   EXPECT_EQ(limits.of("kernel"), &limits.kernel);
   EXPECT_EQ(limits.of("bogus"), nullptr);
   EXPECT_NE(limits.describe().find("write unknown"), std::string::npos) << limits.describe();
@@ -156,7 +159,7 @@ TEST(Limits, ConfiguredOnlyWhenMeasureIsOff) {
 TEST(Limits, MeasuresTheHostKernel) {
   const Limits limits = measure_limits(LimitsConfig{}, false);
   EXPECT_GT(limits.kernel.gb_per_s, 0.0);
-  EXPECT_EQ(limits.kernel.source, "measured");
+  EXPECT_EQ(limits.kernel.source, LinkSource::measured);
   EXPECT_FALSE(limits.read.known());  // disks are never measured
   EXPECT_FALSE(limits.write.known());
   EXPECT_FALSE(limits.h2d.known());   // no copies in host space
@@ -167,10 +170,10 @@ TEST(Limits, MeasuresTheCopyLinksAndConfiguredWins) {
   config.d2h = 12.5;
   const Limits limits = measure_limits(config, true);
   EXPECT_GT(limits.h2d.gb_per_s, 0.0);
-  EXPECT_EQ(limits.h2d.source, "measured");
+  EXPECT_EQ(limits.h2d.source, LinkSource::measured);
   EXPECT_GT(limits.kernel.gb_per_s, 0.0);
   EXPECT_DOUBLE_EQ(limits.d2h.gb_per_s, 12.5);
-  EXPECT_EQ(limits.d2h.source, "configured");
+  EXPECT_EQ(limits.d2h.source, LinkSource::configured);
 }
 
 TEST(Limits, FreeDiskBytes) {
@@ -304,7 +307,7 @@ TEST(JobRuns, AFreshRunsTotalsAreItsOwn) {
   EXPECT_EQ(report.to_text().find("job:"), std::string::npos);
 }
 
-// The per-host cache of measured links (report/limits_cache.hpp): a stored
+// The per-host cache of measured links (probe/limits_cache.hpp): a stored
 // entry comes back for the same key while young enough, marked as cached;
 // another key, an old entry or cache_days 0 measure again.
 TEST(LimitsCache, StoresAndReusesOnlyTheSameKeyWhileYoung) {
@@ -312,9 +315,9 @@ TEST(LimitsCache, StoresAndReusesOnlyTheSameKeyWhileYoung) {
   ASSERT_NE(::mkdtemp(dir), nullptr);
   ::setenv("DISCOUNT_CACHE_DIR", dir, 1);
   Limits measured;
-  measured.h2d = {54.79, "measured"};
-  measured.kernel = {3714.4, "measured"};
-  measured.read = {2.5, "configured"};  // configured links are not the host's: never stored
+  measured.h2d = {54.79, LinkSource::measured};
+  measured.kernel = {3714.4, LinkSource::measured};
+  measured.read = {2.5, LinkSource::configured};  // configured links are not the host's: never stored
   const std::string key = "host node7\nbuild discount_app 1.0\nbuffer bytes 268435456\n";
   const std::time_t day = 86400, then = 1'800'000'000;
   store_cached_limits(key, measured, then);
@@ -324,7 +327,7 @@ TEST(LimitsCache, StoresAndReusesOnlyTheSameKeyWhileYoung) {
   EXPECT_DOUBLE_EQ(hit->h2d.gb_per_s, 54.79);
   EXPECT_DOUBLE_EQ(hit->kernel.gb_per_s, 3714.4);
   EXPECT_TRUE(hit->kernel.cached);
-  EXPECT_EQ(hit->kernel.source, "measured");
+  EXPECT_EQ(hit->kernel.source, LinkSource::measured);
   EXPECT_FALSE(hit->d2h.known());
   EXPECT_FALSE(hit->read.known());
   EXPECT_NE(hit->describe().find("kernel 3714.40 GB/s (measured 2027-01-15"), std::string::npos) << hit->describe();
@@ -436,4 +439,44 @@ TEST(Report, ConfigJsonHoldsEveryKeyOfToYaml) {
   EXPECT_EQ(nlohmann::json::parse(yaml_to_json("a: \"true\"\nb: ~\nc: -1.5e3\nd: 12abc\n")),
             nlohmann::json::parse(R"({"a": "true", "b": null, "c": -1500.0, "d": "12abc"})"));
   EXPECT_THROW(yaml_to_json("a: [1, 2"), Error);
+
+// A cache entry stands for the job only when it holds every link the job
+// measures; configured links win over it (probe/job_limits.hpp).
+TEST(LimitsCache, FromCacheNeedsEveryMeasuredLinkAndKeepsConfigured) {
+  Limits cached;
+  cached.kernel = {300.0, LinkSource::measured, true, "2027-01-15 08:00 UTC"};
+  cached.h2d = {50.0, LinkSource::measured, true, "2027-01-15 08:00 UTC"};
+  LimitsConfig config;
+  config.measure = true;
+  EXPECT_FALSE(from_cache(std::nullopt, config, false).has_value());
+  const auto host = from_cache(cached, config, false);  // host kernel: only the kernel link
+  ASSERT_TRUE(host.has_value());
+  EXPECT_DOUBLE_EQ(host->kernel.gb_per_s, 300.0);
+  EXPECT_TRUE(host->kernel.cached);
+  EXPECT_FALSE(from_cache(cached, config, true).has_value());  // d2h is missing
+  config.d2h = 20.0;
+  const auto device = from_cache(cached, config, true);
+  ASSERT_TRUE(device.has_value());
+  EXPECT_EQ(device->d2h.source, LinkSource::configured);
+  EXPECT_DOUBLE_EQ(device->d2h.gb_per_s, 20.0);
+  EXPECT_EQ(device->h2d.source, LinkSource::measured);
+}
+
+// What the JSON report and the plan's rows print for each source.
+TEST(Limits, SourceNamesAndNotes) {
+  EXPECT_STREQ(link_source_name(LinkSource::unknown), "");
+  EXPECT_STREQ(link_source_name(LinkSource::configured), "configured");
+  EXPECT_STREQ(link_source_name(LinkSource::measured), "measured");
+  EXPECT_STREQ(link_source_name(LinkSource::earlier_report), "report");
+  Limits limits;
+  limits.read = {1.5, LinkSource::earlier_report};
+  limits.read.note = "report run.json of 2027-01-15 08:00 UTC (7 min ago)";
+  limits.write = measured_now(0.75);
+  EXPECT_EQ(limits.write.source, LinkSource::measured);
+  const std::string text = limits.describe();
+  EXPECT_NE(text.find("read 1.50 GB/s (report run.json of 2027-01-15 08:00 UTC (7 min ago))"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("write 0.75 GB/s (measured now)"), std::string::npos) << text;
+  limits.read.note.clear();
+  EXPECT_NE(limits.describe().find("read 1.50 GB/s (report)"), std::string::npos) << limits.describe();
 }

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "commands/commands.hpp"
+#include "commands/rank_reports.hpp"
 #include "common/affinity.hpp"
 #include "common/host_parallel.hpp"
 #include "io/input.hpp"

@@ -1,6 +1,4 @@
-#include "report/limits.hpp"
-
-#include <sys/statvfs.h>
+#include "probe/links.hpp"
 
 #include <Kokkos_Core.hpp>
 #include <algorithm>
@@ -16,9 +14,6 @@
 namespace discount {
 
 namespace {
-
-constexpr const char* kMeasured = "measured";
-constexpr const char* kConfigured = "configured";
 
 // Buffers of 256 MiB: large enough that launch and setup costs vanish, small
 // enough that the whole measurement stays well under a second.
@@ -47,7 +42,7 @@ double best_seconds(Clock::time_point start, bool warm_up, Body&& body) {
 }
 
 void set_measured(LinkLimit& link, double bytes, double seconds) {
-  if (seconds > 0 && std::isfinite(seconds)) link = {bytes / seconds / 1e9, kMeasured};
+  if (seconds > 0 && std::isfinite(seconds)) link = {bytes / seconds / 1e9, LinkSource::measured};
 }
 
 // The host kernel's limit: an in-place pass (read, scale, write back) over
@@ -114,38 +109,7 @@ void measure_device_links(Limits& limits, bool want_h2d, bool want_d2h, bool wan
   }
 }
 
-std::string speed_text(const char* name, const LinkLimit& link) {
-  char text[128];
-  if (link.known() && link.cached)
-    std::snprintf(text, sizeof text, "%s %.2f GB/s (measured %s, cached)", name, link.gb_per_s,
-                  link.measured_at.c_str());
-  else if (link.known())
-    std::snprintf(text, sizeof text, "%s %.2f GB/s (%s)", name, link.gb_per_s, link.source.c_str());
-  else
-    std::snprintf(text, sizeof text, "%s unknown", name);
-  return text;
-}
-
 }  // namespace
-
-std::string Limits::describe() const {
-  std::string text;
-  for (Stage stage : kAllStages) text += (text.empty() ? "" : ", ") + speed_text(stage_name(stage), of(stage));
-  return text;
-}
-
-Limits configured_limits(const LimitsConfig& config) {
-  Limits limits;
-  auto take = [](LinkLimit& link, const std::optional<double>& value) {
-    if (value && *value > 0) link = {*value, kConfigured};
-  };
-  take(limits.read, config.read);
-  take(limits.h2d, config.h2d);
-  take(limits.kernel, config.kernel);
-  take(limits.d2h, config.d2h);
-  take(limits.write, config.write);
-  return limits;
-}
 
 Limits measure_limits(const LimitsConfig& config, bool device_copies, std::uint64_t max_buffer_bytes) {
   Limits limits = configured_limits(config);
@@ -163,16 +127,6 @@ Limits measure_limits(const LimitsConfig& config, bool device_copies, std::uint6
     // Not enough memory for the buffers, say: the links stay unknown.
   }
   return limits;
-}
-
-std::uint64_t free_disk_bytes(const std::string& path) {
-  std::string directory = ".";
-  const auto slash = path.find_last_of('/');
-  if (slash == 0) directory = "/";
-  else if (slash != std::string::npos) directory = path.substr(0, slash);
-  struct statvfs info {};
-  if (::statvfs(directory.c_str(), &info) != 0) return 0;
-  return static_cast<std::uint64_t>(info.f_bavail) * static_cast<std::uint64_t>(info.f_frsize);
 }
 
 }  // namespace discount

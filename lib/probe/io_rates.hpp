@@ -1,9 +1,9 @@
-// The rates `discount_app plan` predicts the run's time from, and where each
-// one came from: measured now (a few hundred milliseconds of the input read,
-// and of a scratch file written in the output's folder, through the run's own
-// reader and writer), taken from an earlier run's JSON report of the same job,
-// or configured under `limits:`. The prediction itself is pure
-// (plan/plan.hpp: predict, predict_wall); this module does the I/O.
+// The disk rates `discount_app plan` measures now: a few hundred
+// milliseconds of the input read, and of a scratch file written in the
+// output's folder, through the run's own reader and writer. The prediction
+// itself is pure (plan/plan.hpp: predict, predict_wall); the other sources of
+// rates are `limits:` (plan/limits.hpp) and an earlier run's report
+// (probe/earlier_report.hpp).
 #pragma once
 
 #include <cstdint>
@@ -13,7 +13,6 @@
 #include "io/input.hpp"
 #include "io/output_spec.hpp"
 #include "plan/plan.hpp"
-#include "report/limits.hpp"
 
 namespace discount {
 
@@ -65,38 +64,11 @@ struct WriteProbe : ProbeResult {
 // checksum sink instead.
 WriteProbe probe_write(const OutputSpec& output, OutputMode mode, const Plan& plan, const ProbeBudget& budget);
 
-// What must match for an earlier report to stand for this job.
-struct ReportExpectation {
-  std::string host;         // host_name()
-  std::string input;        // InputSource::describe(): the same file, datasets, types and read path
-  // The report's output (RunReport::output) must be in the same folder as
-  // this path (output.mode: file), or be this sink's describe() text.
-  std::string output_path;
-  bool output_is_file = true;
-  std::string space;        // execution_space_name(): kernel, h2d and d2h need the same
-  std::string kernel, slicing;
-};
+// Bytes free for an unprivileged user on the file system holding `path`'s
+// directory (statvfs); 0 when unknown.
+std::uint64_t free_disk_bytes(const std::string& path);
 
-struct EarlierReport {
-  bool usable = false;
-  std::string why_not;  // when not usable: one phrase
-  // Stage rates of the run (bytes over busy seconds): read and write; h2d,
-  // kernel and d2h only when space, kernel and slicing match. Source text
-  // is set by read_earlier_report.
-  Limits rates;
-  // Wall seconds in no stage (a complete run that did every slab); < 0 unknown.
-  double outside_stages = -1;
-};
-// Pure: the JSON text of a report (report/report.cpp's to_json) against `expect`.
-EarlierReport earlier_report_from_json(const std::string& json_text, const ReportExpectation& expect);
-// The report file at `path`: absent, unreadable or another job's gives
-// usable false. Its rates' source reads "report <path> of <UTC date> (<age>)".
-EarlierReport read_earlier_report(const std::string& path, const ReportExpectation& expect);
-
-// The link of `stage`, to set.
-inline LinkLimit& link_of(Limits& limits, Stage stage) { return const_cast<LinkLimit&>(limits.of(stage)); }
-
-// "2026-12-01 03:41 UTC (7 min ago)" for a file's modification time.
-std::string file_date_text(const std::string& path);
+// "out/x" -> "out", "x" -> ".", "/x" -> "/".
+std::string folder_of(const std::string& path);
 
 }  // namespace discount

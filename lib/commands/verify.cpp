@@ -16,7 +16,8 @@
 #include "io/output_record.hpp"
 #include "io/posix_io.hpp"
 #include "io/synthetic.hpp"
-#include "io/tools.hpp"
+#include "commands/commands.hpp"
+#include "commands/tools.hpp"
 #include "resolve/resolve.hpp"
 
 namespace discount {
@@ -239,6 +240,12 @@ int verify_command(const Config& config, const VerifyOptions& options) {
   if (ranges > 0) std::cout << "; the checksums recorded for its " << ranges << " done range(s) match its bytes";
   std::cout << "\n";
   return 0;
+}
+
+int verify_job(const Config& config, bool sample) {
+  VerifyOptions options;
+  options.full = !sample;
+  return verify_command(config, options);
 }
 
 }  // namespace discount

@@ -9,7 +9,8 @@
 #include "common/host_parallel.hpp"
 #include "io/hdf5_handle.hpp"
 #include "io/synthetic.hpp"
-#include "io/tools.hpp"
+#include "commands/commands.hpp"
+#include "commands/tools.hpp"
 
 namespace discount {
 
@@ -95,5 +96,7 @@ int generate_command(const GenerateOptions& o) {
             << e1 << " x " << e2 << "] (" << axes_text << "), seed " << o.seed << "\n";
   return 0;
 }
+
+int generate_job(const GenerateOptions& options) { return generate_command(options); }
 
 }  // namespace discount

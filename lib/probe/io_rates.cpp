@@ -1,10 +1,9 @@
-#include "report/rates.hpp"
+#include "probe/io_rates.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
-
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cerrno>
@@ -27,6 +26,7 @@
 #include "io/finite.hpp"
 #include "io/output.hpp"
 #include "io/posix_io.hpp"
+#include "probe/scratch_write.hpp"
 
 namespace discount {
 
@@ -188,8 +188,7 @@ WriteProbe probe_write(const OutputSpec& output, OutputMode mode, const Plan& pl
     const std::string what = "writing a scratch file in '" + result.folder + "'";
     const auto start = Clock::now();
     for (std::size_t p = 0; p < pieces.size(); ++p) {
-      if (direct) direct->write_runs(fd.get(), 0, runs[p], data, sizeof(double), what);
-      else pwrite_runs(fd.get(), 0, runs[p], data, sizeof(double), what);
+      write_scratch_piece(fd.get(), direct.get(), runs[p], data, what);
       result.bytes += piece_bytes_of(pieces[p], plan);
       ++result.pieces;
       if (seconds_since(start) >= budget.seconds) break;
@@ -221,98 +220,12 @@ WriteProbe probe_write(const OutputSpec& output, OutputMode mode, const Plan& pl
   return result;
 }
 
-EarlierReport earlier_report_from_json(const std::string& json_text, const ReportExpectation& expect) {
-  EarlierReport report;
-  const nlohmann::json j = nlohmann::json::parse(json_text, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) {
-    report.why_not = "it is not a JSON report";
-    return report;
-  }
-  const auto text = [&](const char* key) {
-    const auto it = j.find(key);
-    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-  };
-  const auto number = [&](const nlohmann::json& object, const char* key) {
-    const auto it = object.find(key);
-    return it != object.end() && it->is_number() ? it->get<double>() : -1.0;
-  };
-  if (text("host") != expect.host) {
-    report.why_not = "it is from host '" + text("host") + "', this is '" + expect.host + "'";
-    return report;
-  }
-  // schema_version 2 writes `input` as an object holding the line as `text`; 1 wrote the line.
-  const auto input_it = j.find("input");
-  const std::string input = input_it != j.end() && input_it->is_object() && input_it->contains("text") &&
-                                    (*input_it)["text"].is_string()
-                                ? (*input_it)["text"].get<std::string>()
-                                : text("input");
-  if (input != expect.input) {
-    report.why_not = "its input differs (" + input + ")";
-    return report;
-  }
-  const std::string output = text("output");
-  const std::string output_path = output.substr(0, output.find(" ("));
-  const bool same_output = expect.output_is_file ? output.find(" (dataset '") != std::string::npos &&
-                                                       dir_of(output_path) == dir_of(expect.output_path)
-                                                 : output == expect.output_path;
-  if (!same_output) {
-    report.why_not = "its output (" + output + ") is not in this job's output folder";
-    return report;
-  }
-  const bool same_kernel =
-      text("space") == expect.space && text("kernel") == expect.kernel && text("slicing") == expect.slicing;
-  const auto stages = j.find("stages");
-  if (stages == j.end() || !stages->is_array()) {
-    report.why_not = "it has no stages";
-    return report;
-  }
-  for (const auto& stage : *stages) {
-    if (!stage.is_object() || !stage.contains("name") || !stage["name"].is_string()) continue;
-    Stage named = Stage::read;
-    if (!stage_named(stage["name"].get<std::string>(), named)) continue;
-    const double bytes = number(stage, "bytes"), seconds = number(stage, "seconds");
-    if (bytes <= 0 || seconds <= 0) continue;
-    if (named != Stage::read && named != Stage::write && !same_kernel) continue;
-    link_of(report.rates, named) = {bytes / seconds / 1e9, "report"};
-  }
-  const auto slabs = j.find("slabs");
-  const double skipped = slabs != j.end() && slabs->is_object() ? number(*slabs, "skipped_resumed") : -1.0;
-  const double wall = number(j, "wall_seconds"), busy = number(j, "any_stage_seconds");
-  if (text("outcome") == "complete" && skipped == 0 && wall > 0 && busy > 0 && wall >= busy)
-    report.outside_stages = wall - busy;
-  report.usable = report.rates.read.known() || report.rates.write.known() || report.rates.kernel.known();
-  if (!report.usable) report.why_not = "it measured no stage";
-  return report;
+std::uint64_t free_disk_bytes(const std::string& path) {
+  struct statvfs info {};
+  if (::statvfs(dir_of(path).c_str(), &info) != 0) return 0;
+  return static_cast<std::uint64_t>(info.f_bavail) * static_cast<std::uint64_t>(info.f_frsize);
 }
 
-std::string file_date_text(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return "unknown date";
-  const std::time_t when = st.st_mtim.tv_sec;
-  const std::string date = utc_minutes(when);
-  const double age = std::difftime(std::time(nullptr), when);
-  char ago[40];
-  if (age < 120) std::snprintf(ago, sizeof ago, "%.0f s ago", std::max(0.0, age));
-  else if (age < 7200) std::snprintf(ago, sizeof ago, "%.0f min ago", age / 60);
-  else if (age < 172800) std::snprintf(ago, sizeof ago, "%.0f h ago", age / 3600);
-  else std::snprintf(ago, sizeof ago, "%.0f days ago", age / 86400);
-  return date + " (" + ago + ")";
-}
-
-EarlierReport read_earlier_report(const std::string& path, const ReportExpectation& expect) {
-  EarlierReport report;
-  std::ifstream in(path);
-  if (path.empty() || !in) {
-    report.why_not = path.empty() ? "no report: key" : "no report at " + path;
-    return report;
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  report = earlier_report_from_json(text.str(), expect);
-  const std::string source = "report " + path + " of " + file_date_text(path);
-  for (Stage stage : kAllStages)
-    if (report.rates.of(stage).known()) link_of(report.rates, stage).source = source;
-  return report;
-}
+std::string folder_of(const std::string& path) { return dir_of(path); }
 
 }  // namespace discount

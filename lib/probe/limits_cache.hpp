@@ -15,7 +15,7 @@
 #include <optional>
 #include <string>
 
-#include "report/limits.hpp"
+#include "plan/limits.hpp"
 
 namespace discount {
 

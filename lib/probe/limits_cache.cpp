@@ -1,4 +1,4 @@
-#include "report/limits_cache.hpp"
+#include "probe/limits_cache.hpp"
 
 #include <unistd.h>
 
@@ -45,7 +45,7 @@ std::optional<Limits> load_cached_limits(const std::string& key, int max_days, s
       if (name == stage_name(stage)) {
         double value = 0;
         fields >> value;
-        if (value > 0) limits.of(stage) = {value, "measured", true, ""};
+        if (value > 0) limits.of(stage) = {value, LinkSource::measured, true, ""};
       }
   }
   // The key is stored line by line; a different key with the same hash is no hit.
@@ -70,7 +70,7 @@ void store_cached_limits(const std::string& key, const Limits& limits, std::time
     out << "measured_at " << static_cast<long long>(now) << "  # " << utc_minutes(now) << "\n";
     for (Stage stage : kAllStages) {
       const LinkLimit& link = limits.of(stage);
-      if (link.known() && link.source == "measured" && !link.cached)
+      if (link.known() && link.source == LinkSource::measured && !link.cached)
         out << stage_name(stage) << " " << link.gb_per_s << "\n";
     }
     if (!out.flush()) {

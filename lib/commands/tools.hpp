@@ -1,4 +1,5 @@
-// The data tools behind `discount_app verify` and `discount_app generate`.
+// The data commands `discount_app verify` and `discount_app generate`
+// (commands/verify.cpp, commands/generate.cpp).
 // Both use plain HDF5 calls, none of the pipeline's fast paths, so verify is
 // an independent check of what the pipeline wrote.
 #pragma once

@@ -1,0 +1,258 @@
+// `discount_app plan` and `run --dry-run`: the rates the prediction takes
+// (configured, an earlier report, or measured now through lib/probe), then
+// the plan and its predicted time: a short summary, or with --verbose (and
+// for a dry run) every rate's source, the prediction's derivation and the
+// resolved configuration.
+#include <sys/stat.h>
+
+#include <Kokkos_Core.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <optional>
+
+#include "commands/commands.hpp"
+#include "commands/job.hpp"
+#include "io/output.hpp"
+#include "pipeline/pipeline.hpp"
+#include "pipeline/system_memory.hpp"
+#include "probe/earlier_report.hpp"
+#include "probe/io_rates.hpp"
+#include "probe/job_limits.hpp"
+#include "ranks/ranks.hpp"
+
+namespace discount {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The rates plan predicts from, and the time outside the stages, with one
+// line per source for people, and the warnings every plan shows.
+struct PlanRates {
+  Limits limits;
+  FixedCost fixed;
+  std::vector<std::string> notes;
+  std::vector<std::string> warnings;
+};
+
+// The rates for plan and run --dry-run, in this order: `limits:` in the
+// config; the job's earlier JSON report (report:) when it ran on this host,
+// from the same input, into the same folder; then, unless measuring is off
+// (--no-measure, limits.measure: false), measured now. `probe_io`: read the
+// input and write a scratch file (plan; a dry run writes nothing).
+PlanRates plan_rates(const Job& job, const std::vector<std::string>& kokkos_args, bool measure, bool probe_io,
+                     double prepare_seconds) {
+  const JobSpec& spec = job.spec;
+  const Plan& plan = job.plan;
+  const bool file_output = spec.output_mode == OutputMode::file;
+  PlanRates rates;
+  rates.limits = configured_limits(spec.limits);
+  Limits& limits = rates.limits;
+  for (Stage stage : kAllStages)
+    if (link_of(limits, stage).known()) link_of(limits, stage).note = "config limits:";
+  const auto needed = pipeline_stages(plan.request.device_copies);
+  const auto missing = [&](Stage stage) {
+    return std::find(needed.begin(), needed.end(), stage) != needed.end() && !limits.of(stage).known();
+  };
+  const auto any_missing = [&] {
+    return std::any_of(needed.begin(), needed.end(), [&](Stage stage) { return missing(stage); });
+  };
+
+  if (!spec.report_path.empty()) {
+    ReportExpectation expect;
+    expect.host = host_name();
+    expect.input = job.input->describe();
+    expect.output_is_file = file_output;
+    expect.output_path = file_output ? spec.output.path
+                                     : ChecksumOutput(spec.output.axes, 1, 1, 1).describe();
+    expect.space = execution_space_name(spec.pipeline.space);
+    expect.kernel = spec.report.kernel;
+    expect.slicing = spec.report.slicing;
+    const EarlierReport earlier = read_earlier_report(spec.report_path, expect);
+    if (earlier.usable) {
+      std::string taken;
+      for (Stage stage : needed)
+        if (missing(stage) && earlier.rates.of(stage).known()) {
+          link_of(limits, stage) = earlier.rates.of(stage);
+          taken += std::string(taken.empty() ? "" : ", ") + stage_name(stage);
+        }
+      const std::string source = "report " + spec.report_path + " of " + file_date_text(spec.report_path);
+      if (earlier.outside_stages >= 0) rates.fixed = {earlier.outside_stages, source};
+      rates.notes.push_back("earlier run: " + source + (taken.empty() ? "" : ": its " + taken + " rates") +
+                            (earlier.outside_stages >= 0 ? ", and its time in no stage" : ""));
+    } else if (earlier.why_not.rfind("no report", 0) != 0) {
+      rates.notes.push_back("earlier run: report " + spec.report_path + " not used: " + earlier.why_not);
+    }
+  }
+
+  if (!measure || !spec.limits.measure) {
+    if (any_missing() || rates.fixed.seconds < 0)
+      rates.notes.push_back(std::string("nothing measured (") +
+                            (measure ? "limits.measure: false" : "--no-measure") + ")");
+    return rates;
+  }
+
+  double touch_gb_per_s = 0, create_seconds = -1, kokkos_seconds = 0, links_seconds = 0, replace_seconds = 0;
+  bool measured_any = false;
+  if (probe_io && ranks::is_root()) {
+    const ProbeBudget budget;
+    if (missing(Stage::read)) {
+      const ProbeResult read = probe_read(*job.input, plan, spec.pipeline.dates, spec.pipeline.ids,
+                                          spec.pipeline.check_finite && job.input->may_hold_nonfinite(), budget,
+                                          touch_gb_per_s);
+      if (read.ok()) {
+        limits.read = measured_now(read.gb_per_s());
+        measured_any = true;
+      }
+      // The measurement reads through the page cache and leaves those bytes
+      // in it; a job larger than the free memory reads most of it from disk.
+      const std::uint64_t free_memory = host_available_bytes();
+      const bool larger = free_memory && plan.input_bytes() > free_memory;
+      rates.notes.push_back("read measured now: " + read.detail + " through the run's reader; those bytes are now" +
+                            " in the page cache" +
+                            (larger ? "; the input (" + format_bytes(plan.input_bytes()) + ") is larger than the " +
+                                          format_bytes(free_memory) + " of free memory, so the run reads most of" +
+                                          " it at disk speed, which may be slower than this"
+                                    : std::string()));
+    }
+    if (missing(Stage::write)) {
+      const WriteProbe write = probe_write(spec.output, spec.output_mode, plan, budget);
+      if (write.ok()) {
+        limits.write = measured_now(write.gb_per_s());
+        measured_any = true;
+        create_seconds = write.create_seconds;
+        // Publishing over an existing output frees its blocks (rename), at the scratch file's rate.
+        struct stat old {};
+        if (file_output && write.free_gb_per_s > 0 && ::stat(spec.output.path.c_str(), &old) == 0)
+          replace_seconds = static_cast<double>(old.st_blocks) * 512 / (write.free_gb_per_s * 1e9);
+      }
+      rates.notes.push_back("write measured now: " + write.detail);
+      if (write.folder_missing)
+        rates.warnings.push_back("output folder '" + folder_of(spec.output.path) +
+                              "' does not exist yet (the run refuses that: create it first); the write rate is its"
+                              " nearest existing parent's, '" + write.folder + "'");
+    }
+  }
+  // Every rank the same: the measurement is collective under MPI.
+  if (missing(Stage::kernel) || missing(Stage::h2d) || missing(Stage::d2h)) {
+    const auto started = Clock::now();
+    std::optional<Kokkos::ScopeGuard> kokkos;
+    start_kokkos(kokkos, kokkos_args);
+    kokkos_seconds = std::chrono::duration<double>(Clock::now() - started).count();
+    links_seconds = measure_links_for_plan(spec.limits, plan, version_text(), limits);
+    measured_any = true;
+  }
+  if (rates.fixed.seconds < 0 && measured_any && ranks::is_root()) {
+    // What the run does outside its stages, from this process's own figures:
+    // opening the input and resolving (prepare), starting Kokkos, measuring
+    // the links, creating and publishing the output (the scratch file's
+    // create, reserve and sync, twice), and the first touch of its buffers.
+    double fixed = prepare_seconds + kokkos_seconds + links_seconds;
+    if (create_seconds > 0) fixed += 2 * create_seconds + replace_seconds;
+    if (touch_gb_per_s > 0) fixed += static_cast<double>(plan.host_bytes) / (touch_gb_per_s * 1e9);
+    rates.fixed = {fixed, "measured now"};
+    char line[320];
+    std::snprintf(line, sizeof line,
+                  "start-up and finish measured now: %.3f s (input and plan %.3f s, Kokkos %.3f s, link "
+                  "measurement %.3f s, output file %.3f s, first touch of %s of buffers %.3f s)",
+                  fixed, prepare_seconds, kokkos_seconds, links_seconds,
+                  create_seconds > 0 ? 2 * create_seconds + replace_seconds : 0.0,
+                  format_bytes(plan.host_bytes).c_str(),
+                  touch_gb_per_s > 0 ? plan.host_bytes / (touch_gb_per_s * 1e9) : 0.0);
+    rates.notes.push_back(line);
+  }
+  return rates;
+}
+
+void print_header(const Job& job) {
+  const JobSpec& spec = job.spec;
+  std::cout << "input          " << job.input->describe() << "\n";
+  std::cout << "selection      dates [" << spec.pipeline.dates.begin << ", " << spec.pipeline.dates.end << "), ids ["
+            << spec.pipeline.ids.begin << ", " << spec.pipeline.ids.end << ")\n";
+  std::cout << "kernel         " << execution_space_name(spec.pipeline.space) << ", " << spec.report.slicing << "\n";
+}
+
+void print_output_and_ranks(const Job& job) {
+  const JobSpec& spec = job.spec;
+  const Plan& plan = job.plan;
+  if (spec.output_mode == OutputMode::file) {
+    const std::uint64_t free_bytes = free_disk_bytes(spec.output.path);
+    std::cout << "output         " << format_bytes(plan.output_bytes()) << " to " << spec.output.path << "; "
+              << (free_bytes ? format_bytes(free_bytes) + " free there" : std::string("free space unknown"))
+              << (free_bytes && free_bytes < plan.output_bytes() ? "  ** NOT ENOUGH: the run will stop (exit 74) **"
+                                                                 : "")
+              << "\n";
+  }
+  if (ranks::multi())
+    std::cout << "ranks          " << ranks::size() << " (each takes a contiguous share of the slabs still to do, about "
+              << (plan.slabs.size() + ranks::size() - 1) / ranks::size() << ")\n";
+}
+
+// The one line of the summary: the predicted wall time and the stage that
+// takes longest, or why there is no prediction.
+void print_wall_summary(const std::vector<StagePrediction>& stages, const WallPrediction& wall) {
+  if (!wall.unknown.empty()) {
+    std::string names;
+    for (const auto& name : wall.unknown) names += (names.empty() ? "" : ", ") + name;
+    std::cout << "predicted wall cannot predict the time: no rate known for " << names
+              << " (run `discount_app plan` without --no-measure to measure them, run the job once with `report:`"
+                 " set, or set them under limits:)\n";
+    return;
+  }
+  const auto slowest = std::max_element(stages.begin(), stages.end(), [](const auto& a, const auto& b) {
+    return a.seconds < b.seconds;
+  });
+  char line[320];
+  std::snprintf(line, sizeof line, "predicted wall %.2f s%s; bottleneck %s: %s at %.2f GB/s (%s)\n", wall.seconds,
+                wall.fixed_known ? "" : " plus start-up and finish", slowest->stage.c_str(),
+                format_bytes(slowest->bytes).c_str(), slowest->gb_per_s, slowest->source.c_str());
+  std::cout << line;
+}
+
+int print_plan(const Job& job, const PlanRates& rates, bool verbose) {
+  const Limits& limits = rates.limits;
+  const Plan& plan = job.plan;
+  print_header(job);
+  std::cout << plan.describe();
+  print_output_and_ranks(job);
+  for (const auto& warning : rates.warnings) std::cout << "warning        " << warning << "\n";
+  const auto stages = predict(plan, limits);
+  const WallPrediction wall = predict_wall(plan, stages, rates.fixed);
+  if (!verbose) {
+    print_wall_summary(stages, wall);
+    std::cout << "               (plan --verbose: each rate's source, the prediction's derivation, the resolved"
+                 " configuration)\n";
+    return 0;
+  }
+  Limits short_sources = limits;  // the rows below say which report
+  for (Stage stage : kAllStages)
+    if (short_sources.of(stage).source == LinkSource::earlier_report) link_of(short_sources, stage).note.clear();
+  std::cout << "limits         " << limits_text(short_sources) << "\n";
+  for (std::size_t n = 0; n < rates.notes.size(); ++n)
+    std::cout << (n ? "               " : "rates          ") << rates.notes[n] << "\n";
+  std::cout << describe_prediction(plan, stages, wall);
+  std::cout << "\nresolved configuration (every default filled in; `discount_app config` prints the same):\n"
+            << job.spec.report.config_yaml;
+  return 0;
+}
+
+}  // namespace
+
+int plan_with_limits(const Job& job, const std::vector<std::string>& kokkos_args, const PlanPrint& how,
+                     double prepare_seconds) {
+  const PlanRates rates = plan_rates(job, kokkos_args, how.measure, how.probe_io, prepare_seconds);
+  return ranks::is_root() ? print_plan(job, rates, how.verbose) : 0;
+}
+
+int plan_command(const Config& config, const PlanOptions& options) {
+  const auto start = Clock::now();
+  const Job job = prepare(config);
+  PlanPrint how;
+  how.measure = options.measure;
+  how.verbose = options.verbose;
+  return plan_with_limits(job, options.kokkos_args, how, std::chrono::duration<double>(Clock::now() - start).count());
+}
+
+}  // namespace discount

@@ -1,0 +1,322 @@
+// `discount_app run`: prepare, open (or resume) the output, start Kokkos,
+// take the link limits (lib/probe), run this rank's slabs, agree across ranks,
+// publish, report. run_command only orders the steps and the collectives.
+#include <unistd.h>
+
+#include <Kokkos_Core.hpp>
+#include <chrono>
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include "commands/commands.hpp"
+#include "commands/job.hpp"
+#include "commands/rank_reports.hpp"
+#include "common/error.hpp"
+#include "common/startup.hpp"
+#include "io/output.hpp"
+#include "io/read_set.hpp"
+#include "pipeline/input_sums.hpp"
+#include "pipeline/pipeline.hpp"
+#include "pipeline/signals.hpp"
+#include "pipeline/system_memory.hpp"
+#include "probe/job_limits.hpp"
+#include "ranks/ranks.hpp"
+#include "report/progress.hpp"
+#include "report/report.hpp"
+#include "report/report_job.hpp"
+#include "report/runs.hpp"
+
+#ifndef DISCOUNT_VERSION
+#define DISCOUNT_VERSION "0.0.0"
+#endif
+
+namespace discount {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// What rank 0 found when it opened the output, as every rank learns it.
+enum class OutputState { open, complete };
+
+// Creates or resumes the output. Under MPI rank 0 does it alone (checks,
+// creation, resume), then the other ranks open what it made.
+std::unique_ptr<OutputSink> open_sink(const Job& job, bool restart) {
+  OutputSpec spec = job.spec.output;
+  if (job.spec.output_mode == OutputMode::checksum)
+    return std::make_unique<ChecksumOutput>(spec.axes, spec.dates, spec.ids, spec.nums);
+  spec.restart = restart;
+  spec.fingerprint = job.fingerprint;
+  spec.slabs = static_cast<std::int64_t>(job.plan.slabs.size());
+  spec.read_piece_bytes = job.plan.slab_bytes;
+  spec.input_sums = input_sums_reader(*job.input, job.spec.pipeline, job.plan);
+  spec.provenance = version_text() + "input: " + job.input->describe() + "\n" + job.spec.report.config_yaml;
+  std::unique_ptr<FileOutput> output;
+  ranks::collectively([&] {
+    if (ranks::is_root()) output = std::make_unique<FileOutput>(spec);
+  });
+  // Rank 0's finding on every rank: the output is already complete.
+  const bool root_complete = output && output->state() == FileOutput::State::already_complete;
+  const OutputState state = ranks::max(int(root_complete)) ? OutputState::complete : OutputState::open;
+  if (state == OutputState::complete) {
+    spec.attach = false;
+    if (!output) output = std::make_unique<FileOutput>(spec);  // sees the finished file too
+    return output;
+  }
+  ranks::collectively([&] {
+    if (!ranks::is_root()) {
+      spec.attach = true;
+      output = std::make_unique<FileOutput>(spec);
+    }
+  });
+  ranks::collectively([&] { output->open_collective(); });
+  return output;
+}
+
+// The report before anything ran. Its stages are named and empty until the
+// pipeline fills them: a rank that fails before (or while) running still
+// reports the same stages, so every rank makes the same collectives.
+RunReport start_report(const Job& job, const OutputSink& sink) {
+  RunReport report;
+  report.version = DISCOUNT_VERSION;
+  report.versions = version_text();
+  report.host = host_name();
+  report.input = job.input->describe();
+  report.output = sink.describe();
+  report.space = execution_space_name(job.spec.pipeline.space);
+  report.kernel = job.spec.report.kernel;
+  report.slicing = job.spec.report.slicing;
+  report.plan = job.plan.describe();
+  report.config_yaml = job.spec.report.config_yaml;
+  describe_job(report, *job.input, job.plan, job.spec.pipeline.dates, job.spec.pipeline.ids);
+  report.stages = empty_stages(job.plan.request.device_copies);
+  return report;
+}
+
+// Status lines: time-stamped when stdout is a log (report/progress.hpp).
+void announce(const RunReport& report, const Plan& plan) {
+  const std::string tag = status_prefix();
+  std::cout << tag << "input  " << report.input << "\n" << tag << "output " << report.output << "\n" << tag
+            << "kernel " << report.space << ", " << report.slicing << "\n" << tag << "plan   " << plan.slabs.size()
+            << " slab(s) of up to " << format_bytes(plan.slab_bytes) << ", host " << format_bytes(plan.host_bytes);
+  if (plan.request.device_copies) std::cout << ", device " << format_bytes(plan.device_bytes);
+  if (ranks::multi()) std::cout << ", per rank; " << ranks::size() << " ranks";
+  std::cout << "\n" << tag << "chunk  " << axis_name(plan.request.chunk_axis) << " ("
+            << plan.request.chunk_axis_reason << ")";
+  std::cout << std::endl;
+}
+
+[[noreturn]] void stopped(const RunReport& report, const OutputSink& sink) {
+  const auto* file_output = dynamic_cast<const FileOutput*>(&sink);
+  const std::string where = file_output ? "; progress saved in " + file_output->partial_path() : "";
+  const std::string done =
+      ranks::multi()
+          ? " after this rank's " + std::to_string(report.slabs_run) + " slab(s) of this run"
+          : " after " + std::to_string(report.slabs_skipped + report.slabs_run) + " of " +
+                std::to_string(report.slabs_total) + " slabs";
+  throw Error(ExitCode::interrupted, std::string("interrupted by ") + signal_name(stop_signal().load()) + done +
+                                         where + "; run the same command again to resume");
+}
+
+// Keeps what was written for the resume, if the disk still lets us; bad
+// input data found mid-run leaves nothing worth keeping.
+void save_progress(const std::exception_ptr& failure, OutputSink& sink) {
+  try {
+    std::rethrow_exception(failure);
+  } catch (const Error& e) {
+    if (e.code() == ExitCode::data_invalid) return;
+  } catch (...) {
+  }
+  try {
+    sink.checkpoint();
+  } catch (const Error&) {
+  }
+}
+
+// Starts Kokkos, takes the link limits, runs this rank's slabs and makes them
+// durable. Returns this rank's outcome (nullptr: every slab done); the ranks
+// agree on it later. `measure`: someone reads the limits (the summary or a
+// JSON report); job_limits is collective, and `measure` is the same on every
+// rank.
+std::exception_ptr run_slabs(const Job& job, const RunOptions& options, OutputSink& sink, RunReport& report,
+                             Limits& limits, bool measure, bool talk) {
+  try {
+    std::optional<Kokkos::ScopeGuard> kokkos;
+    start_kokkos(kokkos, options.kokkos_args);
+    startup::mark("Kokkos");
+    limits = measure ? job_limits(job.spec.limits, job.plan, options.remeasure, version_text())
+                     : configured_limits(job.spec.limits);
+    startup::mark(limits.kernel.cached ? "limits (cached)" : "limits");
+    if (job.plan.request.device_copies) report.gpu = device_name();
+    if (talk) std::cout << status_prefix() << "limits " << limits_text(limits) << std::endl;
+    PipelineJob pipeline;
+    pipeline.spec = &job.spec.pipeline;
+    pipeline.plan = &job.plan;
+    pipeline.input = job.input.get();
+    pipeline.sink = &sink;
+    pipeline.stop = &stop_signal();
+    std::optional<ProgressPrinter> progress;
+    if (talk) {
+      // "rank 0 of 4: " under MPI (rank 0 prints its own share's progress).
+      progress.emplace(ranks::multi() ? "rank " + std::to_string(ranks::rank()) + " of " +
+                                            std::to_string(ranks::size()) + ": "
+                                      : "");
+      pipeline.progress = [&progress](const WriteProgress& p) {
+        if (p.done) progress->finish();
+        else progress->slab_written(p.written, p.total, p.bytes, p.seconds);
+      };
+    }
+    run_pipeline(pipeline, report);
+    if (report.interrupted) {
+      sink.checkpoint();  // the slabs finished before the stop count as done
+      stopped(report, sink);
+    }
+    sink.flush();
+    return nullptr;
+  } catch (...) {
+    const std::exception_ptr failure = std::current_exception();
+    save_progress(failure, sink);
+    return failure;
+  }
+}
+
+// Every rank, whatever its outcome, before rank 0 reopens the file alone.
+void close_output(FileOutput* output, std::exception_ptr& failure) {
+  if (!output) return;
+  try {
+    output->close_collective();
+  } catch (...) {
+    if (!failure) failure = std::current_exception();
+  }
+}
+
+// The ranks' one agreement on the run: the error every rank then throws, or
+// nullptr when every rank finished. Collective.
+std::exception_ptr agree_on_outcome(const std::exception_ptr& failure) {
+  try {
+    ranks::agree(failure);
+    return nullptr;
+  } catch (...) {
+    return std::current_exception();
+  }
+}
+
+// Only a job every rank finished is published; then the checksums of every
+// rank are added up. Collective.
+void publish(OutputSink& sink, RunReport& report) {
+  ranks::collectively([&] {
+    if (ranks::is_root()) sink.publish();
+  });
+  if (auto* checksum = dynamic_cast<ChecksumOutput*>(&sink)) {
+    checksum->combine_ranks();
+    report.has_checksum = true;
+    report.date_sums = checksum->date_sums();
+    report.date_bits = checksum->date_bits();
+    report.global_bits = checksum->global_bits();
+  }
+}
+
+// After a failure every rank agreed on: bad input data leaves no fresh
+// partial output behind; an interrupted run still writes its report.
+[[noreturn]] void give_up(const std::exception_ptr& agreed, FileOutput* fresh_output, RunReport& report,
+                          const std::string& report_path) {
+  try {
+    std::rethrow_exception(agreed);
+  } catch (const Error& e) {
+    if (e.code() == ExitCode::data_invalid && fresh_output && ranks::is_root())
+      ::unlink(fresh_output->partial_path().c_str());
+    if (e.code() == ExitCode::interrupted && ranks::is_root() && !report_path.empty()) {
+      report.outcome = "interrupted";
+      write_report(report, report_path);
+    }
+    throw;
+  }
+}
+
+// Rank 0: the runs the output records (this one included), so the report
+// covers the whole job. A record that cannot be read leaves the report as
+// this run's alone.
+void add_job_runs(RunReport& report, const FileOutput* output, const Plan& plan) {
+  if (!output || !ranks::is_root()) return;
+  try {
+    const RunHistory history = output->run_history();
+    report.runs = job_runs(history, run_geometry(plan));
+    report.run = output->run_number();
+    report.unit_axis = history.unit_axis;
+  } catch (const Error&) {
+    report.runs.clear();
+  }
+}
+
+void deliver_report(const RunReport& report, const std::string& report_path, bool talk) {
+  if (!ranks::is_root()) return;
+  if (talk) std::cout << report.to_text() << std::flush;
+  if (!report_path.empty()) write_report(report, report_path);
+}
+
+// `verify:` in the config: rank 0 checks the published output.
+int verify_after_run(const Config& config) {
+  if (config.verify == VerifyMode::none) return 0;
+  int status = 0;
+  ranks::collectively([&] {
+    if (ranks::is_root()) status = verify_job(config, config.verify == VerifyMode::sample);
+  });
+  return status;
+}
+
+}  // namespace
+
+// Orders the steps and the ranks' collectives; every rank runs each
+// collective step, whatever its own outcome so far.
+int run_command(const Config& config, const RunOptions& options) {
+  const auto start = Clock::now();
+  startup::mark("command line and config");
+  install_signal_handlers();
+  const Job job = prepare(config, options.restart);
+  startup::mark("input, resolve and plan");
+  const std::string report_path = options.report_path.empty() ? job.spec.report_path : options.report_path;
+  // Nothing the job reads is written or deleted (io/read_set.hpp).
+  ranks::collectively([&] {
+    if (ranks::is_root())
+      check_run_writes(config, options.restart, report_path, options.report_path.empty() ? "report" : "--report");
+  });
+  if (options.dry_run) {
+    PlanPrint how;
+    how.probe_io = false;  // a dry run writes nothing
+    how.verbose = true;    // the whole plan, every rate's source and the resolved config
+    return plan_with_limits(job, options.kokkos_args, how, std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  const bool talk = !options.quiet && ranks::is_root();
+
+  std::unique_ptr<OutputSink> sink = open_sink(job, options.restart);
+  startup::mark("output");
+  auto* file_output = dynamic_cast<FileOutput*>(sink.get());
+  if (file_output && file_output->state() == FileOutput::State::already_complete) {
+    if (talk)
+      std::cout << status_prefix() << job.spec.output.path << " is already complete for this job; nothing to do\n";
+    return 0;
+  }
+  FileOutput* fresh_output = file_output && file_output->state() == FileOutput::State::fresh ? file_output : nullptr;
+  RunReport report = start_report(job, *sink);
+  if (talk) announce(report, job.plan);
+
+  Limits limits;
+  std::exception_ptr failure =
+      run_slabs(job, options, *sink, report, limits, !options.quiet || !report_path.empty(), talk);
+  report.ranks = ranks::size();
+  report.startup = startup::breakdown();
+  combine_rank_reports(report);
+  apply_limits(report, limits);
+  close_output(file_output, failure);
+  const std::exception_ptr agreed = agree_on_outcome(failure);
+  if (!agreed) publish(*sink, report);
+  // Once, on every rank: the slowest rank's time is the job's.
+  report.wall_seconds = ranks::max(std::chrono::duration<double>(Clock::now() - start).count());
+  add_job_runs(report, file_output, job.plan);
+  if (agreed) give_up(agreed, fresh_output, report, report_path);
+  deliver_report(report, report_path, talk);
+  return verify_after_run(config);
+}
+
+}  // namespace discount
