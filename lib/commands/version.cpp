@@ -4,6 +4,7 @@
 #include <string>
 
 #include "commands/commands.hpp"
+#include "common/gpu_runtime.hpp"
 #include "kernels/features.hpp"
 #include "ranks/ranks.hpp"
 
@@ -18,9 +19,7 @@ std::string version_text() {
   unsigned major = 0, minor = 0, release = 0;
   H5get_libversion(&major, &minor, &release);
   std::string backends;
-#ifdef KOKKOS_ENABLE_CUDA
-  backends += " Cuda";
-#endif
+  if (gpu::compiled_in()) backends += " " + gpu::kokkos_backend();
 #ifdef KOKKOS_ENABLE_OPENMP
   backends += " OpenMP";
 #endif
@@ -30,12 +29,8 @@ std::string version_text() {
 #ifdef KOKKOS_ENABLE_SERIAL
   backends += " Serial";
 #endif
-  std::string arch;
-#ifdef KOKKOS_ARCH_HOPPER90
-  arch = " (GPU arch sm_90)";
-#elif defined(KOKKOS_ARCH_AMPERE80)
-  arch = " (GPU arch sm_80)";
-#endif
+  const std::string gpu_arch = gpu::arch_name();
+  const std::string arch = gpu_arch.empty() ? "" : " (GPU arch " + gpu_arch + ")";
   std::string hdf5_flavour;
 #ifdef H5_HAVE_PARALLEL
   hdf5_flavour = " (parallel)";
