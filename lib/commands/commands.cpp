@@ -86,6 +86,9 @@ struct Job {
   JobSpec spec;
   Plan plan;
   std::string fingerprint;  // fingerprint_of(spec.identity)
+  // What rank 0 read of an existing output or partial (the one reading of
+  // it: the chunk axis came from it, and the file output acts on it).
+  std::shared_ptr<const ExistingOutput> existing;
 };
 
 // This rank's facts: its share of the node's free host memory and, for a
@@ -134,12 +137,14 @@ void check_budgets_against_machine(const Plan& plan, const SystemFacts& facts) {
 
 // memory.chunk_axis: auto keeps the axis an earlier run of this output
 // recorded (rank 0 reads it; every rank resolves the same job).
-void add_recorded_chunk_axis(const Config& config, bool restart, SystemFacts& facts) {
-  if (config.memory.chunk_axis || config.output.mode != OutputMode::file) return;
+void add_recorded_chunk_axis(const Config& config, bool restart, SystemFacts& facts, Job& job) {
+  if (config.output.mode != OutputMode::file) return;
   std::string axis, where;
   ranks::collectively([&] {
     if (!ranks::is_root()) return;
-    if (const auto recorded = recorded_chunk_axis(config.output.file, config.output.overwrite, restart)) {
+    job.existing = std::make_shared<const ExistingOutput>(inspect_output(config.output.file));
+    if (config.memory.chunk_axis) return;
+    if (const auto recorded = recorded_chunk_axis(*job.existing, config.output.overwrite, restart)) {
       axis = axis_name(recorded->axis);
       where = recorded->where;
     }
@@ -160,7 +165,7 @@ Job prepare(const Config& config, bool restart = false) {
     job.input = open_input(config.input);
   });
   SystemFacts facts = system_facts(config, *job.input);
-  add_recorded_chunk_axis(config, restart, facts);
+  add_recorded_chunk_axis(config, restart, facts, job);
   job.spec = ranks::collectively([&] { return resolve(config, facts); });
   job.plan = ranks::collectively([&] { return make_plan(job.spec.plan); });
   check_budgets_against_machine(job.plan, facts);
@@ -502,6 +507,10 @@ std::unique_ptr<OutputSink> open_sink(const Job& job, bool restart) {
   spec.fingerprint = job.fingerprint;
   spec.slabs = static_cast<std::int64_t>(job.plan.slabs.size());
   spec.read_piece_bytes = job.plan.slab_bytes;
+  for (const Slab& slab : job.plan.slabs)
+    spec.slab_units.push_back(spec.chunk_axis == Axis::date ? slab.dates : slab.ids);
+  spec.existing = job.existing;
+  spec.mpi_comm = ranks::communicator();
   spec.input_sums = input_sums_reader(*job.input, job.spec.pipeline, job.plan);
   spec.provenance = version_text() + "input: " + job.input->describe() + "\n" + job.spec.report.config_yaml;
   std::unique_ptr<FileOutput> output;
@@ -648,7 +657,8 @@ void publish(OutputSink& sink, RunReport& report) {
     if (ranks::is_root()) sink.publish();
   });
   if (auto* checksum = dynamic_cast<ChecksumOutput*>(&sink)) {
-    checksum->combine_ranks();
+    checksum->combine_ranks([](std::vector<double>& v) { ranks::sum(v); },
+                            [](std::vector<std::uint64_t>& v) { ranks::sum(v); });
     report.has_checksum = true;
     report.date_sums = checksum->date_sums();
     report.date_bits = checksum->date_bits();
@@ -664,7 +674,7 @@ void publish(OutputSink& sink, RunReport& report) {
     std::rethrow_exception(agreed);
   } catch (const Error& e) {
     if (e.code() == ExitCode::data_invalid && fresh_output && ranks::is_root())
-      ::unlink(fresh_output->partial_path().c_str());
+      fresh_output->discard();
     if (e.code() == ExitCode::interrupted && ranks::is_root() && !report_path.empty()) {
       report.outcome = "interrupted";
       write_report(report, report_path);

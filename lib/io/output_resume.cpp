@@ -12,7 +12,6 @@
 #include "common/error.hpp"
 #include "io/output.hpp"
 #include "io/output_record.hpp"
-#include "ranks/ranks.hpp"
 
 namespace discount {
 
@@ -21,7 +20,8 @@ namespace discount {
 // their input bytes; what fails is recomputed. Then the room left in the record.
 void FileOutput::check_resume(int fd) {
   const std::string partial = partial_path();
-  const auto damaged = failed_output_sums(fd, layout_, spec_, table_, piece_bytes());
+  const auto damaged = failed_output_sums(spec_, table_, piece_bytes(), bounds_,
+                                          [this](Range units, double* buffer) { read_units(units, buffer); });
   if (!damaged.empty()) {
     std::cerr << "discount_app: warning: '" << partial << "': " << damaged.size()
               << " done range(s) of the partial (" << units_text(units_of_slots(table_, damaged), spec_.chunk_axis)
@@ -45,7 +45,7 @@ void FileOutput::check_resume(int fd) {
   // A run adds at most one range per stretch of slabs still to do (each
   // checkpoint extends it), per rank.
   const std::size_t free = table_.free_slots().size();
-  const std::size_t need = static_cast<std::size_t>(ranks::size()) * (table_.coverage().size() + 2);
+  const std::size_t need = static_cast<std::size_t>(spec_.ranks) * (table_.coverage().size() + 2);
   if (free < need)
     throw create_error("'" + partial + "' has room for " + std::to_string(free) + " more done range(s) in its record (" +
                        std::to_string(table_.capacity()) + "), and this run could need " + std::to_string(need) +
@@ -89,7 +89,7 @@ void FileOutput::check_finished_inputs() {
                        std::to_string(unit_count()) +
                        " differs though its sampled content matches; set output.overwrite: true to compute it again");
   // The same bytes: remember this file, so the next rerun need not read it again.
-  if (!ranks::is_root()) return;
+  if (!spec_.owner) return;
   UniqueFd rw(::open(spec_.path.c_str(), O_RDWR | O_CLOEXEC));
   if (rw.get() < 0) return;
   try {

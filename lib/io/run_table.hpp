@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "report/runs.hpp"
+#include "io/run_history.hpp"
 
 namespace discount {
 

@@ -190,7 +190,7 @@ class Pipeline {
       if (!job_.sink->slab_done(slab)) pending.push_back(slab.index);
     report_.slabs_total = static_cast<int>(plan_.slabs.size());
     report_.slabs_skipped = report_.slabs_total - static_cast<int>(pending.size());
-    pending = rank_share(pending, spec_.rank, spec_.ranks);
+    pending = job_.sink->write_order(rank_share(pending, spec_.rank, spec_.ranks));
     for (int s = 0; s < plan_.device_buffers; ++s) free_device_.push(s);
     total_pending_ = static_cast<int>(pending.size());
 
@@ -202,7 +202,9 @@ class Pipeline {
       threads.emplace_back([&] { guarded([&] { uploader(instances.get(1)); }, {&uploaded_}); });
       threads.emplace_back([&] { guarded([&] { downloader(instances.get(2)); }, {&computed_}); });
     }
-    threads.emplace_back([&] { guarded([&] { writer(); }, {}); });
+    // One writer per file the sink can take at once (a split output's parts).
+    writers_ = std::max(1, job_.sink->writer_threads());
+    for (int w = 0; w < writers_; ++w) threads.emplace_back([&] { guarded([&] { writer(); }, {}); });
     guarded([&] { compute(instances.get(0)); }, {copies ? &kernel_done_ : &computed_});
     for (auto& t : threads) t.join();
     if (first_error_) std::rethrow_exception(first_error_);
@@ -403,22 +405,26 @@ class Pipeline {
     }
   }
 
+  // One of writers_ threads: each takes the next computed slab; a split
+  // output's slabs in flight go to different parts (OutputSink::write_order).
+  // What follows a write (the counts, the progress line, the test hold) runs
+  // under write_mutex_, one writer at a time.
   void writer() {
     Ticket t;
-    const auto start = Clock::now();
-    auto last_print = start;
+    const auto start = write_start_;
     while (computed_.pop(t) && !aborted_) {
       const auto t0 = Clock::now();
       const Slab& slab = plan_.slabs[t.slab];
       job_.sink->write_slab(slab, host_slab_[t.host].data(), t.sums);
+      std::lock_guard<std::mutex> lock(write_mutex_);
       record(Stage::write, slab, t0);
       free_host_.push(t.host);
       // A terminal gets one line redrawn every half second; a log file (Slurm)
       // gets a time-stamped line every 5 s.
       const StageStats& written = stats(Stage::write);
       const bool last = written.slabs == total_pending_;
-      if (job_.progress && (seconds_since(last_print) >= (tty_ ? 0.5 : 5.0) || last)) {
-        last_print = Clock::now();
+      if (job_.progress && (seconds_since(last_print_) >= (tty_ ? 0.5 : 5.0) || last)) {
+        last_print_ = Clock::now();
         const double elapsed = seconds_since(start);
         const ProgressFields fields{rank_label_, written.slabs, total_pending_, written.bytes / 1e9,
                                     elapsed > 0 ? written.bytes / elapsed / 1e9 : 0.0,
@@ -428,8 +434,10 @@ class Pipeline {
       test_hold_.after_slab(written.slabs, [this] { return stop_requested(); });  // tests only (test_hooks.hpp)
     }
     // However the run ends (done, stopped, failed), what is printed next
-    // (the summary, an error, a warning) starts on a line of its own.
-    if (line_open_) {
+    // (the summary, an error, a warning) starts on a line of its own: the
+    // last writer to finish ends the line.
+    std::lock_guard<std::mutex> lock(write_mutex_);
+    if (++writers_done_ == writers_ && line_open_) {
       std::fputs("\n", stdout);
       std::fflush(stdout);
       line_open_ = false;
@@ -491,6 +499,10 @@ class Pipeline {
   const std::thread::id main_thread_ = std::this_thread::get_id();
   const bool tty_ = stdout_is_terminal();
   bool line_open_ = false;  // the writer drew a progress line on the terminal without ending it
+  int writers_ = 1, writers_done_ = 0;  // writer threads, and those that have finished (under write_mutex_)
+  std::mutex write_mutex_;              // the write stage's counts, progress line and test hold
+  const Clock::time_point write_start_ = Clock::now();
+  Clock::time_point last_print_ = write_start_;
   const TestHold test_hold_;  // DISCOUNT_TEST_HOLD: the e2e tests' pause points
   Clock::time_point first_upload_{}, last_download_{};  // each written by one thread, read after join
   std::atomic<bool> aborted_{false};

@@ -71,7 +71,9 @@ std::string identity_text(const Config& config, const InputFacts& input, Range d
          "input.ids: " + range(ids) + "\n"
          "input.nonfinite: " + (in.nonfinite == NonFinite::error ? "error" : "propagate") + "\n"
          "output.dataset: " + config.output.dataset + "\n"
-         "memory.chunk_axis: " + axis_name(chunk_axis) + "\n";
+         "memory.chunk_axis: " + axis_name(chunk_axis) + "\n" +
+         // Only a split output says so: a single one keeps the identity earlier versions wrote.
+         (config.output.layout == OutputLayout::split ? "output.layout: split\n" : "");
 }
 }  // namespace
 
@@ -183,6 +185,12 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
   output.checkpoint_seconds = config.output.checkpoint_seconds;
   output.direct_io = config.output.direct_io;
   output.direct_piece = direct_piece;
+  output.layout = config.output.layout;
+  output.parts = config.output.parts;
+  output.mpi_hints = config.output.mpi_hints;
+  output.owner = facts.rank == 0;
+  output.rank = facts.rank;
+  output.ranks = facts.ranks;
   spec.output_mode = config.output.mode;
   spec.identity = identity_text(config, input, dates, ids, request.chunk_axis);
   output.identity = spec.identity;
