@@ -11,15 +11,12 @@
 #include <future>
 #include <thread>
 
-#ifdef DISCOUNT_HDF5_PARALLEL
-#include <mpi.h>
-#endif
-
 #include "common/error.hpp"
 #include "io/box.hpp"
 #include "io/checksum.hpp"
 #include "io/identity.hpp"
 #include "io/input.hpp"
+#include "io/output_mpio.hpp"
 #include "io/output_parts.hpp"
 #include "io/run_table.hpp"
 #include "io/slab_write.hpp"
@@ -303,15 +300,7 @@ void FileOutput::open_collective() {
   if (spec_.ranks <= 1 || !spec_.mpi_comm || !parts_folder_.empty() || state_ == State::already_complete) return;
   std::lock_guard<std::mutex> lock(h5::library_mutex());
   h5::QuietErrors quiet;
-  h5::Id fapl = h5::plist(H5Pcreate(H5P_FILE_ACCESS));
-  MPI_Info info = MPI_INFO_NULL;
-  if (!spec_.mpi_hints.empty()) {
-    MPI_Info_create(&info);
-    for (const auto& [key, value] : spec_.mpi_hints) MPI_Info_set(info, key.c_str(), value.c_str());
-  }
-  const herr_t status = H5Pset_fapl_mpio(fapl.get(), *static_cast<const MPI_Comm*>(spec_.mpi_comm), info);
-  if (info != MPI_INFO_NULL) MPI_Info_free(&info);
-  h5::check(status, "H5Pset_fapl_mpio");
+  h5::Id fapl = mpio_file_access(spec_.mpi_comm, spec_.mpi_hints);
   mpio_file_ = h5::file(H5Fopen(partial_path().c_str(), H5F_ACC_RDWR, fapl.get()));
   if (!mpio_file_) throw io_error("cannot open '" + partial_path() + "' through MPI-IO");
   mpio_data_ = h5::dataset(H5Dopen2(mpio_file_.get(), spec_.dataset.c_str(), H5P_DEFAULT));

@@ -17,6 +17,7 @@
 #include "io/box.hpp"
 #include "io/input.hpp"
 #include "io/output.hpp"
+#include "io/output_mpio.hpp"
 #include "io/output_parts.hpp"
 #include "io/run_table.hpp"
 
@@ -105,7 +106,10 @@ void FileOutput::create_master(const std::string& tmp, std::uint64_t data_bytes,
   const bool split = spec_.layout == OutputLayout::split;
   {
     h5::QuietErrors quiet;
-    h5::Id file = h5::file(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
+    // Under MPI with output.mpi_hints, the single layout's file is created
+    // through MPI-IO with them (striping hints apply only at creation).
+    h5::Id fapl = !split && spec_.mpi_comm && !spec_.mpi_hints.empty() ? mpio_self_access(spec_.mpi_hints) : h5::Id{};
+    h5::Id file = h5::file(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl ? fapl.get() : H5P_DEFAULT));
     if (!file) throw create_error("cannot create '" + tmp + "': " + std::strerror(errno));
     auto fail = [&](const std::string& what) {
       file.reset();
