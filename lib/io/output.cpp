@@ -228,8 +228,14 @@ void FileOutput::open_files() {
   fd_ = ::open(partial_path().c_str(), O_RDWR | O_CLOEXEC);
   if (fd_ < 0) throw create_error("cannot open '" + partial_path() + "' for writing: " + std::strerror(errno));
   if (files_.empty()) open_data_files();
+  // Bounce buffers: the budget pays for one set per writer (resolve), so with
+  // more parts than writers each part's set is that much smaller.
+  const std::uint64_t writers = static_cast<std::uint64_t>(writer_threads());
+  const std::uint64_t piece =
+      std::max(DirectWriter::kAlign, spec_.direct_piece * writers / std::max<std::uint64_t>(1, files_.size()) /
+                                         DirectWriter::kAlign * DirectWriter::kAlign);
   if (spec_.direct_io)
-    for (auto& f : files_) f->direct = std::make_unique<DirectWriter>(f->path, spec_.direct_piece);
+    for (auto& f : files_) f->direct = std::make_unique<DirectWriter>(f->path, piece);
 }
 
 void FileOutput::read_units(Range units, double* buffer) const {
@@ -258,8 +264,9 @@ std::pair<std::int64_t, std::int64_t> FileOutput::units_of(const Slab& slab) con
 
 int FileOutput::writer_threads() const {
   if (files_.size() <= 1 || mpio_data_) return 1;
-  const unsigned cores = std::max(2u, std::thread::hardware_concurrency());
-  return static_cast<int>(std::min<std::size_t>({files_.size(), cores, 16}));
+  const int parts = static_cast<int>(files_.size());
+  return spec_.writers > 0 ? std::min(parts, spec_.writers)
+                           : split_writers(parts, std::max(2u, std::thread::hardware_concurrency()));
 }
 
 // Round robin over the data files: the k-th pending slab of every file, then

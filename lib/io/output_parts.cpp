@@ -20,14 +20,6 @@
 
 namespace discount {
 
-int auto_parts(std::uint64_t output_bytes, unsigned cores) {
-  constexpr std::uint64_t kPerPart = std::uint64_t{2} << 30, kSplitFrom = std::uint64_t{256} << 20;
-  if (output_bytes < kSplitFrom) return 1;
-  const std::uint64_t by_size = (output_bytes + kPerPart - 1) / kPerPart;
-  const std::uint64_t most = std::min<std::uint64_t>(64, std::max(2u, cores));
-  return static_cast<int>(std::min(most, std::max<std::uint64_t>(2, by_size)));
-}
-
 std::vector<std::int64_t> part_bounds(const std::vector<Range>& slab_units, std::int64_t units, int parts) {
   const auto n = static_cast<std::int64_t>(slab_units.size());
   std::vector<std::int64_t> bounds{0};

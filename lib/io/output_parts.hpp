@@ -17,13 +17,9 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "io/part_count.hpp"
 
 namespace discount {
-
-// The part count output.parts: auto picks: about one part per 2 GiB of
-// output, at least 2 once the output reaches 256 MiB, at most one per core
-// (and per 64 parts); then no more than there are slabs (part_bounds).
-int auto_parts(std::uint64_t output_bytes, unsigned cores);
 
 // Part boundaries along the chunk axis: part p holds slabs
 // [n p / P, n (p + 1) / P) of the n slabs (the ranks' share formula, so P a

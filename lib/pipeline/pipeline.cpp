@@ -209,6 +209,9 @@ class Pipeline {
     for (auto& t : threads) t.join();
     if (first_error_) std::rethrow_exception(first_error_);
 
+    // Several writers (split output): the write stage's time is the time any
+    // of them was writing, not the sum over writers.
+    if (writers_ > 1) stats(Stage::write).seconds = union_seconds(write_intervals_);
     report_.stages.clear();
     for (Stage stage : pipeline_stages(copies)) report_.stages.push_back(stats(stage));
     report_.slabs_run = stats(Stage::write).slabs;
@@ -417,6 +420,7 @@ class Pipeline {
       const Slab& slab = plan_.slabs[t.slab];
       job_.sink->write_slab(slab, host_slab_[t.host].data(), t.sums);
       std::lock_guard<std::mutex> lock(write_mutex_);
+      write_intervals_.emplace_back(t0, Clock::now());
       record(Stage::write, slab, t0);
       free_host_.push(t.host);
       // A terminal gets one line redrawn every half second; a log file (Slurm)
@@ -501,6 +505,7 @@ class Pipeline {
   bool line_open_ = false;  // the writer drew a progress line on the terminal without ending it
   int writers_ = 1, writers_done_ = 0;  // writer threads, and those that have finished (under write_mutex_)
   std::mutex write_mutex_;              // the write stage's counts, progress line and test hold
+  std::vector<std::pair<Clock::time_point, Clock::time_point>> write_intervals_;  // under write_mutex_
   const Clock::time_point write_start_ = Clock::now();
   Clock::time_point last_print_ = write_start_;
   const TestHold test_hold_;  // DISCOUNT_TEST_HOLD: the e2e tests' pause points
