@@ -153,9 +153,12 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
     // buffers more than the writers, so that they write at once while the
     // reader and the kernel go on.
     const unsigned cores = 2 * std::max(1u, facts.writer_threads);
-    if (split_parts <= 0)
+    if (split_parts <= 0) {
       split_parts = auto_parts(static_cast<std::uint64_t>(request.dates) * request.ids * request.nums * sizeof(double),
-                                cores);
+                               cores);
+      // Under MPI a multiple of the ranks: on a fresh run each rank's share of the slabs is whole parts of its own.
+      if (facts.ranks > 1 && split_parts > 1) split_parts = (split_parts + facts.ranks - 1) / facts.ranks * facts.ranks;
+    }
     split_writers_n = split_writers(split_parts, cores);
     if (split_writers_n > 1)
       request.pipeline_depth = std::max(request.pipeline_depth, std::min(kMaxPipelineDepth, split_writers_n + 2));
