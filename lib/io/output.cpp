@@ -25,14 +25,6 @@ namespace discount {
 
 namespace {
 
-void fsync_dir(const std::string& dir) {
-  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd >= 0) {
-    ::fsync(fd);
-    ::close(fd);
-  }
-}
-
 // The output's box for a slab, in its axes order (the same mapping the
 // reader uses for the input).
 FileBox output_box(const OutputSpec& spec, Range dates, Range ids) {

@@ -23,18 +23,6 @@
 
 namespace discount {
 
-namespace {
-
-void fsync_dir(const std::string& dir) {
-  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd >= 0) {
-    ::fsync(fd);
-    ::close(fd);
-  }
-}
-
-}  // namespace
-
 void FileOutput::create() {
   const std::string tmp = spec_.path + ".partial.tmp";
   const std::string inner = spec_.dataset.substr(spec_.dataset.find_first_not_of('/') == std::string::npos

@@ -187,7 +187,11 @@ void remove_parts_folder(const std::string& path) {
     ::closedir(dir);
   }
   ::rmdir(path.c_str());
-  if (int fd = ::open(dir_of(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); fd >= 0) {
+  fsync_dir(dir_of(path));
+}
+
+void fsync_dir(const std::string& dir) {
+  if (int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); fd >= 0) {
     ::fsync(fd);
     ::close(fd);
   }

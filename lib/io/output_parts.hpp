@@ -38,6 +38,8 @@ std::string new_parts_folder_name(const std::string& out_path);
 bool is_parts_folder_of(const std::string& name, const std::string& out_base);
 std::string base_name(const std::string& path);
 std::string dir_of(const std::string& path);
+// fsync() of a folder, so that the names created or renamed in it are durable (best effort).
+void fsync_dir(const std::string& dir);
 
 // The dataset inside each part.
 constexpr const char* kPartDataset = "cv";

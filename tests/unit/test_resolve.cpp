@@ -555,4 +555,8 @@ TEST(Resolve, SplitLayoutPartsWritersAndRing) {
   // 2000 x 100003 x 5 doubles (8 GB): 4 parts of 2 GiB.
   spec = resolve(c, facts(2000, 100003, 5));
   EXPECT_EQ(spec.output.parts, 4);
+  // Under 3 ranks, a multiple of them: each rank's share of a fresh run is whole parts.
+  SystemFacts three = facts(2000, 100003, 5);
+  three.ranks = 3;
+  EXPECT_EQ(resolve(c, three).output.parts, 6);
 }
