@@ -8,6 +8,7 @@ are never filled at creation (HDF5 fill time never), so a slab that was not
 written reads as whatever the pages hold, never the NumPy values.
   - the master names its parts relatively: h5dump reads cv from another
     working directory, and after master and folder move elsewhere together;
+    netCDF4 reads it as one variable too;
   - kill -9 mid-run (held by DISCOUNT_TEST_HOLD), then a rerun resumes and
     gives the exact result; no <out> exists before it is complete;
   - overwrite: the old master and its parts stay readable, with the old
@@ -86,6 +87,13 @@ def case_matches_numpy_and_moves(ctx):
     E.check(len(folders) == 1 and len(os.listdir(folders[0])) == 4, f"part folders: {folders}")
     check_master(out, expected, 4)
     E.check(not os.path.exists(out + ".partial"), "the partial is left behind")
+    try:  # netCDF4 reads the virtual dataset as one variable too (where installed)
+        import netCDF4
+    except ImportError:
+        netCDF4 = None
+    if netCDF4 is not None:
+        with netCDF4.Dataset(out) as nc:
+            E.assert_bits_equal(np.asarray(nc["cv"][:]), expected, "netCDF4 reading the split cv")
     # h5dump from another working directory, then after moving master and folder together
     elsewhere = ctx.dir("elsewhere")
     E.assert_bits_equal(h5dump_cv(out, elsewhere), expected.ravel(), "h5dump from another directory")
