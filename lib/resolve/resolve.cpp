@@ -206,6 +206,7 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
   output.direct_piece = direct_piece;
   output.layout = config.output.layout;
   output.parts = split_parts;
+  output.parts_auto = config.output.layout == OutputLayout::split && config.output.parts <= 0;
   output.writers = split_writers_n;
   output.mpi_hints = config.output.mpi_hints;
   output.owner = facts.rank == 0;
