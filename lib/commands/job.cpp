@@ -60,12 +60,14 @@ void check_budgets_against_machine(const Plan& plan, const SystemFacts& facts) {
 
 // memory.chunk_axis: auto keeps the axis an earlier run of this output
 // recorded (rank 0 reads it; every rank resolves the same job).
-void add_recorded_chunk_axis(const Config& config, bool restart, SystemFacts& facts) {
-  if (config.memory.chunk_axis || config.output.mode != OutputMode::file) return;
+void add_recorded_chunk_axis(const Config& config, bool restart, SystemFacts& facts, Job& job) {
+  if (config.output.mode != OutputMode::file) return;
   std::string axis, where;
   ranks::collectively([&] {
     if (!ranks::is_root()) return;
-    if (const auto recorded = recorded_chunk_axis(config.output.file, config.output.overwrite, restart)) {
+    job.existing = std::make_shared<const ExistingOutput>(inspect_output(config.output.file));
+    if (config.memory.chunk_axis) return;
+    if (const auto recorded = recorded_chunk_axis(*job.existing, config.output.overwrite, restart)) {
       axis = axis_name(recorded->axis);
       where = recorded->where;
     }
@@ -92,7 +94,7 @@ Job prepare(const Config& config, bool restart) {
     job.input = open_input(config.input);
   });
   SystemFacts facts = system_facts(config, *job.input);
-  add_recorded_chunk_axis(config, restart, facts);
+  add_recorded_chunk_axis(config, restart, facts, job);
   job.spec = ranks::collectively([&] { return resolve(config, facts); });
   job.plan = ranks::collectively([&] { return make_plan(job.spec.plan); });
   check_budgets_against_machine(job.plan, facts);

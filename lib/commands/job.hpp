@@ -12,6 +12,7 @@
 
 #include "config/config.hpp"
 #include "io/input.hpp"
+#include "io/output_existing.hpp"
 #include "plan/plan.hpp"
 #include "resolve/resolve.hpp"
 
@@ -23,6 +24,9 @@ struct Job {
   JobSpec spec;
   Plan plan;
   std::string fingerprint;  // fingerprint_of(spec.identity)
+  // What rank 0 read of an existing output or partial (the one reading of
+  // it: the chunk axis came from it, and the file output acts on it).
+  std::shared_ptr<const ExistingOutput> existing;
 };
 
 // Checks the config, opens the input, resolves the job and makes the plan,

@@ -50,6 +50,10 @@ std::unique_ptr<OutputSink> open_sink(const Job& job, bool restart) {
   spec.fingerprint = job.fingerprint;
   spec.slabs = static_cast<std::int64_t>(job.plan.slabs.size());
   spec.read_piece_bytes = job.plan.slab_bytes;
+  for (const Slab& slab : job.plan.slabs)
+    spec.slab_units.push_back(spec.chunk_axis == Axis::date ? slab.dates : slab.ids);
+  spec.existing = job.existing;
+  spec.mpi_comm = ranks::communicator();
   spec.input_sums = input_sums_reader(*job.input, job.spec.pipeline, job.plan);
   spec.provenance = version_text() + "input: " + job.input->describe() + "\n" + job.spec.report.config_yaml;
   std::unique_ptr<FileOutput> output;
@@ -209,7 +213,8 @@ void publish(OutputSink& sink, RunReport& report) {
     if (ranks::is_root()) sink.publish();
   });
   if (auto* checksum = dynamic_cast<ChecksumOutput*>(&sink)) {
-    checksum->combine_ranks();
+    checksum->combine_ranks([](std::vector<double>& v) { ranks::sum(v); },
+                            [](std::vector<std::uint64_t>& v) { ranks::sum(v); });
     report.has_checksum = true;
     report.date_sums = checksum->date_sums();
     report.date_bits = checksum->date_bits();
@@ -225,7 +230,7 @@ void publish(OutputSink& sink, RunReport& report) {
     std::rethrow_exception(agreed);
   } catch (const Error& e) {
     if (e.code() == ExitCode::data_invalid && fresh_output && ranks::is_root())
-      ::unlink(fresh_output->partial_path().c_str());
+      fresh_output->discard();
     if (e.code() == ExitCode::interrupted && ranks::is_root() && !report_path.empty()) {
       report.outcome = "interrupted";
       write_report(report, report_path);

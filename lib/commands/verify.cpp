@@ -100,12 +100,16 @@ std::size_t check_recorded_sums(const Config& config, const std::array<Axis, 3>&
   spec.ids = shape.ids;
   spec.nums = shape.nums;
   RecordLayout layout;
+  h5::QuietErrors quiet;
+  h5::Id file = h5::file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+  if (!file || H5Lexists(file.get(), kRangesDataset, H5P_DEFAULT) <= 0) return 0;
   {
-    h5::QuietErrors quiet;
-    h5::Id file = h5::file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
-    if (!file || H5Lexists(file.get(), kRangesDataset, H5P_DEFAULT) <= 0) return 0;
     h5::Id group = h5::group(H5Gopen2(file.get(), "discount_app", H5P_DEFAULT));
     spec.chunk_axis = h5::read_string_attribute(group.get(), "chunk_axis") == "id" ? Axis::id : Axis::date;
+    // A split output's cv is a virtual dataset over its parts (io/output_parts.hpp).
+    h5::Id data = h5::dataset(H5Dopen2(file.get(), spec.dataset.c_str(), H5P_DEFAULT));
+    h5::Id dcpl = data ? h5::plist(H5Dget_create_plist(data.get())) : h5::Id{};
+    if (dcpl && H5Pget_layout(dcpl.get()) == H5D_VIRTUAL) spec.layout = OutputLayout::split;
     struct stat st {};
     ::stat(path.c_str(), &st);
     const std::string damage = record_damage(file.get(), spec, static_cast<std::uint64_t>(st.st_size), layout);
@@ -114,7 +118,29 @@ std::size_t check_recorded_sums(const Config& config, const std::array<Axis, 3>&
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) throw io_error("verify: cannot open '" + path + "': " + std::strerror(errno));
   const RangeTable table = read_table(fd.get(), layout, path);
-  const auto failed = failed_output_sums(fd.get(), layout, spec, table, std::uint64_t{32} << 20);
+  // The values through HDF5, as any reader sees them (a split output's parts
+  // found beside the master, where it names them).
+  h5::Id dapl = h5::input_dataset_access();
+  h5::Id data = h5::dataset(H5Dopen2(file.get(), spec.dataset.c_str(), dapl.get()));
+  if (!data) throw data_error("verify: cannot open dataset '" + spec.dataset + "' of '" + path + "'");
+  const bool by_date = spec.chunk_axis == Axis::date;
+  const auto read = [&](Range units, double* buffer) {
+    const FileBox box = discount_box({spec.dates, spec.ids, spec.nums}, spec.axes, by_date ? units : Range{0, spec.dates},
+                                     by_date ? Range{0, spec.ids} : units);
+    hsize_t start[3], count[3];
+    for (int j = 0; j < 3; ++j) {
+      start[j] = static_cast<hsize_t>(box.start[j]);
+      count[j] = static_cast<hsize_t>(box.count[j]);
+    }
+    h5::Id file_space = h5::dataspace(H5Dget_space(data.get()));
+    h5::Id mem_space = h5::dataspace(H5Screate_simple(3, count, nullptr));
+    const hid_t native = H5T_NATIVE_DOUBLE;
+    if (H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr) < 0 ||
+        H5Dread(data.get(), native, mem_space.get(), file_space.get(), H5P_DEFAULT, buffer) < 0)
+      throw data_error("verify: cannot read dataset '" + spec.dataset + "' of '" + path +
+                       "' (a split output's part missing?): " + h5::error_messages());
+  };
+  const auto failed = failed_output_sums(spec, table, std::uint64_t{32} << 20, {}, read);
   if (!failed.empty()) {
     const DoneRange& r = *table.slots()[failed.front()];
     throw data_error("verify: " + std::to_string(failed.size()) + " done range(s) of '" + path +

@@ -133,7 +133,7 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& config_sche
       {"", {"input", "output", "compute", "memory", "limits", "verify", "report"}},
       {"input", {"file", "multiplier", "discount", "axes", "dates", "ids", "nonfinite", "synthetic"}},
       {"input.synthetic", {"dates", "ids", "nums", "seed"}},
-      {"output", {"file", "dataset", "overwrite", "mode", "checkpoint_seconds", "direct_io"}},
+      {"output", {"file", "dataset", "overwrite", "mode", "checkpoint_seconds", "direct_io", "layout", "parts", "mpi_hints"}},
       {"compute", {"space", "kernel", "parallel_dims", "tile"}},
       {"memory", {"device_budget", "host_budget", "chunk_axis", "pipeline_depth", "max_slab"}},
       {"limits", {"read", "write", "h2d", "d2h", "kernel", "measure", "cache_days"}},
@@ -400,6 +400,34 @@ class Parser {
         fail(value, "'output.checkpoint_seconds' must be between 0 (every slab) and 86400");
       out.checkpoint_seconds = seconds;
     }
+    if (node["layout"])
+      out.layout = choice<OutputLayout>(node["layout"], "output.layout",
+                                        {{"single", OutputLayout::single}, {"split", OutputLayout::split}});
+    if (node["parts"]) {
+      const auto& value = node["parts"];
+      scalar(value, "output.parts");
+      if (value.Scalar() != "auto") {
+        long long parts = 0;
+        try {
+          parts = value.as<long long>();
+        } catch (const YAML::Exception&) {
+          fail(value, "'output.parts' must be a count of part files or auto, not " + quote_for_message(value.Scalar()));
+        }
+        if (parts < 1 || parts > 4096) fail(value, "'output.parts' must be between 1 and 4096, or auto");
+        out.parts = static_cast<int>(parts);
+      }
+    }
+    if (node["mpi_hints"]) {
+      const auto& hints = node["mpi_hints"];
+      require_map(hints, "output.mpi_hints");
+      for (const auto& entry : hints) {
+        const std::string key = entry.first.as<std::string>();
+        scalar(entry.second, "output.mpi_hints." + key);
+        if (key.empty() || key.size() > 255 || entry.second.Scalar().size() > 1023)
+          fail(entry.second, "'output.mpi_hints' keys must be 1-255 characters and values at most 1023 (MPI_Info limits)");
+        out.mpi_hints[key] = entry.second.Scalar();
+      }
+    }
   }
 
   void parse_compute(const YAML::Node& node, ComputeConfig& c) const {
@@ -522,6 +550,14 @@ std::string Config::to_yaml() const {
   out << YAML::Key << "mode" << YAML::Value << (output.mode == OutputMode::file ? "file" : "checksum");
   out << YAML::Key << "checkpoint_seconds" << YAML::Value << output.checkpoint_seconds;
   out << YAML::Key << "direct_io" << YAML::Value << output.direct_io;
+  out << YAML::Key << "layout" << YAML::Value << (output.layout == OutputLayout::split ? "split" : "single");
+  if (output.parts > 0) out << YAML::Key << "parts" << YAML::Value << output.parts;
+  else out << YAML::Key << "parts" << YAML::Value << "auto";
+  if (!output.mpi_hints.empty()) {
+    out << YAML::Key << "mpi_hints" << YAML::Value << YAML::BeginMap;
+    for (const auto& [key, value] : output.mpi_hints) out << YAML::Key << key << YAML::Value << value;
+    out << YAML::EndMap;
+  }
   out << YAML::EndMap;
 
   out << YAML::Key << "compute" << YAML::Value << YAML::BeginMap;

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -54,6 +55,9 @@ struct InputConfig {
   std::optional<SyntheticSource> synthetic;
 };
 
+// output.layout: cv in the one result file, or split over part files beside it.
+enum class OutputLayout { single, split };
+
 struct OutputConfig {
   std::string file;
   std::string dataset = "cv";
@@ -63,6 +67,10 @@ struct OutputConfig {
   double checkpoint_seconds = 10.0;
   // Write cv with O_DIRECT (page-cache writes where the file system refuses it).
   bool direct_io = true;
+  OutputLayout layout = OutputLayout::single;
+  int parts = 0;  // split: part files; 0: auto (io/output_parts.hpp)
+  // MPI_Info hints for the single layout's MPI-IO open (key -> value).
+  std::map<std::string, std::string> mpi_hints;
 };
 
 struct ComputeConfig {

@@ -1,66 +1,64 @@
-// Where results go. The file sink implements the output protocol of
-// docs/architecture.md: `<out>.partial` is created whole (structure, fingerprint,
-// pre-allocated contiguous dataset) and renamed into place; after that only
-// raw bytes at fixed offsets change, so a kill -9 cannot corrupt HDF5
-// metadata. Progress is a table of done ranges with checksums of what was
-// written and of the input it came from (io/unit_record.hpp).
+// The file output. It implements the output protocol of docs/architecture.md:
+// `<out>.partial` is created whole (structure, fingerprint, pre-allocated
+// contiguous data) and renamed into place; after that only raw bytes at fixed
+// offsets change, so a kill -9 cannot corrupt HDF5 metadata. Progress is a
+// table of done ranges with checksums of what was written and of the input
+// it came from (io/unit_record.hpp), kept in the master file.
+//
+// output.layout: single keeps cv in the master file. split makes cv a virtual
+// dataset mapped onto part files in a folder beside the master
+// (io/output_parts.hpp); each part covers consecutive whole slabs of the
+// chunk axis and takes writes of its own, so several writers proceed at the
+// separate-files rate. The concerns live apart: the sink interface
+// (io/output_sink.hpp), the lock (io/output_lock.hpp), what an existing output
+// records (io/output_existing.hpp), creation (output_create.cpp), the run
+// record (output_runs.cpp), resume checks (output_resume.cpp), the checksum
+// sink (io/checksum_output.hpp) and the hash (io/fingerprint.hpp).
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "common/axis.hpp"
-#include "common/fingerprint.hpp"  // fingerprint_of, declared here before it moved to common/
+#include "common/fingerprint.hpp"
+#include "io/checksum_output.hpp"
 #include "io/hdf5_handle.hpp"
+#include "io/output_existing.hpp"
+#include "io/output_lock.hpp"
 #include "io/output_record.hpp"
+#include "io/output_sink.hpp"
 #include "io/output_spec.hpp"
 #include "io/posix_io.hpp"
+#include "io/run_history.hpp"
 #include "io/unit_record.hpp"
 #include "plan/plan.hpp"
-#include "report/runs.hpp"
 
 namespace discount {
 
-class OutputSink {
- public:
-  virtual ~OutputSink() = default;
-  // True when every element of the slab is already durable (resume).
-  virtual bool slab_done(const Slab& slab) const = 0;
-  // Buffer holds the slab packed in the output's axis order; `input`: the
-  // checksums of the input bytes it was computed from (when known).
-  virtual void write_slab(const Slab& slab, const double* buffer, const InputSums& input = {}) = 0;
-  // The sink records input checksums: the reader takes them.
-  virtual bool wants_input_sums() const { return false; }
-  // Makes every written slab durable and records it (before a stop).
-  virtual void checkpoint() {}
-  // This rank is done: everything it wrote is durable and recorded.
-  virtual void flush() {}
-  // Once every rank has flushed, on rank 0 only: the result becomes visible.
-  virtual void publish() {}
-  virtual std::string describe() const = 0;
-};
-
-// A lock file held through a flock()ed descriptor; on destruction the file
-// is unlinked while still locked, then the descriptor closes.
-struct HeldLock {
-  UniqueFd fd;
+// Where the values of one range of units (along the chunk axis) lie: the
+// master's own dataset (single layout) or one part file (split).
+struct DataFile {
+  Range units;
   std::string path;
-  HeldLock() = default;
-  HeldLock(HeldLock&&) = default;
-  HeldLock& operator=(HeldLock&&) = default;
-  ~HeldLock();
+  std::array<std::int64_t, 3> dims{};  // the dataset's extents in this file
+  std::uint64_t offset = 0;            // its bytes' offset in the file
+  UniqueFd fd;
+  std::unique_ptr<DirectWriter> direct;  // when spec.direct_io
+  std::atomic<bool> dirty{false};        // written since its last fdatasync
 };
 
 class FileOutput final : public OutputSink {
  public:
   enum class State { fresh, resumed, already_complete };
   // Creates or resumes `<out>.partial`; refuses with ExitCode::cannot_create,
-  // also when another job holds the output's lock (see take_lock).
+  // also when another job holds the output's lock (see take_output_lock).
   explicit FileOutput(const OutputSpec& spec);
   ~FileOutput() override;
   State state() const { return state_; }
@@ -68,16 +66,22 @@ class FileOutput final : public OutputSink {
   bool slab_done(const Slab& slab) const override;
   void write_slab(const Slab& slab, const double* buffer, const InputSums& input = {}) override;
   bool wants_input_sums() const override { return true; }
+  int writer_threads() const override;
+  std::vector<int> write_order(const std::vector<int>& pending) const override;
   void checkpoint() override;
-  // Collective, every rank: with a parallel HDF5 and several ranks, slabs go
-  // through HDF5's MPI-IO driver (independent H5Dwrite of each hyperslab)
-  // between these two calls; otherwise positional writes at the dataset's
-  // offset. The progress record and fdatasync are the same either way.
+  // Collective, every rank: with a parallel HDF5, several ranks and the
+  // single layout, slabs go through HDF5's MPI-IO driver (independent H5Dwrite
+  // of each hyperslab) between these two calls; otherwise positional writes
+  // at the dataset's offset. The progress record and fdatasync are the same
+  // either way.
   void open_collective();
   void close_collective();
   void flush() override;
-  // Checks that every unit is recorded as done, stamps the end time, renames.
+  // Checks that every unit is recorded as done, stamps the end time, renames;
+  // with split, then removes the part folder of the output it replaced.
   void publish() override;
+  // A fresh output given up (bad input data): the partial and its parts go.
+  void discard();
   std::string describe() const override;
   // This run's number in the file's run record (1 for a fresh output).
   int run_number() const { return run_; }
@@ -85,30 +89,44 @@ class FileOutput final : public OutputSink {
   // units each wrote; empty records for a file from an older version.
   RunHistory run_history() const;
   std::string partial_path() const { return spec_.path + ".partial"; }
-  // `<out>.partial.lock`: flock()ed for the whole run by the job's rank 0.
+  // `<out>.partial.lock`: flock()ed for the whole run by the job's owner rank.
   std::string lock_path() const { return spec_.path + ".partial.lock"; }
+  // The split layout's part folder (its path), empty for single.
+  std::string parts_folder() const { return parts_folder_; }
 
  private:
-  void take_lock();
   void create();
+  void create_master(const std::string& tmp, std::uint64_t data_bytes, const std::string& folder_name);
+  // The chunk axis's position in the output's axes, and data file f's extents.
+  int chunk_axis_position() const;
+  std::array<std::int64_t, 3> part_dims(std::size_t f) const;
+  std::size_t file_of(std::int64_t unit) const;
   bool try_resume();
   void check_resume(int fd);
   void check_finished_inputs();
   void drop_slots(int fd, const std::vector<std::size_t>& slots);
   void share_free_slots();
-  std::string resume_refusal(const std::string& partial) const;
-  void open_fd();
+  std::string resume_refusal() const;
+  bool read_split_layout(hid_t file);
+  void open_files();
+  void open_data_files();
+  void read_units(Range units, double* buffer) const;
   std::int64_t unit_count() const;
   std::uint64_t piece_bytes() const;
   std::pair<std::int64_t, std::int64_t> units_of(const Slab& slab) const;
+  void checkpoint_locked();
   void write_run_record(int fd) const;
   void stamp_run_record() const;
+  void remove_stale_parts(const std::string& keep_also) const;
 
   OutputSpec spec_;
+  std::shared_ptr<const ExistingOutput> existing_;
   State state_ = State::fresh;
-  int fd_ = -1;
-  std::unique_ptr<DirectWriter> direct_;  // when spec_.direct_io
-  RecordLayout layout_;  // the data's and the record's offsets
+  int fd_ = -1;          // the master partial: the record's writes
+  RecordLayout layout_;  // the record's offsets (and the data's, single layout)
+  std::vector<std::int64_t> bounds_;  // data file f holds units [bounds_[f], bounds_[f+1])
+  std::string parts_folder_;           // split: the folder's path (empty for single)
+  std::vector<std::unique_ptr<DataFile>> files_;
   RangeTable table_;     // the done ranges as recorded
   std::vector<std::size_t> free_slots_;  // this rank's share of the empty slots (taken from the back)
   std::vector<std::size_t> own_slots_;   // the slots this rank filled in this run
@@ -119,44 +137,11 @@ class FileOutput final : public OutputSink {
   std::string run_start_utc_;
   std::chrono::steady_clock::time_point run_start_ = std::chrono::steady_clock::now();
   bool published_ = false;
+  std::mutex record_mutex_;            // unrecorded_, the table, checkpoints: writers share them
   std::vector<DoneRange> unrecorded_;  // written, not yet durable
   std::chrono::steady_clock::time_point last_checkpoint_ = std::chrono::steady_clock::now();
   HeldLock lock_;                 // from construction to destruction: one job per output
   h5::Id mpio_file_, mpio_data_;  // when writing through MPI-IO; the dataset closes first
 };
-
-// output.mode: checksum. Per selected date: the float64 sum of cv (for
-// reading) and the wrapping uint64 sum of cv's bit patterns (exact, order
-// independent: NumPy recomputes it as cv.view(np.uint64).sum()).
-class ChecksumOutput final : public OutputSink {
- public:
-  ChecksumOutput(std::array<Axis, 3> axes, std::int64_t dates, std::int64_t ids, std::int64_t nums);
-  bool slab_done(const Slab&) const override { return false; }
-  void write_slab(const Slab& slab, const double* buffer, const InputSums& input = {}) override;
-  std::string describe() const override { return "checksum sink (no file)"; }
-  // Adds up every rank's partial sums (a collective under MPI).
-  void combine_ranks();
-  const std::vector<double>& date_sums() const { return sums_; }
-  const std::vector<std::uint64_t>& date_bits() const { return bits_; }
-  std::uint64_t global_bits() const;
-
- private:
-  std::array<Axis, 3> axes_;
-  std::int64_t dates_, ids_, nums_;
-  std::vector<double> sums_;
-  std::vector<std::uint64_t> bits_;
-};
-
-
-// The chunk axis an earlier run of this output recorded, and where: the
-// existing `<path>.partial` ("the existing partial"), or, with none there and
-// output.overwrite off, the finished `<path>` ("the finished output"), so that
-// memory.chunk_axis: auto resumes (or finds complete) what is there. Empty
-// with restart, or when neither file records one.
-struct RecordedChunkAxis {
-  Axis axis = Axis::date;
-  std::string where;
-};
-std::optional<RecordedChunkAxis> recorded_chunk_axis(const std::string& path, bool overwrite, bool restart);
 
 }  // namespace discount

@@ -122,7 +122,14 @@ std::string record_damage(hid_t file, const OutputSpec& spec, std::uint64_t file
            h5::shape_string({hsize_t(want[0]), hsize_t(want[1]), hsize_t(want[2])});
   Region regions[3]{};
   const std::uint64_t bytes = static_cast<std::uint64_t>(want[0] * want[1] * want[2]) * sizeof(double);
-  std::string damage = contiguous_region(data.get(), cv, bytes, file_size, regions[0]);
+  // Split layout: cv is a virtual dataset; its parts are checked one by one
+  // (io/output_parts.hpp) and the master holds only the record.
+  h5::Id dcpl = h5::plist(H5Dget_create_plist(data.get()));
+  const bool is_virtual = dcpl && H5Pget_layout(dcpl.get()) == H5D_VIRTUAL;
+  if (is_virtual != (spec.layout == OutputLayout::split))
+    return "dataset " + cv + (is_virtual ? " is split over part files" : " is not split over part files") +
+           ", and output.layout is " + (spec.layout == OutputLayout::split ? "split" : "single");
+  std::string damage = is_virtual ? std::string() : contiguous_region(data.get(), cv, bytes, file_size, regions[0]);
   if (!damage.empty()) return damage;
   hsize_t capacity = 0, one = 1;
   damage = record_dataset_damage(file, kRangesDataset, range_type().get(), &capacity, file_size, regions[1]);
@@ -180,26 +187,30 @@ InputFileId input_file_id(const std::string& path) {
   return id;
 }
 
-std::vector<std::size_t> failed_output_sums(int fd, const RecordLayout& layout, const OutputSpec& spec,
-                                            const RangeTable& table, std::uint64_t piece_bytes) {
+std::vector<std::size_t> failed_output_sums(const OutputSpec& spec, const RangeTable& table, std::uint64_t piece_bytes,
+                                            const std::vector<std::int64_t>& bounds, const UnitReader& read) {
   const bool by_date = spec.chunk_axis == Axis::date;
   const std::int64_t unit_elements = (by_date ? spec.ids : spec.dates) * spec.nums;
   const std::int64_t per_piece =
       std::max<std::int64_t>(1, static_cast<std::int64_t>(piece_bytes / sizeof(double)) / unit_elements);
   std::vector<double> buffer;
   std::vector<std::size_t> failed;
-  const std::string what = "re-reading the done ranges recorded for '" + spec.path + "'";
   for (std::size_t s = 0; s < table.capacity(); ++s) {
     const auto& range = table.slots()[s];
     if (!range) continue;
     std::uint64_t sum = 0;
-    for (std::int64_t u = range->begin; u < range->end; u += per_piece) {
-      const Range units{u, std::min(range->end, u + per_piece)};
+    for (std::int64_t u = range->begin; u < range->end;) {
+      // Pieces end at the data files' bounds: each read lies in one file.
+      std::int64_t stop = std::min(range->end, u + per_piece);
+      for (auto b : bounds)
+        if (b > u && b < stop) stop = b;
+      const Range units{u, stop};
       const FileBox box = discount_box({spec.dates, spec.ids, spec.nums}, spec.axes,
                                        by_date ? units : Range{0, spec.dates}, by_date ? Range{0, spec.ids} : units);
       buffer.resize(static_cast<std::size_t>(units.size() * unit_elements));
-      pread_runs(fd, layout.data_offset, box_runs(box.dims, box.start, box.count), buffer.data(), sizeof(double), what);
+      read(units, buffer.data());
       sum += box_sum(buffer.data(), box.dims, box.start, box.count, SumKey::output);
+      u = stop;
     }
     if (sum != range->out_sum) failed.push_back(s);
   }

@@ -8,6 +8,7 @@
 #include <hdf5.h>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -52,10 +53,15 @@ void write_file_id(int fd, const RecordLayout& layout, const InputFileId& id, co
 // stat() of the input file; all zero for none (synthetic input).
 InputFileId input_file_id(const std::string& path);
 
-// The slots whose output bytes, re-read from the file, do not match their
-// checksum. Reads in pieces of at most `piece_bytes` (at least one unit).
-std::vector<std::size_t> failed_output_sums(int fd, const RecordLayout& layout, const OutputSpec& spec,
-                                            const RangeTable& table, std::uint64_t piece_bytes);
+// Reads units [begin, end) of the chunk axis (inside one data file) packed
+// into the buffer.
+using UnitReader = std::function<void(Range units, double* buffer)>;
+
+// The slots whose output bytes, re-read through `read`, do not match their
+// checksum. Reads in pieces of at most `piece_bytes` (at least one unit),
+// cut at `bounds` (the data files' unit bounds).
+std::vector<std::size_t> failed_output_sums(const OutputSpec& spec, const RangeTable& table, std::uint64_t piece_bytes,
+                                            const std::vector<std::int64_t>& bounds, const UnitReader& read);
 
 // The slots whose input, read again through spec.input_sums, does not match
 // the checksums recorded with them (entries without input sums count as

@@ -10,18 +10,84 @@
 #include <iostream>
 
 #include "common/error.hpp"
+#include "io/identity.hpp"
 #include "io/output.hpp"
+#include "io/output_existing.hpp"
+#include "io/output_parts.hpp"
+#include "io/run_table.hpp"
 #include "io/output_record.hpp"
-#include "ranks/ranks.hpp"
 
 namespace discount {
+
+// Why the partial cannot be resumed, naming what changed where it can.
+std::string FileOutput::resume_refusal() const {
+  const std::string stored = existing_ ? existing_->partial.identity : std::string();
+  const std::string change = stored.empty() ? std::string{} : identity_change(stored, spec_.identity);
+  if (!change.empty()) return "belongs to a different job: " + change;
+  return "belongs to a different job (config or inputs changed) or is unreadable";
+}
+
+// The split layout's folder and bounds, as the partial records them.
+bool FileOutput::read_split_layout(hid_t file) {
+  bounds_ = {0, unit_count()};
+  parts_folder_.clear();
+  if (spec_.layout != OutputLayout::split) return true;
+  h5::Id group = h5::group(H5Gopen2(file, kOutputGroup, H5P_DEFAULT));
+  if (!group) return false;
+  std::string folder, bounds;
+  try {
+    folder = h5::read_string_attribute(group.get(), "parts_folder");
+    bounds = h5::read_string_attribute(group.get(), "part_bounds");
+  } catch (const Error&) {
+    return false;
+  }
+  bounds_ = parse_bounds(bounds, unit_count());
+  if (folder.empty() || folder.find('/') != std::string::npos || bounds_.empty()) return false;
+  parts_folder_ = dir_of(spec_.path) + "/" + folder;
+  return true;
+}
+
+bool FileOutput::try_resume() {
+  const std::string partial = partial_path();
+  const std::string stored =
+      existing_ && !spec_.attach ? existing_->partial.fingerprint : stored_output(partial).fingerprint;
+  if (stored != spec_.fingerprint) return false;
+  {
+    h5::QuietErrors quiet;
+    h5::Id file = h5::file(H5Fopen(partial.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+    if (!file) return false;
+    if (has_old_progress(file.get()))
+      throw create_error("'" + partial + "' comes from an older version of discount_app (one progress byte per " +
+                         axis_name(spec_.chunk_axis) + "); rerun with --restart to start over");
+    const std::string damage = record_damage(file.get(), spec_, file_size(partial), layout_);
+    if (!damage.empty()) throw create_error("'" + partial + "' is damaged: " + damage + "; rerun with --restart");
+    if (!read_split_layout(file.get()))
+      throw create_error("'" + partial + "' is damaged: its part folder or bounds are unreadable; rerun with --restart");
+    // This run takes the number after the last recorded one (every rank reads
+    // the same table: the owner writes its record only in open_collective).
+    std::tie(runs_offset_, run_) = run_table_state(file.get());
+  }
+  open_data_files();
+  UniqueFd fd(::open(partial.c_str(), spec_.attach ? O_RDONLY | O_CLOEXEC : O_RDWR | O_CLOEXEC));
+  if (fd.get() < 0) return false;
+  table_ = read_table(fd.get(), layout_, partial);
+  std::vector<std::size_t> outside;  // a range past the chunk axis: damaged
+  for (std::size_t s = 0; s < table_.capacity(); ++s)
+    if (table_.slots()[s] && table_.slots()[s]->end > unit_count()) outside.push_back(s);
+  if (!outside.empty()) drop_slots(fd.get(), outside);
+  if (!spec_.attach) check_resume(fd.get());
+  state_ = State::resumed;
+  return true;
+}
+
 
 // Rank 0, before a resume: the done ranges' output bytes against their
 // checksums, then, when the input file is not the one the partial last saw,
 // their input bytes; what fails is recomputed. Then the room left in the record.
 void FileOutput::check_resume(int fd) {
   const std::string partial = partial_path();
-  const auto damaged = failed_output_sums(fd, layout_, spec_, table_, piece_bytes());
+  const auto damaged = failed_output_sums(spec_, table_, piece_bytes(), bounds_,
+                                          [this](Range units, double* buffer) { read_units(units, buffer); });
   if (!damaged.empty()) {
     std::cerr << "discount_app: warning: '" << partial << "': " << damaged.size()
               << " done range(s) of the partial (" << units_text(units_of_slots(table_, damaged), spec_.chunk_axis)
@@ -45,7 +111,7 @@ void FileOutput::check_resume(int fd) {
   // A run adds at most one range per stretch of slabs still to do (each
   // checkpoint extends it), per rank.
   const std::size_t free = table_.free_slots().size();
-  const std::size_t need = static_cast<std::size_t>(ranks::size()) * (table_.coverage().size() + 2);
+  const std::size_t need = static_cast<std::size_t>(spec_.ranks) * (table_.coverage().size() + 2);
   if (free < need)
     throw create_error("'" + partial + "' has room for " + std::to_string(free) + " more done range(s) in its record (" +
                        std::to_string(table_.capacity()) + "), and this run could need " + std::to_string(need) +
@@ -89,7 +155,7 @@ void FileOutput::check_finished_inputs() {
                        std::to_string(unit_count()) +
                        " differs though its sampled content matches; set output.overwrite: true to compute it again");
   // The same bytes: remember this file, so the next rerun need not read it again.
-  if (!ranks::is_root()) return;
+  if (!spec_.owner) return;
   UniqueFd rw(::open(spec_.path.c_str(), O_RDWR | O_CLOEXEC));
   if (rw.get() < 0) return;
   try {

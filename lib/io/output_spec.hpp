@@ -6,7 +6,10 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "common/axis.hpp"
 #include "io/posix_io.hpp"
@@ -19,6 +22,8 @@ struct InputSums {
   std::uint64_t disc = 0, mult = 0;
   bool known = false;
 };
+
+struct ExistingOutput;  // io/output_existing.hpp
 
 struct OutputSpec {
   std::string path;
@@ -48,6 +53,25 @@ struct OutputSpec {
   std::function<InputSums(std::int64_t begin, std::int64_t end)> input_sums;
   // Another rank (rank 0) created or resumed the partial: open it as it is.
   bool attach = false;
+  // The job's ranks, given by the caller (io makes no rank calls): the owner
+  // (rank 0) takes the lock, creates, resumes, records runs and publishes.
+  bool owner = true;
+  int rank = 0, ranks = 1;
+  // Under MPI, the job's communicator (points at an MPI_Comm), for the
+  // single layout's MPI-IO path; null: positional writes only.
+  const void* mpi_comm = nullptr;
+  // output.mpi_hints: MPI_Info key/value pairs for that MPI-IO open.
+  std::map<std::string, std::string> mpi_hints;
+  // output.layout and, for split, the part count resolved from output.parts.
+  OutputLayout layout = OutputLayout::single;
+  int parts = 1;    // 0: auto, chosen at creation from the output's size and the cores
+  bool parts_auto = false;  // output.parts: auto chose the count (said in describe())
+  int writers = 0;  // split: writer threads (resolve: io/part_count.hpp); 0: one per part, up to the cores
+  // The plan's slabs as unit ranges along the chunk axis: parts end at slab edges.
+  std::vector<Range> slab_units;
+  // What the caller already read of an existing output or partial (one open
+  // per run: the same reading chose the chunk axis); null: read it here.
+  std::shared_ptr<const ExistingOutput> existing;
 };
 
 }  // namespace discount

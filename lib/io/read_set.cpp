@@ -1,8 +1,10 @@
 #include "io/read_set.hpp"
 
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <system_error>
 
@@ -56,8 +58,36 @@ std::vector<WriteTarget> output_write_targets(const std::string& out, bool resta
   targets.push_back({out + ".partial.tmp", "output.file", false});
   targets.push_back({out + ".partial", "output.file", false});
   targets.push_back({out, "output.file", false});
-  // A split layout (parts beside <out>) appends its part files and the parts
-  // folder here.
+  // Split layouts (io/output_parts.hpp): every part folder of this output
+  // beside it, `<out name>.parts-*`, and the files in it: a resume writes the
+  // partial's parts, an overwrite deletes the replaced set, a run deletes
+  // folders no master names. A new set's folder gets a name no file has.
+  const auto slash = out.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : out.substr(0, slash);
+  const std::string prefix = (slash == std::string::npos ? out : out.substr(slash + 1)) + ".parts-";
+  std::vector<std::string> folders;
+  if (DIR* d = ::opendir(dir.c_str())) {
+    while (const dirent* entry = ::readdir(d)) {
+      const std::string name = entry->d_name;
+      if (name.size() > prefix.size() && name.compare(0, prefix.size(), prefix) == 0)
+        folders.push_back(dir + "/" + name);
+    }
+    ::closedir(d);
+  }
+  std::sort(folders.begin(), folders.end());
+  for (const auto& folder : folders) {
+    std::vector<std::string> files;
+    if (DIR* d = ::opendir(folder.c_str())) {
+      while (const dirent* entry = ::readdir(d)) {
+        const std::string name = entry->d_name;
+        if (name != "." && name != "..") files.push_back(folder + "/" + name);
+      }
+      ::closedir(d);
+    }
+    std::sort(files.begin(), files.end());
+    for (const auto& file : files) targets.push_back({file, "output.file (a part of its split layout)", false});
+    targets.push_back({folder, "output.file (a part folder of its split layout)", true});
+  }
   return targets;
 }
 

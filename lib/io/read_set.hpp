@@ -62,8 +62,9 @@ struct WriteTarget {
 // What a file output writes: `<out>` (renamed onto), `<out>.partial`,
 // `<out>.partial.tmp` (created, then renamed), `<out>.partial.lock`
 // (created, truncated, deleted at the end); with `restart`, the deletion of
-// an existing `<out>.partial`. A split layout adds its part files and their
-// folder here, so that the one check below covers them too.
+// an existing `<out>.partial`; every existing part folder of the output
+// (`<out name>.parts-*`, split layout) and the files in it, so that the one
+// check below covers them too.
 std::vector<WriteTarget> output_write_targets(const std::string& out, bool restart);
 // What the JSON report writes: `<report>` (renamed onto) and its temporary
 // `<report>.tmp.<pid>` in the same folder (io/atomic_file.hpp).

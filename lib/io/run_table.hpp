@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "common/clock.hpp"  // utc_now, for the run records
-#include "report/runs.hpp"
+#include "io/run_history.hpp"
 
 namespace discount {
 

@@ -191,7 +191,7 @@ class Pipeline {
       if (!job_.sink->slab_done(slab)) pending.push_back(slab.index);
     report_.slabs_total = static_cast<int>(plan_.slabs.size());
     report_.slabs_skipped = report_.slabs_total - static_cast<int>(pending.size());
-    pending = rank_share(pending, spec_.rank, spec_.ranks);
+    pending = job_.sink->write_order(rank_share(pending, spec_.rank, spec_.ranks));
     for (int s = 0; s < plan_.device_buffers; ++s) free_device_.push(s);
     total_pending_ = static_cast<int>(pending.size());
 
@@ -204,11 +204,16 @@ class Pipeline {
       threads.emplace_back([&] { guarded([&] { uploader(instances.get(1)); }, {&uploaded_}); });
       threads.emplace_back([&] { guarded([&] { downloader(instances.get(2)); }, {&computed_}); });
     }
-    threads.emplace_back([&] { guarded([&] { writer(); }, {}); });
+    // One writer per file the sink can take at once (a split output's parts).
+    writers_ = std::max(1, job_.sink->writer_threads());
+    for (int w = 0; w < writers_; ++w) threads.emplace_back([&] { guarded([&] { writer(); }, {}); });
     guarded([&] { compute(instances.get(0)); }, {copies ? &kernel_done_ : &computed_});
     for (auto& t : threads) t.join();
     if (first_error_) std::rethrow_exception(first_error_);
 
+    // Several writers (split output): the write stage's time is the time any
+    // of them was writing, not the sum over writers.
+    if (writers_ > 1) stats(Stage::write).seconds = union_seconds(write_intervals_);
     report_.stages.clear();
     for (Stage stage : pipeline_stages(copies)) report_.stages.push_back(stats(stage));
     report_.slabs_run = stats(Stage::write).slabs;
@@ -411,9 +416,13 @@ class Pipeline {
     }
   }
 
+  // One of writers_ threads: each takes the next computed slab; a split
+  // output's slabs in flight go to different parts (OutputSink::write_order).
+  // What follows a write (the counts, the progress line, the test hold) runs
+  // under write_mutex_, one writer at a time.
   void writer() {
     Ticket t;
-    const auto start = Clock::now();
+    const auto start = write_start_;
     while (computed_.pop(t) && !aborted_) {
       const auto t0 = Clock::now();
       const Slab& slab = plan_.slabs[t.slab];
@@ -421,13 +430,18 @@ class Pipeline {
         const Region region("discount::write");
         job_.sink->write_slab(slab, host_slab_[t.host].data(), t.sums);
       }
+      std::lock_guard<std::mutex> lock(write_mutex_);
+      write_intervals_.emplace_back(t0, Clock::now());
       record(Stage::write, slab, t0);
       free_host_.push(t.host);
       const StageStats& written = stats(Stage::write);
       if (job_.progress) job_.progress({written.slabs, total_pending_, written.bytes, seconds_since(start), false});
       test_hold_.after_slab(written.slabs, [this] { return stop_requested(); });  // tests only (test_hooks.hpp)
     }
-    if (job_.progress) {
+    // However the run ends (done, stopped, failed), the last writer to finish
+    // gives the final figures, so the progress line ends once.
+    std::lock_guard<std::mutex> lock(write_mutex_);
+    if (++writers_done_ == writers_ && job_.progress) {
       const StageStats& written = stats(Stage::write);
       job_.progress({written.slabs, total_pending_, written.bytes, seconds_since(start), true});
     }
@@ -469,6 +483,10 @@ class Pipeline {
   BlockingQueue<int> free_host_, free_device_;
   BlockingQueue<Ticket> loaded_, uploaded_, kernel_done_, computed_;
   const std::thread::id main_thread_ = std::this_thread::get_id();
+  int writers_ = 1, writers_done_ = 0;  // writer threads, and those that have finished (under write_mutex_)
+  std::mutex write_mutex_;              // the write stage's counts, progress figures and test hold
+  std::vector<std::pair<Clock::time_point, Clock::time_point>> write_intervals_;  // under write_mutex_
+  const Clock::time_point write_start_ = Clock::now();
   const TestHold test_hold_;  // DISCOUNT_TEST_HOLD: the e2e tests' pause points
   Clock::time_point first_upload_{}, last_download_{};  // each written by one thread, read after join
   std::atomic<bool> aborted_{false};

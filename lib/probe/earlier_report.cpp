@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/clock.hpp"
 #include "probe/io_rates.hpp"
 
 namespace discount {
@@ -81,11 +82,8 @@ EarlierReport earlier_report_from_json(const std::string& json_text, const Repor
 std::string file_date_text(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return "unknown date";
-  std::tm tm{};
   const std::time_t when = st.st_mtim.tv_sec;
-  ::gmtime_r(&when, &tm);
-  char date[40];
-  std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", &tm);
+  const std::string date = utc_minutes(when);
   const double age = std::difftime(std::time(nullptr), when);
   char ago[40];
   if (age < 120) std::snprintf(ago, sizeof ago, "%.0f s ago", std::max(0.0, age));

@@ -105,6 +105,15 @@ bool built_with_mpi() {
 
 int rank() { return state().rank; }
 int size() { return state().size; }
+
+const void* communicator() {
+#ifdef DISCOUNT_HAVE_MPI
+  static const MPI_Comm world = MPI_COMM_WORLD;
+  return multi() ? &world : nullptr;
+#else
+  return nullptr;
+#endif
+}
 int local_rank() { return state().local_rank; }
 int local_size() { return state().local_size; }
 

@@ -36,6 +36,9 @@ int size();         // 1 without MPI
 int local_rank();   // rank among the ranks of this node
 int local_size();   // ranks on this node
 inline bool is_root() { return rank() == 0; }
+// The job's communicator for code that hands it to a library (MPI-IO): points
+// at an MPI_Comm; null without MPI or with one rank.
+const void* communicator();
 inline bool multi() { return size() > 1; }
 // The GPU this rank uses: node-local rank modulo the visible devices (0
 // when there are none).

@@ -10,32 +10,11 @@
 #include <utility>
 #include <vector>
 
+#include "io/run_history.hpp"
+
 namespace discount {
 
 struct Plan;
-
-// One run as the output file records it.
-struct RunRecord {
-  int run = 0;    // 1, 2, ... in the order the runs started; 0: not recorded (a file from an older version)
-  int ranks = 0;  // processes that shared the run
-  std::string start_time, end_time;  // UTC, ISO 8601; end: the run's last record
-  std::string host;                  // rank 0's host name
-  double seconds = 0.0;              // from start_time to end_time
-};
-
-// A done range as the output file records it: [begin, end) along the chunk axis.
-struct RunRange {
-  std::int64_t begin = 0, end = 0;
-  int run = 0;  // the run that wrote it; 0: unknown
-};
-
-// What an output file holds about its runs.
-struct RunHistory {
-  std::vector<RunRecord> records;
-  std::vector<RunRange> ranges;  // the valid done ranges; they may overlap (a slab recomputed whole)
-  std::int64_t units = 0;        // along the chunk axis
-  std::string unit_axis;         // "date" | "id"
-};
 
 using UnitRange = std::pair<std::int64_t, std::int64_t>;  // [begin, end) along the chunk axis
 

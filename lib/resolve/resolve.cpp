@@ -4,6 +4,7 @@
 
 #include "common/error.hpp"
 #include "common/sizes.hpp"
+#include "io/part_count.hpp"
 #include "io/posix_io.hpp"
 #include "kernels/features.hpp"
 #include "plan/defaults.hpp"
@@ -72,7 +73,9 @@ std::string identity_text(const Config& config, const InputFacts& input, Range d
          "input.ids: " + range(ids) + "\n"
          "input.nonfinite: " + (in.nonfinite == NonFinite::error ? "error" : "propagate") + "\n"
          "output.dataset: " + config.output.dataset + "\n"
-         "memory.chunk_axis: " + axis_name(chunk_axis) + "\n";
+         "memory.chunk_axis: " + axis_name(chunk_axis) + "\n" +
+         // Only a split output says so: a single one keeps the identity earlier versions wrote.
+         (config.output.layout == OutputLayout::split ? "output.layout: split\n" : "");
 }
 }  // namespace
 
@@ -144,6 +147,23 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
   request.ids = ids.size();
   request.nums = input.nums;
   request.pipeline_depth = config.memory.pipeline_depth;
+  int split_parts = config.output.parts, split_writers_n = 0;
+  if (config.output.mode == OutputMode::file && config.output.layout == OutputLayout::split) {
+    // The part count (auto: from the output's size and the cores, about twice
+    // the I/O writer threads), and one writer per part; the ring gets two
+    // buffers more than the writers, so that they write at once while the
+    // reader and the kernel go on.
+    const unsigned cores = 2 * std::max(1u, facts.writer_threads);
+    if (split_parts <= 0) {
+      split_parts = auto_parts(static_cast<std::uint64_t>(request.dates) * request.ids * request.nums * sizeof(double),
+                               cores);
+      // Under MPI a multiple of the ranks: on a fresh run each rank's share of the slabs is whole parts of its own.
+      if (facts.ranks > 1 && split_parts > 1) split_parts = (split_parts + facts.ranks - 1) / facts.ranks * facts.ranks;
+    }
+    split_writers_n = split_writers(split_parts, cores);
+    if (split_writers_n > 1)
+      request.pipeline_depth = std::max(request.pipeline_depth, std::min(kMaxPipelineDepth, split_writers_n + 2));
+  }
   request.device_copies = config.compute.space == Space::device && facts.separate_device_memory;
   request.host_budget = config.memory.host_budget.resolve(facts.host_bytes);
   request.device_budget = request.device_copies ? config.memory.device_budget.resolve(facts.device_bytes) : 0;
@@ -153,7 +173,8 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
   std::uint64_t direct_piece = 0;  // O_DIRECT bounce buffer per writer thread (0: no O_DIRECT)
   if (config.output.mode == OutputMode::file && config.output.direct_io) {
     direct_piece = DirectWriter::piece_for(request.host_budget, facts.writer_threads);
-    request.staging_bytes = facts.writer_threads * direct_piece;
+    // Split: each of the writers has its own bounce buffers (io/output.cpp shares them out among the parts).
+    request.staging_bytes = facts.writer_threads * direct_piece * std::max(1, split_writers_n);
   }
   request.read_bytes = input.read_memory_bytes;
   choose_chunk_axis(config.memory.chunk_axis, facts, request);
@@ -184,6 +205,14 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
   output.checkpoint_seconds = config.output.checkpoint_seconds;
   output.direct_io = config.output.direct_io;
   output.direct_piece = direct_piece;
+  output.layout = config.output.layout;
+  output.parts = split_parts;
+  output.parts_auto = config.output.layout == OutputLayout::split && config.output.parts <= 0;
+  output.writers = split_writers_n;
+  output.mpi_hints = config.output.mpi_hints;
+  output.owner = facts.rank == 0;
+  output.rank = facts.rank;
+  output.ranks = facts.ranks;
   spec.output_mode = config.output.mode;
   spec.identity = identity_text(config, input, dates, ids, request.chunk_axis);
   output.identity = spec.identity;

@@ -7,7 +7,7 @@
 #   scripts/bench/gpu_suite.sh [--part 1|2|all|STEP,STEP,...] [--logs DIR] [--no-build]
 # Steps: build kernel_large kernel_seed pcie stream kernel_host host_slicings host_slicings_large peers_gpu
 #        peers_host ctest stream_large ctest_mpi pcie_all scale_gpu scale_gpu_path scale_host scale_host_unbound full_scale file16
-#        file80 (80 GB in and out: the 4-GPU kind's disk) startup16 fast_storage
+#        file80 (80 GB in and out: the 4-GPU kind's disk) startup16 fast_storage storage_split
 # --mpi: build the cuda-mpi preset (needed by ctest_mpi, scale_gpu, scale_host).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -148,6 +148,21 @@ s_fast_storage() {
   rm -rf /dev/shm/discount_fast
 }
 
+# output.layout: split (issue 22 item 1): 20 GB in and out on /dev/shm, device and
+# host paths, against a parallel dd pair (16 readers + 16 writers), cp and h5py in
+# the same call, and layout single; then 10 GB on the node's disk (each made durable).
+s_storage_split() {
+  step storage_split_device 600 $py scripts/bench/storage_split.py --app $app --dir /dev/shm/discount_split \
+    --size 20GB --writers $threads --space device --json "$logs/storage_split_device.json"
+  step storage_split_host 600 $py scripts/bench/storage_split.py --app $app --dir /dev/shm/discount_split \
+    --size 20GB --writers $threads --space host --json "$logs/storage_split_host.json"
+  rm -rf /dev/shm/discount_split
+  mkdir -p "$work"
+  step storage_split_disk 600 $py scripts/bench/storage_split.py --app $app --dir "$work/split_disk" \
+    --size 10GB --writers $threads --space device --json "$logs/storage_split_disk.json"
+  rm -rf "$work/split_disk"
+}
+
 # Full size, file to file (80 GB in, 80 GB out: needs about 170 GB of disk),
 # one rank per GPU when the build has MPI, against the disk's O_DIRECT write
 # speed measured in the same call; verified by sampling and by h5py on whole dates.
@@ -182,7 +197,7 @@ esac
 for s in $steps; do "s_$s"; done
 
 echo; echo "===== summary tables ====="
-for f in kernel_large kernel_seed pcie stream stream_large kernel_host host_slicings host_slicings_large peers_gpu peers_host ctest ctest_mpi pcie_all scale_gpu scale_gpu_path scale_host scale_host_unbound full_scale generate16 file16 cp16 verify16 h5py16 startup16 fast_storage disk80 generate80 file80 verify80 h5py80; do
+for f in kernel_large kernel_seed pcie stream stream_large kernel_host host_slicings host_slicings_large peers_gpu peers_host ctest ctest_mpi pcie_all scale_gpu scale_gpu_path scale_host scale_host_unbound full_scale generate16 file16 cp16 verify16 h5py16 startup16 fast_storage storage_split_device storage_split_host storage_split_disk disk80 generate80 file80 verify80 h5py80; do
   [[ -f $logs/$f.log ]] || continue
   echo "--- $f"; grep -vE "^\[deps\]|OMP_PROC_BIND|OpenMP 4.0|OpenMP 3.1|unit testing" "$logs/$f.log" | tail -25
 done

@@ -395,6 +395,18 @@ CASES = [
                                                   expect_slabs=ceil_div(1009, 16), output_extra=PAGE_CACHE)),
     ("budget_units_kib", generated_case((7, 1003, 5), seed=3, memory={"host_budget": "200KiB"}, expect_slabs=7,
                                         output_extra=PAGE_CACHE)),
+    # output.layout: split (e2e_split_layout covers its protocol): the same checks over part files
+    ("split_7_slabs_3_parts", generated_case(S, seed=126, memory={"max_slab": max_slab_for(S, "date", 2)},
+                                             expect_slabs=7, output_extra={"layout": "split", "parts": 3})),
+    ("split_chunk_id_axes_id_date_num", generated_case((6, 1009, 3), seed=135, axes=("id", "date", "num"),
+                                                       memory={"chunk_axis": "id",
+                                                               "max_slab": max_slab_for((6, 1009, 3), "id", 300)},
+                                                       expect_slabs=4,
+                                                       output_extra={"layout": "split", "parts": 2})),
+    ("split_subrange_page_cache", generated_case((9, 1013, 3), seed=136, dates=(2, 8), ids=(5, 1000),
+                                                 memory={"max_slab": max_slab_for((6, 995, 3), "date", 1)},
+                                                 expect_slabs=6,
+                                                 output_extra=dict(PAGE_CACHE, layout="split", parts=4))),
     # pipeline depth
     ("depth_1", generated_case(S, seed=32, memory={"pipeline_depth": 1,
                                                    "host_budget": host_budget_for(S, "date", 2, depth=1)},

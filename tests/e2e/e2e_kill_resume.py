@@ -41,8 +41,9 @@ DATE_BYTES = IDS * NUMS * 8
 class Job:
     """A job directory: input, YAML, output, and the clean reference result."""
 
-    def __init__(self, ctx, memory=None, seed=5):
+    def __init__(self, ctx, memory=None, seed=5, output=None):
         self.ctx = ctx
+        self.output = dict(output or {})
         self.d = ctx.dir("job")
         self.src = E.generate(ctx, os.path.join(self.d, "in.h5"), DATES, IDS, NUMS, seed=seed)
         self.memory = dict({"max_slab": DATE_BYTES, "pipeline_depth": 2}, **(memory or {}))
@@ -69,7 +70,7 @@ class Job:
         # Checkpoint after every slab, so kills land between recorded slabs
         # (the default, every 10 s, would record a short run only at its end).
         return E.write_job(os.path.join(self.d, name), "in.h5", "out.h5", memory=memory,
-                           output={"checkpoint_seconds": 0})
+                           output=dict({"checkpoint_seconds": 0}, **self.output))
 
     def start(self, *extra, yaml=None, hold=None):
         """hold: an E.Hold whose pause points the run takes."""
@@ -187,7 +188,7 @@ def stderr_of(proc):
         return f.read()
 
 
-def kill9_loop(ctx, kills, seed, memory=None):
+def kill9_loop(ctx, kills, seed, memory=None, output=None):
     """kill -9 at seeded moments: the first during start-up (a few ms in), the
     others once the progress record reaches a seeded count, plus a seeded
     jitter of 0-1 ms so the kill lands anywhere in the next slab's write.
@@ -196,7 +197,7 @@ def kill9_loop(ctx, kills, seed, memory=None):
     first after its first slab), so every kill lands mid-run; the first, a
     few ms in, may still land before any progress is recorded. At least
     kills - 2 must land mid-run."""
-    job = Job(ctx, memory=memory)
+    job = Job(ctx, memory=memory, output=output)
     rng = random.Random(seed)
     landed = 0
     for k in range(kills):
@@ -250,6 +251,11 @@ def sigkill_resume_chunk_id(ctx):
     kill9_loop(ctx, kills=3, seed=77, memory={"chunk_axis": "id", "max_slab": 500 * DATES * NUMS * 8})
 
 
+def sigkill_resume_split(ctx):
+    """The same kills with output.layout: split (the record stays in the master; the data in 5 parts)."""
+    kill9_loop(ctx, kills=4, seed=4242, output={"layout": "split", "parts": 5})
+
+
 def interrupt(signo, twice=False):
     def case(ctx):
         job = Job(ctx)
@@ -294,6 +300,16 @@ def interrupt(signo, twice=False):
 def resume_with_other_slabs(ctx):
     """Budgets are not part of the job's identity: a rerun with other slabs resumes."""
     job = Job(ctx)
+    kill_mid_run(job)
+    other = job.write_yaml("job.yaml", dict(job.memory, max_slab=3 * DATE_BYTES, pipeline_depth=4))
+    E.check(E.plan_slabs(ctx, other)[0] == 14, "the other plan should have 14 slabs")
+    job.finish("-q")
+
+
+def resume_with_other_slabs_split(ctx):
+    """Split layout: the parts keep the first plan's bounds (every 8 dates); the
+    rerun's 3-date slabs cross them and are written part by part."""
+    job = Job(ctx, output={"layout": "split", "parts": 5})
     kill_mid_run(job)
     other = job.write_yaml("job.yaml", dict(job.memory, max_slab=3 * DATE_BYTES, pipeline_depth=4))
     E.check(E.plan_slabs(ctx, other)[0] == 14, "the other plan should have 14 slabs")
@@ -480,11 +496,13 @@ def report_covers_whole_job(ctx):
 CASES = [
     ("sigkill_5_times_resume", sigkill_resume),
     ("sigkill_resume_chunk_id", sigkill_resume_chunk_id),
+    ("sigkill_resume_split", sigkill_resume_split),
     ("sigterm_resume", interrupt(signal.SIGTERM)),
     ("sigusr1_resume", interrupt(signal.SIGUSR1)),
     ("sigint_resume", interrupt(signal.SIGINT)),
     ("sigterm_twice_resume", interrupt(signal.SIGTERM, twice=True)),
     ("resume_with_other_slabs", resume_with_other_slabs),
+    ("resume_with_other_slabs_split", resume_with_other_slabs_split),
     ("input_changed_after_kill", input_changed_after_kill),
     ("copied_input_resumes", copied_input_resumes),
     ("changed_input_names_it", changed_input_names_it),

@@ -102,6 +102,40 @@ def case_more_ranks_than_slabs(ctx):
     run_ranks(ctx, d, src, E.expected_cv(src), None, rank_counts=(1, 3))
 
 
+def case_split_layout_ranks_write_parts(ctx):
+    """output.layout: split under 2 and 3 ranks: positional writes into the parts
+    (no MPI-IO, no shared file), one dataset equal to NumPy; 6 parts, so each
+    rank's share of a fresh run is whole parts of its own."""
+    d = ctx.dir("job")
+    src = E.generate(ctx, os.path.join(d, "in.h5"), 12, 2003, 3, seed=14)
+    expected = E.expected_cv(src)
+    for ranks in (2, 3):
+        yaml = E.write_job(os.path.join(d, f"split{ranks}.yaml"), src, f"split{ranks}.h5",
+                           output={"layout": "split", "parts": 6}, memory={"max_slab": 2003 * 3 * 8})
+        r = E.expect_rc(mpi(ctx, ranks, "run", yaml), 0, f"split under {ranks} ranks")
+        E.check(app_errors(r.stderr) == [], f"{ranks} ranks: unexpected app errors\n{r}")
+        E.check("split over 6 part file(s)" in r.stdout and "MPI-IO" not in r.stdout,
+                f"{ranks} ranks: not written as 6 parts by positional writes\n{r}")
+        path = os.path.join(d, f"split{ranks}.h5")
+        E.check_output(path, expected, what=f"split under {ranks} ranks")
+        E.check(not E.leftovers(path), f"{ranks} ranks left {E.leftovers(path)}")
+
+
+def case_mpi_hints_single_layout(ctx):
+    """output.mpi_hints with the single layout under 2 ranks: the file is created and
+    written through MPI-IO with them (tests/unit/mpi_hints_check.cpp reads them back)."""
+    if not parallel_hdf5(ctx):
+        raise E.Skip("HDF5 without MPI-IO: output.mpi_hints has no effect")
+    d = ctx.dir("job")
+    src = E.generate(ctx, os.path.join(d, "in.h5"), 8, 1501, 3, seed=15)
+    yaml = E.write_job(os.path.join(d, "hints.yaml"), src, "hints.h5",
+                       output={"mpi_hints": {"cb_buffer_size": "1048576", "romio_cb_write": "disable"}},
+                       memory={"max_slab": 1501 * 3 * 8})
+    r = E.expect_rc(mpi(ctx, 2, "run", yaml), 0, "mpi_hints under 2 ranks")
+    E.check("MPI-IO" in r.stdout, f"not written through MPI-IO\n{r}")
+    E.check_output(os.path.join(d, "hints.h5"), E.expected_cv(src), what="mpi_hints run")
+
+
 def case_checksum_independent_of_ranks(ctx):
     d = ctx.dir("job")
     got = {}
@@ -270,6 +304,8 @@ CASES = [
     ("ranks_id_chunks_transposed", case_ranks_id_chunks_transposed),
     ("more_ranks_than_slabs", case_more_ranks_than_slabs),
     ("checksum_independent_of_ranks", case_checksum_independent_of_ranks),
+    ("split_layout_ranks_write_parts", case_split_layout_ranks_write_parts),
+    ("mpi_hints_single_layout", case_mpi_hints_single_layout),
     ("stop_under_2_resume_under_3", case_stop_under_2_resume_under_3),
     ("kill9_one_rank_resume_under_3", case_kill9_one_rank_resume_under_3),
     ("bad_data_on_one_rank", case_bad_data_on_one_rank),

@@ -523,3 +523,40 @@ TEST(Defaults, ChunkAxisAutoWeighsTheLayoutAtTheBoundary) {
   c.memory.chunk_axis = Axis::date;
   EXPECT_EQ(resolve(c, f).plan.chunk_axis, Axis::date);
 }
+
+// output.layout: split: the part count (auto from the output's size and about
+// twice the I/O writer threads), one writer per part up to that, a ring of
+// writers + 2 buffers, the layout in the identity (a single partial is not
+// resumed as split) and the bounce buffers budgeted per writer.
+TEST(Resolve, SplitLayoutPartsWritersAndRing) {
+  Config c = base_config();
+  c.output.layout = OutputLayout::split;
+  c.output.parts = 4;
+  SystemFacts f = facts();  // 3 writer threads: 6 cores counted
+  JobSpec spec = resolve(c, f);
+  EXPECT_EQ(spec.output.layout, OutputLayout::split);
+  EXPECT_EQ(spec.output.parts, 4);
+  EXPECT_EQ(spec.output.writers, 4);
+  EXPECT_EQ(spec.plan.pipeline_depth, 6);
+  EXPECT_NE(spec.identity.find("output.layout: split\n"), std::string::npos);
+  const JobSpec single = resolve(base_config(), f);
+  EXPECT_EQ(single.identity.find("output.layout"), std::string::npos);  // earlier outputs keep their identity
+  EXPECT_EQ(single.plan.pipeline_depth, 3);
+  EXPECT_EQ(spec.plan.staging_bytes, 4 * single.plan.staging_bytes);
+  c.output.parts = 40;  // more parts than cores: 6 writers
+  EXPECT_EQ(resolve(c, f).output.writers, 6);
+  EXPECT_EQ(resolve(c, f).plan.pipeline_depth, 8);
+  // auto: 101 x 4003 x 5 doubles (16 MB) stay in one part, one writer, the ring as set.
+  c.output.parts = 0;
+  spec = resolve(c, f);
+  EXPECT_EQ(spec.output.parts, 1);
+  EXPECT_EQ(spec.output.writers, 1);
+  EXPECT_EQ(spec.plan.pipeline_depth, 3);
+  // 2000 x 100003 x 5 doubles (8 GB): 4 parts of 2 GiB.
+  spec = resolve(c, facts(2000, 100003, 5));
+  EXPECT_EQ(spec.output.parts, 4);
+  // Under 3 ranks, a multiple of them: each rank's share of a fresh run is whole parts.
+  SystemFacts three = facts(2000, 100003, 5);
+  three.ranks = 3;
+  EXPECT_EQ(resolve(c, three).output.parts, 6);
+}

@@ -3,6 +3,7 @@
 // report's atomic writer (io/atomic_file.hpp); the lock holder's text made
 // printable (common/quote.hpp). No HDF5 here: job_read_set is covered end to
 // end by tests/e2e/e2e_input_safety.py.
+#include <algorithm>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -107,6 +108,29 @@ TEST(CheckWritesDisjoint, RefusesAReadFileNamingBothPaths) {
   EXPECT_EQ(deleted.first, ExitCode::cannot_create);
   EXPECT_NE(deleted.second.find("--restart would delete '" + out + ".partial'"), std::string::npos) << deleted.second;
   EXPECT_NE(deleted.second.find("inputs are never deleted"), std::string::npos) << deleted.second;
+}
+
+// Split layout: the part folders beside the output and their files are in
+// the write list; an input that is one of them (here a hard link) is refused.
+TEST(CheckWritesDisjoint, RefusesAnInputThatIsAPartOfASplitOutput) {
+  TempDir dir;
+  fs::create_directory(dir / "out.h5.parts-1a2b");
+  write(dir / "out.h5.parts-1a2b/part-00000.h5", "part");
+  fs::create_directory(dir / "other.h5.parts-1a2b");  // another output's: not listed
+  write(dir / "other.h5.parts-1a2b/part-00000.h5", "part");
+  const std::string out = dir / "out.h5";
+  std::vector<std::string> paths;
+  for (const auto& t : output_write_targets(out, false)) paths.push_back(t.path);
+  EXPECT_NE(std::find(paths.begin(), paths.end(), dir / "out.h5.parts-1a2b/part-00000.h5"), paths.end());
+  EXPECT_NE(std::find(paths.begin(), paths.end(), dir / "out.h5.parts-1a2b"), paths.end());
+  EXPECT_EQ(std::find(paths.begin(), paths.end(), dir / "other.h5.parts-1a2b/part-00000.h5"), paths.end());
+  fs::create_hard_link(dir / "out.h5.parts-1a2b/part-00000.h5", dir / "in.h5");
+  ReadSet reads;
+  reads.add(dir / "in.h5", "input.file");
+  const auto [code, message] = refusal([&] { check_writes_disjoint(reads, output_write_targets(out, false)); });
+  EXPECT_EQ(code, ExitCode::cannot_create);
+  EXPECT_NE(message.find("part-00000.h5"), std::string::npos) << message;
+  EXPECT_NE(message.find("input.file"), std::string::npos) << message;
 }
 
 TEST(CheckReportPath, ReadFilesAndTheOutputsFilesAreConfigErrors) {

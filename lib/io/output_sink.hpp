@@ -1,0 +1,41 @@
+// Where results go: the interface the pipeline writes slabs to. The file
+// output (io/output.hpp) and the checksum sink (io/checksum_output.hpp)
+// implement it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "io/output_spec.hpp"
+#include "plan/plan.hpp"
+
+namespace discount {
+
+class OutputSink {
+ public:
+  virtual ~OutputSink() = default;
+  // True when every element of the slab is already durable (resume).
+  virtual bool slab_done(const Slab& slab) const = 0;
+  // Buffer holds the slab packed in the output's axis order; `input`: the
+  // checksums of the input bytes it was computed from (when known). Safe to
+  // call from several threads at once when writer_threads() > 1.
+  virtual void write_slab(const Slab& slab, const double* buffer, const InputSums& input = {}) = 0;
+  // The sink records input checksums: the reader takes them.
+  virtual bool wants_input_sums() const { return false; }
+  // How many slabs the sink can take at once (one writer thread each): more
+  // than one only where the slabs go to separate files (output.layout: split).
+  virtual int writer_threads() const { return 1; }
+  // The order in which to produce the pending slabs (by default as given):
+  // a split output interleaves its parts so that concurrent writers meet
+  // different files.
+  virtual std::vector<int> write_order(const std::vector<int>& pending) const { return pending; }
+  // Makes every written slab durable and records it (before a stop).
+  virtual void checkpoint() {}
+  // This rank is done: everything it wrote is durable and recorded.
+  virtual void flush() {}
+  // Once every rank has flushed, on rank 0 only: the result becomes visible.
+  virtual void publish() {}
+  virtual std::string describe() const = 0;
+};
+
+}  // namespace discount

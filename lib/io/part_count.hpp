@@ -1,0 +1,26 @@
+// How many part files output.parts: auto gives a split output (io/output_parts.hpp),
+// and how many writers it runs. Pure: resolve decides both before the plan.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+namespace discount {
+
+// About one part per 2 GiB of output, at least 2 once the output reaches
+// 256 MiB, at most one per core and 64 in all; smaller outputs stay in one
+// part. (The parts are cut to the slab count when the output is created.)
+inline int auto_parts(std::uint64_t output_bytes, unsigned cores) {
+  constexpr std::uint64_t kPerPart = std::uint64_t{2} << 30, kSplitFrom = std::uint64_t{256} << 20;
+  if (output_bytes < kSplitFrom) return 1;
+  const std::uint64_t by_size = (output_bytes + kPerPart - 1) / kPerPart;
+  const std::uint64_t most = std::min<std::uint64_t>(64, std::max(2u, cores));
+  return static_cast<int>(std::min(most, std::max<std::uint64_t>(2, by_size)));
+}
+
+// Writer threads for `parts` parts: one per part, at most one per core and 16.
+inline int split_writers(int parts, unsigned cores) {
+  return std::max(1, std::min({parts, static_cast<int>(std::max(1u, cores)), 16}));
+}
+
+}  // namespace discount

@@ -1,0 +1,17 @@
+#include "io/slab_write.hpp"
+
+namespace discount {
+
+void write_runs_to(int fd, DirectWriter* direct, std::uint64_t base, const std::vector<Run>& runs,
+                   const double* buffer, const std::string& what) {
+  if (direct) direct->write_runs(fd, base, runs, buffer, sizeof(double), what);
+  else pwrite_runs(fd, base, runs, buffer, sizeof(double), what);
+}
+
+void write_box(int fd, DirectWriter* direct, std::uint64_t base, const std::array<std::int64_t, 3>& dims,
+               const std::array<std::int64_t, 3>& start, const std::array<std::int64_t, 3>& count,
+               const double* buffer, const std::string& what) {
+  write_runs_to(fd, direct, base, box_runs(dims, start, count), buffer, what);
+}
+
+}  // namespace discount

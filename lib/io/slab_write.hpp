@@ -1,0 +1,27 @@
+// The one routine that writes a slab's packed values into a file: the real
+// output (io/output.cpp, each part of a split output) and the write probe
+// use it, so the probe measures the path the run takes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "io/box.hpp"
+#include "io/posix_io.hpp"
+
+namespace discount {
+
+// Writes `runs` (elements of the array that starts `base` bytes into the
+// file) from the packed `buffer`: through `direct` (O_DIRECT, its own
+// fallbacks) when given, else positional page-cache writes on `fd`.
+// Throws io_error with `what` on failure.
+void write_runs_to(int fd, DirectWriter* direct, std::uint64_t base, const std::vector<Run>& runs,
+                   const double* buffer, const std::string& what);
+
+// The box [start, start+count) of an array of extents `dims` at `base`.
+void write_box(int fd, DirectWriter* direct, std::uint64_t base, const std::array<std::int64_t, 3>& dims,
+               const std::array<std::int64_t, 3>& start, const std::array<std::int64_t, 3>& count,
+               const double* buffer, const std::string& what);
+
+}  // namespace discount

@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+"""output.layout: split against the storage's own limits, in one call.
+
+On one folder (a memory-backed /dev/shm, or a disk) this generates an input of
+--size bytes (dates x ids x 5 float64, [date][id][num]) and times, in turn:
+  1. dd pair: --writers parallel `dd` reading the input's bytes (disjoint
+     ranges of the input file, to /dev/null) while --writers parallel `dd`
+     write the output's bytes into separate files (from /dev/zero): what the
+     job must move, at the separate-files rate;
+  2. `cp` of the input (the same bytes read and written, one stream);
+  3. an h5py + NumPy loop doing the job (read, multiply, write, in date blocks);
+  4. discount_app with output.layout: single;
+  5. discount_app with output.layout: split (output.parts: --parts).
+Each is followed by `sync` on a disk (its time included; on tmpfs sync is
+skipped). Every output is checked on a few whole dates against NumPy
+(check_cv_dates.py). It prints each time and the ratios the issue's targets
+name: split / dd pair (target <= 1.4), cp / split (>= 3), h5py / split (>= 4),
+single / split. Figures are printed, never asserted; --repeat takes the best.
+
+  /usr/bin/python3 scripts/bench/storage_split.py --dir /dev/shm/discount_split --size 20GB \\
+      --app build/cuda/app/discount_app --writers 16 --json storage_split.json
+  /usr/bin/python3 scripts/bench/storage_split.py --dir /tmp/split_small --size 200MB   # a quick check
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib as bl  # noqa: E402
+import fast_storage  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+NUMS = 5
+DD_BLOCK = 8 << 20
+
+# The same h5py + NumPy loop fast_storage.py times (read, multiply, write, in date blocks).
+H5PY_LOOP = fast_storage.H5PY_SCRIPT
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--app", help="discount_app binary (default: the newest build)")
+    p.add_argument("--dir", default="/dev/shm/discount_split", help="folder on the file system to measure")
+    p.add_argument("--size", type=bl.parse_bytes, default="200MB", help="input bytes (the output is as large)")
+    p.add_argument("--dates", type=int, default=200, help="dates of the input; ids follow from --size")
+    p.add_argument("--writers", type=int, default=os.cpu_count() or 2, help="parallel dd streams each way")
+    p.add_argument("--parts", default="auto", help="output.parts for the split runs")
+    p.add_argument("--space", default="host", help="compute.space of the app runs (device on a GPU node)")
+    p.add_argument("--max-slab", default="", help="memory.max_slab for the app runs (default: the app's)")
+    p.add_argument("--host-budget", default="", help="memory.host_budget for the app runs (default: the app's)")
+    p.add_argument("--repeat", type=int, default=1, help="runs of each contender; the best counts")
+    p.add_argument("--keep", action="store_true", help="keep the folder's files")
+    p.add_argument("--json", help="write every figure here")
+    return p.parse_args(argv)
+
+
+def memory_backed(folder: str) -> bool:
+    out = subprocess.run(["stat", "-f", "-c", "%T", folder], capture_output=True, text=True).stdout.strip()
+    return out in ("tmpfs", "ramfs")
+
+
+def timed(commands, durable: bool) -> float:
+    """Seconds for the commands run at once until the last ends, plus sync when durable."""
+    t0 = time.perf_counter()
+    procs = [subprocess.Popen(c, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for c in commands]
+    for p, c in zip(procs, commands):
+        _, err = p.communicate()
+        if p.returncode != 0:
+            raise RuntimeError(f"{' '.join(c)} failed: {err.decode(errors='replace')[-400:]}")
+    if durable:
+        bl.sync()
+    return time.perf_counter() - t0
+
+
+def dd_pair(folder: str, src: str, out_bytes: int, n: int, durable: bool) -> float:
+    """n readers over disjoint ranges of src and n writers of out_bytes / n into separate files, at once."""
+    size = os.path.getsize(src)
+    per_read = -(-size // n)
+    per_write = max(1, out_bytes // n // DD_BLOCK)
+    commands = []
+    for i in range(n):
+        commands.append(["dd", f"if={src}", "of=/dev/null", f"bs={DD_BLOCK}", "iflag=skip_bytes,count_bytes",
+                         f"skip={i * per_read}", f"count={per_read}"])
+        commands.append(["dd", "if=/dev/zero", f"of={folder}/dd_w{i}", f"bs={DD_BLOCK}", f"count={per_write}"])
+    return timed(commands, durable)
+
+
+def job_yaml(folder: str, name: str, layout: str, args) -> str:
+    output = {"file": f"{name}.h5", "overwrite": True, "layout": layout}
+    if layout == "split":
+        output["parts"] = args.parts if args.parts == "auto" else int(args.parts)
+    memory = {}
+    if args.max_slab:
+        memory["max_slab"] = args.max_slab
+    if args.host_budget:
+        memory["host_budget"] = args.host_budget
+    config = {"input": {"file": "in.h5"}, "output": output, "compute": {"space": args.space}}
+    if memory:
+        config["memory"] = memory
+    path = os.path.join(folder, f"{name}.yaml")
+    bl.write_config(path, config)
+    return path
+
+
+def remove_output(folder: str, name: str) -> None:
+    for entry in os.listdir(folder):
+        if entry == f"{name}.h5" or entry.startswith(f"{name}.h5."):
+            p = os.path.join(folder, entry)
+            shutil.rmtree(p) if os.path.isdir(p) else os.unlink(p)
+
+
+def check_dates(src: str, out: str) -> None:
+    r = subprocess.run([sys.executable, os.path.join(HERE, "check_cv_dates.py"), src, out, "--dates", "4"],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"{out} differs from NumPy:\n{r.stdout}{r.stderr}")
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    bl.need_python_modules("h5py", "numpy")
+    app = bl.find_app(args.app)
+    os.makedirs(args.dir, exist_ok=True)
+    folder = os.path.abspath(args.dir)
+    durable = not memory_backed(folder)
+    ids = max(1, args.size // (args.dates * NUMS * 8))
+    nbytes = args.dates * ids * NUMS * 8
+    info = bl.machine_info(app)
+    bl.print_machine(info)
+    print(f"folder {folder} ({'disk: each contender followed by sync' if durable else 'memory-backed: no sync'}), "
+          f"{bl.fmt_bytes(nbytes)} in and out ({args.dates} x {ids} x {NUMS}), {args.writers} dd streams each way")
+    src = os.path.join(folder, "in.h5")
+    subprocess.run([app, "generate", "--dates", str(args.dates), "--ids", str(ids), "--nums", str(NUMS), "--seed", "7",
+                    "--out", src, "--force"], check=True, stdout=subprocess.DEVNULL)
+    bl.sync()
+    h5py_script = os.path.join(folder, "h5py_loop.py")
+    with open(h5py_script, "w") as f:
+        f.write(H5PY_LOOP)
+    block = max(1, (256 << 20) // (ids * NUMS * 8))
+    single_yaml = job_yaml(folder, "single", "single", args)
+    split_yaml = job_yaml(folder, "split", "split", args)
+
+    times: dict[str, list[float]] = {k: [] for k in ("dd_pair", "cp", "h5py", "single", "split")}
+    described = {}
+    for rep in range(args.repeat):
+        times["dd_pair"].append(dd_pair(folder, src, nbytes, args.writers, durable))
+        for i in range(args.writers):
+            bl.remove(os.path.join(folder, f"dd_w{i}"))
+        times["cp"].append(timed([["cp", src, os.path.join(folder, "cp.h5")]], durable))
+        bl.remove(os.path.join(folder, "cp.h5"))
+        times["h5py"].append(timed([[sys.executable, h5py_script, src, os.path.join(folder, "h5py.h5"), str(block)]],
+                                   durable))
+        check_dates(src, os.path.join(folder, "h5py.h5"))
+        bl.remove(os.path.join(folder, "h5py.h5"))
+        for name, yaml in (("single", single_yaml), ("split", split_yaml)):
+            remove_output(folder, name)
+            run = bl.run_app(app, yaml, os.path.join(folder, f"{name}_run.json"), then_sync=durable)
+            times[name].append(run["wall_s"])
+            described[name] = run["report"].get("output", "")
+            check_dates(src, os.path.join(folder, f"{name}.h5"))
+            remove_output(folder, name)
+        print(f"repeat {rep + 1}: " + ", ".join(f"{k} {v[-1]:.2f} s" for k, v in times.items()))
+
+    best = {k: min(v) for k, v in times.items()}
+    rows = [[k, f"{best[k]:.3f}", f"{bl.gbps(2 * nbytes, best[k]):.2f}"] for k in best]
+    bl.print_table(["contender", "seconds (best)", "GB/s in+out"], rows, title="times")
+    ratios = {
+        "split / dd pair (target <= 1.4)": best["split"] / best["dd_pair"],
+        "cp / split (target >= 3)": best["cp"] / best["split"],
+        "h5py / split (target >= 4)": best["h5py"] / best["split"],
+        "single / split": best["single"] / best["split"],
+    }
+    bl.print_table(["ratio", "value"], [[k, f"{v:.2f}"] for k, v in ratios.items()], title="ratios (same run)")
+    for name, text in described.items():
+        print(f"{name}: output {text}")
+    if args.json:
+        bl.write_json(args.json, {"machine": info, "folder": folder, "durable": durable, "bytes": nbytes,
+                                  "shape": [args.dates, ids, NUMS], "writers": args.writers, "times": times,
+                                  "best": best, "ratios": ratios, "outputs": described})
+    if not args.keep:
+        shutil.rmtree(folder, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
