@@ -26,7 +26,7 @@
 #include "io/finite.hpp"
 #include "io/output.hpp"
 #include "io/posix_io.hpp"
-#include "probe/scratch_write.hpp"
+#include "io/slab_write.hpp"
 
 namespace discount {
 
@@ -188,7 +188,7 @@ WriteProbe probe_write(const OutputSpec& output, OutputMode mode, const Plan& pl
     const std::string what = "writing a scratch file in '" + result.folder + "'";
     const auto start = Clock::now();
     for (std::size_t p = 0; p < pieces.size(); ++p) {
-      write_scratch_piece(fd.get(), direct.get(), runs[p], data, what);
+      write_runs_to(fd.get(), direct.get(), 0, runs[p], data, what);
       result.bytes += piece_bytes_of(pieces[p], plan);
       ++result.pieces;
       if (seconds_since(start) >= budget.seconds) break;
