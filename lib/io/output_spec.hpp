@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "common/axis.hpp"
+#include "common/range.hpp"
+#include "config/config.hpp"  // OutputLayout
 #include "io/posix_io.hpp"
 
 namespace discount {

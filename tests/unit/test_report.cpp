@@ -439,6 +439,7 @@ TEST(Report, ConfigJsonHoldsEveryKeyOfToYaml) {
   EXPECT_EQ(nlohmann::json::parse(yaml_to_json("a: \"true\"\nb: ~\nc: -1.5e3\nd: 12abc\n")),
             nlohmann::json::parse(R"({"a": "true", "b": null, "c": -1500.0, "d": "12abc"})"));
   EXPECT_THROW(yaml_to_json("a: [1, 2"), Error);
+}
 
 // A cache entry stands for the job only when it holds every link the job
 // measures; configured links win over it (probe/job_limits.hpp).
