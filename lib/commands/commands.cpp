@@ -503,6 +503,7 @@ std::unique_ptr<OutputSink> open_sink(const Job& job, bool restart) {
   spec.slabs = static_cast<std::int64_t>(job.plan.slabs.size());
   spec.read_piece_bytes = job.plan.slab_bytes;
   spec.input_sums = input_sums_reader(*job.input, job.spec.pipeline, job.plan);
+  spec.decor.version = std::string(DISCOUNT_VERSION) + " (git " + DISCOUNT_GIT_HASH + ")";
   spec.provenance = version_text() + "input: " + job.input->describe() + "\n" + job.spec.report.config_yaml;
   std::unique_ptr<FileOutput> output;
   ranks::collectively([&] {

@@ -25,6 +25,7 @@
 #include "io/identity.hpp"
 #include "io/checksum.hpp"
 #include "io/input.hpp"
+#include "io/output_coords.hpp"
 #include "io/output_record.hpp"
 #include "io/posix_io.hpp"
 #include "io/run_table.hpp"
@@ -320,6 +321,7 @@ void FileOutput::create() {
       std::string axes = std::string(axis_name(spec_.axes[0])) + "," + axis_name(spec_.axes[1]) + "," +
                          axis_name(spec_.axes[2]);
       h5::write_string_attribute(data.get(), "axes", axes);
+      decorate_output(file.get(), data.get(), spec_.decor), write_provenance(group.get(), spec_.decor);
     } catch (const Error& e) {
       fail(e.what());
     }

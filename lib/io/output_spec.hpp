@@ -9,6 +9,7 @@
 #include <string>
 
 #include "config/config.hpp"
+#include "io/output_decor.hpp"
 #include "io/posix_io.hpp"
 
 namespace discount {
@@ -33,6 +34,7 @@ struct OutputSpec {
   std::string identity;     // the text hashed into it (`key: value` lines, io/identity.hpp)
   std::string input_stat;   // InputSource::file_stat(), kept as an attribute for reference (a resume compares the record's input_file)
   std::string provenance;   // effective config and versions, stored as attributes
+  OutputDecor decor;        // coordinates, attributes and structured provenance (io/output_coords.hpp)
   // How often written slabs are made durable (fdatasync) and recorded as done;
   // 0: after every slab. Between checkpoints the page cache absorbs writes.
   double checkpoint_seconds = 10.0;

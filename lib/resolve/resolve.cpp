@@ -187,6 +187,8 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
   spec.identity = identity_text(config, input, dates, ids, request.chunk_axis);
   output.identity = spec.identity;
   output.input_stat = input.file_stat;
+  output.decor = {config.input.synthetic ? std::string() : config.input.file, config.input.discount, input.axes, dates,
+                  ids, input.nums, {}, config.source_path};
 
   spec.limits = config.limits;
   spec.verify = config.verify;
