@@ -58,6 +58,15 @@ void copy_attribute(hid_t from, const char* name, CopyState& state) {
   Id type = datatype(H5Aget_type(attr.get()));
   Id space = dataspace(H5Aget_space(attr.get()));
   if (!type || !space || holds_references(type.get())) return;
+  // Fixed-length text (netCDF's NC_CHAR) becomes UTF-8 variable-length
+  // text, which h5py reads as str.
+  if (H5Tget_class(type.get()) == H5T_STRING && H5Tis_variable_str(type.get()) <= 0 &&
+      H5Sget_simple_extent_npoints(space.get()) == 1) {
+    attr.reset();
+    write_text_attribute(state.to, key, read_text_attribute(from, key));
+    ++state.copied;
+    return;
+  }
   // Read in the stored type and write it back as is: variable-length data
   // comes back as pointers HDF5 allocated, reclaimed after the write.
   const hssize_t points = H5Sget_simple_extent_npoints(space.get());
