@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -20,6 +21,9 @@ enum class Space { device, host };
 enum class KernelKind { mdrange, blas };
 enum class NonFinite { error, propagate };
 enum class OutputMode { file, checksum };
+// How cv is stored: float64, or float32 rounded once from the float64 product.
+enum class OutputType { float64, float32 };
+inline std::size_t stored_bytes(OutputType t) { return t == OutputType::float32 ? 4 : 8; }
 enum class VerifyMode { none, sample, full };
 
 // "16GiB", "512MiB", "1000000", or "80%" of what the device/host reports free.
@@ -67,6 +71,7 @@ struct OutputConfig {
   double checkpoint_seconds = 10.0;
   // Write cv with O_DIRECT (page-cache writes where the file system refuses it).
   bool direct_io = true;
+  OutputType dtype = OutputType::float64;
 };
 
 struct ComputeConfig {

@@ -27,6 +27,7 @@
 #include "io/input.hpp"
 #include "io/output_coords.hpp"
 #include "io/output_record.hpp"
+#include "io/stored_type.hpp"
 #include "io/posix_io.hpp"
 #include "io/run_table.hpp"
 #include "ranks/ranks.hpp"
@@ -267,7 +268,7 @@ void FileOutput::create() {
   const std::size_t capacity = table_capacity(spec_.slabs);
   // A file-size limit below the output's size is reported before anything is
   // written (HDF5 cannot close such a file cleanly).
-  const std::uint64_t data_bytes = static_cast<std::uint64_t>(dims[0] * dims[1] * dims[2]) * sizeof(double);
+  const std::uint64_t data_bytes = static_cast<std::uint64_t>(dims[0] * dims[1] * dims[2]) * stored_bytes(spec_.dtype);
   const std::uint64_t needed =
       data_bytes + (capacity + 1) * kEntryBytes + kRunTableBytes + (std::uint64_t{1} << 20);
   struct rlimit limit {};
@@ -304,7 +305,7 @@ void FileOutput::create() {
     h5::Id space = h5::dataspace(H5Screate_simple(3, hdims, nullptr));
     h5::Id group = h5::group(H5Gcreate2(file.get(), kGroup, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
     if (!group) fail("cannot create group");
-    h5::Id data = h5::dataset(H5Dcreate2(file.get(), spec_.dataset.c_str(), H5T_IEEE_F64LE, space.get(), lcpl.get(),
+    h5::Id data = h5::dataset(H5Dcreate2(file.get(), spec_.dataset.c_str(), stored_hdf5_type(spec_.dtype), space.get(), lcpl.get(),
                                          dcpl.get(), H5P_DEFAULT));
     if (!data) fail("cannot create dataset '" + spec_.dataset + "' " + h5::shape_string({hdims, hdims + 3}));
     if (!create_record(file.get(), capacity)) fail("cannot create the progress record");
@@ -482,11 +483,20 @@ RunHistory FileOutput::run_history() const {
   return history;
 }
 
-void FileOutput::write_slab(const Slab& slab, const double* buffer, const InputSums& input) {
+void FileOutput::write_slab(const Slab& slab, const double* values, const InputSums& input) {
   const FileBox box = output_box(spec_, slab.dates, slab.ids);
+  // output.dtype float32: rounded once from the float64 product, packed in
+  // place (the pipeline's buffer is free again after this call).
+  const void* buffer = values;
+  if (spec_.dtype == OutputType::float32)
+    buffer = narrow_in_place(const_cast<double*>(values), static_cast<std::size_t>(slab.elements()));
+  const std::size_t element = stored_bytes(spec_.dtype);
   // The checksum of what is written, taken while the write goes on.
-  std::future<std::uint64_t> out_sum = std::async(
-      std::launch::async, [&] { return box_sum(buffer, box.dims, box.start, box.count, SumKey::output); });
+  std::future<std::uint64_t> out_sum = std::async(std::launch::async, [&] {
+    return spec_.dtype == OutputType::float32
+               ? box_sum(static_cast<const float*>(buffer), box.dims, box.start, box.count, SumKey::output)
+               : box_sum(values, box.dims, box.start, box.count, SumKey::output);
+  });
 #ifdef DISCOUNT_HDF5_PARALLEL
   if (mpio_data_) {
     std::lock_guard<std::mutex> lock(h5::library_mutex());
@@ -501,15 +511,16 @@ void FileOutput::write_slab(const Slab& slab, const double* buffer, const InputS
     h5::Id dxpl = h5::plist(H5Pcreate(H5P_DATASET_XFER));
     h5::check(H5Pset_dxpl_mpio(dxpl.get(), H5FD_MPIO_INDEPENDENT), "H5Pset_dxpl_mpio");
     if (H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr) < 0 ||
-        H5Dwrite(mpio_data_.get(), H5T_NATIVE_DOUBLE, mem_space.get(), file_space.get(), dxpl.get(), buffer) < 0)
+        H5Dwrite(mpio_data_.get(), spec_.dtype == OutputType::float32 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE,
+                 mem_space.get(), file_space.get(), dxpl.get(), buffer) < 0)
       throw io_error("writing '" + partial_path() + "' through MPI-IO failed");
   } else
 #endif
   {
     const auto runs = box_runs(box.dims, box.start, box.count);
     const std::string what = "writing '" + partial_path() + "'";
-    if (direct_) direct_->write_runs(fd_, layout_.data_offset, runs, buffer, sizeof(double), what);
-    else pwrite_runs(fd_, layout_.data_offset, runs, buffer, sizeof(double), what);
+    if (direct_) direct_->write_runs(fd_, layout_.data_offset, runs, buffer, element, what);
+    else pwrite_runs(fd_, layout_.data_offset, runs, buffer, element, what);
   }
   DoneRange done;
   std::tie(done.begin, done.end) = units_of(slab);

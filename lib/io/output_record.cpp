@@ -14,6 +14,7 @@
 #include "io/hdf5_handle.hpp"
 #include "io/input.hpp"
 #include "io/posix_io.hpp"
+#include "io/stored_type.hpp"
 
 namespace discount {
 
@@ -111,8 +112,9 @@ std::string record_damage(hid_t file, const OutputSpec& spec, std::uint64_t file
   h5::Id data = h5::dataset(H5Dopen2(file, cv.c_str(), H5P_DEFAULT));
   h5::Id type = data ? h5::datatype(H5Dget_type(data.get())) : h5::Id{};
   if (!type) return "dataset " + cv + " cannot be opened";
-  if (H5Tequal(type.get(), H5T_IEEE_F64LE) <= 0)
-    return "dataset " + cv + " has type " + type_text(type.get()) + ", expected float64 little-endian";
+  if (H5Tequal(type.get(), stored_hdf5_type(spec.dtype)) <= 0)
+    return "dataset " + cv + " has type " + type_text(type.get()) + ", expected " + stored_type_name(spec.dtype) +
+           " little-endian";
   const auto dims = h5::dataset_dims(data.get());
   const auto want = discount_box({spec.dates, spec.ids, spec.nums}, spec.axes, {0, spec.dates}, {0, spec.ids}).dims;
   bool same = dims.size() == 3;
@@ -121,7 +123,7 @@ std::string record_damage(hid_t file, const OutputSpec& spec, std::uint64_t file
     return "dataset " + cv + " has shape " + h5::shape_string(dims) + ", expected " +
            h5::shape_string({hsize_t(want[0]), hsize_t(want[1]), hsize_t(want[2])});
   Region regions[3]{};
-  const std::uint64_t bytes = static_cast<std::uint64_t>(want[0] * want[1] * want[2]) * sizeof(double);
+  const std::uint64_t bytes = static_cast<std::uint64_t>(want[0] * want[1] * want[2]) * stored_bytes(spec.dtype);
   std::string damage = contiguous_region(data.get(), cv, bytes, file_size, regions[0]);
   if (!damage.empty()) return damage;
   hsize_t capacity = 0, one = 1;
@@ -198,8 +200,15 @@ std::vector<std::size_t> failed_output_sums(int fd, const RecordLayout& layout, 
       const FileBox box = discount_box({spec.dates, spec.ids, spec.nums}, spec.axes,
                                        by_date ? units : Range{0, spec.dates}, by_date ? Range{0, spec.ids} : units);
       buffer.resize(static_cast<std::size_t>(units.size() * unit_elements));
-      pread_runs(fd, layout.data_offset, box_runs(box.dims, box.start, box.count), buffer.data(), sizeof(double), what);
-      sum += box_sum(buffer.data(), box.dims, box.start, box.count, SumKey::output);
+      const auto runs = box_runs(box.dims, box.start, box.count);
+      if (spec.dtype == OutputType::float32) {  // floats, packed in the buffer's first half
+        auto* packed = reinterpret_cast<float*>(buffer.data());
+        pread_runs(fd, layout.data_offset, runs, packed, sizeof(float), what);
+        sum += box_sum(packed, box.dims, box.start, box.count, SumKey::output);
+      } else {
+        pread_runs(fd, layout.data_offset, runs, buffer.data(), sizeof(double), what);
+        sum += box_sum(buffer.data(), box.dims, box.start, box.count, SumKey::output);
+      }
     }
     if (sum != range->out_sum) failed.push_back(s);
   }

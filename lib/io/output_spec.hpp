@@ -25,6 +25,7 @@ struct OutputSpec {
   std::string path;
   std::string input_file;  // refused as the output
   std::string dataset = "cv";
+  OutputType dtype = OutputType::float64;  // as stored; the values are computed in float64
   bool overwrite = false;
   bool restart = false;
   std::array<Axis, 3> axes{Axis::date, Axis::id, Axis::num};
