@@ -78,7 +78,7 @@ void copy_attribute(hid_t from, const char* name, CopyState& state) {
   Id copy = attribute(H5Acreate2(state.to, name, type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT));
   const bool ok = copy && H5Awrite(copy.get(), type.get(), buffer.data()) >= 0;
   if (H5Tdetect_class(type.get(), H5T_VLEN) > 0 || H5Tis_variable_str(type.get()) > 0)
-    H5Dvlen_reclaim(type.get(), space.get(), H5P_DEFAULT, buffer.data());
+    reclaim(type.get(), space.get(), buffer.data());
   if (!ok) throw io_error("cannot copy attribute '" + key + "'");
   ++state.copied;
 }
@@ -125,13 +125,21 @@ std::string read_text_attribute(hid_t object, const std::string& name) {
     char* text = nullptr;
     if (H5Aread(attr.get(), type.get(), &text) < 0) return {};
     std::string value = text ? text : "";
-    H5Dvlen_reclaim(type.get(), space.get(), H5P_DEFAULT, &text);
+    reclaim(type.get(), space.get(), &text);
     return value;
   }
   std::string value(H5Tget_size(type.get()), '\0');
   if (H5Aread(attr.get(), type.get(), value.data()) < 0) return {};
   while (!value.empty() && value.back() == '\0') value.pop_back();
   return value;
+}
+
+void reclaim(hid_t type, hid_t space, void* buffer) {
+#if H5_VERSION_GE(1, 12, 0)
+  H5Treclaim(type, space, H5P_DEFAULT, buffer);
+#else
+  H5Dvlen_reclaim(type, space, H5P_DEFAULT, buffer);
+#endif
 }
 
 bool is_structural_attribute(const std::string& name) {

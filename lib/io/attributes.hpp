@@ -23,6 +23,9 @@ std::string read_text_attribute(hid_t object, const std::string& name);
 // netCDF-4's own (_Netcdf4Dimid, _Netcdf4Coordinates, _NCProperties,
 // _nc3_strict, _FillValue: a fill value is typed like the data it came with).
 bool is_structural_attribute(const std::string& name);
+// Frees what HDF5 allocated while reading variable-length data into
+// `buffer` (H5Treclaim from HDF5 1.12, H5Dvlen_reclaim before).
+void reclaim(hid_t type, hid_t space, void* buffer);
 // Copies every attribute of `from` onto `to` except the structural ones,
 // those named in `skip`, and reference-typed ones; an attribute `to`
 // already has is replaced. Returns how many were copied.

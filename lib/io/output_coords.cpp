@@ -96,7 +96,7 @@ h5::Id copy_slice(hid_t source, hid_t group, const char* name, Selection sel) {
   h5::Id copy = h5::dataset(H5Dcreate2(group, name, type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
   const bool ok = copy && H5Dwrite(copy.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buffer.data()) >= 0;
   if (H5Tdetect_class(type.get(), H5T_VLEN) > 0 || H5Tis_variable_str(type.get()) > 0)
-    H5Dvlen_reclaim(type.get(), space.get(), H5P_DEFAULT, buffer.data());
+    h5::reclaim(type.get(), space.get(), buffer.data());
   if (!ok) throw io_error(std::string("cannot write the coordinate '") + name + "'");
   h5::copy_attributes(source, copy.get());
   return copy;
