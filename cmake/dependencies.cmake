@@ -38,7 +38,7 @@ if(DISCOUNT_ENABLE_MPI)
   # parallel one for an MPI build; a serial HDF5 also works (positional writes).
   set(HDF5_PREFER_PARALLEL TRUE)
 endif()
-find_package(HDF5 REQUIRED COMPONENTS C)
+find_package(HDF5 REQUIRED COMPONENTS C HL)
 find_package(yaml-cpp REQUIRED)
 find_package(Threads REQUIRED)
 
@@ -59,6 +59,8 @@ if(NOT TARGET discount_hdf5)
     target_link_libraries(discount_hdf5 INTERFACE ${HDF5_C_LIBRARIES} ${HDF5_LIBRARIES})
     target_compile_definitions(discount_hdf5 INTERFACE ${HDF5_DEFINITIONS})
   endif()
+  # The high-level library's dimension scales (H5DS*) label the output's axes.
+  target_link_libraries(discount_hdf5 INTERFACE ${HDF5_HL_LIBRARIES})
 endif()
 
 # discount_mpi: MPI and, when the HDF5 found is parallel, its MPI-IO driver.

@@ -11,6 +11,7 @@
 
 #include "commands/commands.hpp"
 #include "commands/job.hpp"
+#include "git_hash.hpp"  // generated at build time: DISCOUNT_GIT_HASH
 #include "commands/rank_reports.hpp"
 #include "common/error.hpp"
 #include "common/startup.hpp"
@@ -55,6 +56,7 @@ std::unique_ptr<OutputSink> open_sink(const Job& job, bool restart) {
   spec.existing = job.existing;
   spec.mpi_comm = ranks::communicator();
   spec.input_sums = input_sums_reader(*job.input, job.spec.pipeline, job.plan);
+  spec.decor.version = std::string(DISCOUNT_VERSION) + " (git " + DISCOUNT_GIT_HASH + ")";
   spec.provenance = version_text() + "input: " + job.input->describe() + "\n" + job.spec.report.config_yaml;
   std::unique_ptr<FileOutput> output;
   ranks::collectively([&] {

@@ -14,6 +14,7 @@
 #include "io/hdf5_handle.hpp"
 #include "io/input.hpp"
 #include "io/output_record.hpp"
+#include "io/stored_type.hpp"
 #include "io/posix_io.hpp"
 #include "io/synthetic.hpp"
 #include "commands/commands.hpp"
@@ -95,6 +96,7 @@ std::size_t check_recorded_sums(const Config& config, const std::array<Axis, 3>&
   OutputSpec spec;
   spec.path = path;
   spec.dataset = config.output.dataset;
+  spec.dtype = config.output.dtype;
   spec.axes = axes;
   spec.dates = shape.dates;
   spec.ids = shape.ids;
@@ -188,6 +190,12 @@ int verify_command(const Config& config, const VerifyOptions& options) {
       throw data_error("verify: output '" + config.output.dataset + "' has shape " + h5::shape_string(dims) +
                        ", expected " + h5::shape_string({hsize_t(whole.dims[0]), hsize_t(whole.dims[1]),
                                                          hsize_t(whole.dims[2])}));
+    h5::Id type = h5::datatype(H5Dget_type(cv_ds.get()));
+    const OutputType want = config.output.dtype;
+    if (!type || H5Tget_class(type.get()) != H5T_FLOAT || H5Tget_size(type.get()) != stored_bytes(want))
+      throw data_error("verify: output '" + config.output.dataset + "' in '" + config.output.file +
+                       "' is not stored as " + stored_type_name(want) + " (output.dtype); set output.dtype to " +
+                       "the type it was written with");
   }
 
   // Boxes of one date x a block of ids, every one or a random sample.
@@ -210,6 +218,7 @@ int verify_command(const Config& config, const VerifyOptions& options) {
   const std::uint64_t mult_key = synthetic::key(synthetic ? config.input.synthetic->seed : 0, synthetic::multiplier);
   const std::uint64_t disc_key = synthetic::key(synthetic ? config.input.synthetic->seed : 0, synthetic::discount);
   std::vector<double> mult, disc, cv;
+  const bool want_float32 = config.output.dtype == OutputType::float32;
   std::uint64_t checked = 0, wrong = 0;
   std::string first_wrong;
   const std::int64_t nums = shape.nums;
@@ -243,7 +252,9 @@ int verify_command(const Config& config, const VerifyOptions& options) {
             m = mult[static_cast<std::size_t>(i * nums + k)];
             x = disc[static_cast<std::size_t>(n)];
           }
-          const double expected = m * x;
+          // float32 output: the float64 product, rounded once.
+          const double product = m * x;
+          const double expected = want_float32 ? static_cast<double>(static_cast<float>(product)) : product;
           ++checked;
           if (std::memcmp(&expected, &cv[static_cast<std::size_t>(n)], sizeof(double)) != 0) {
             if (wrong++ == 0)

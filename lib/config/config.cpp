@@ -133,7 +133,7 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& config_sche
       {"", {"input", "output", "compute", "memory", "limits", "verify", "report"}},
       {"input", {"file", "multiplier", "discount", "axes", "dates", "ids", "nonfinite", "synthetic"}},
       {"input.synthetic", {"dates", "ids", "nums", "seed"}},
-      {"output", {"file", "dataset", "overwrite", "mode", "checkpoint_seconds", "direct_io", "layout", "parts", "mpi_hints"}},
+      {"output", {"file", "dataset", "overwrite", "mode", "checkpoint_seconds", "direct_io", "layout", "parts", "mpi_hints", "dtype"}},
       {"compute", {"space", "kernel", "parallel_dims", "tile"}},
       {"memory", {"device_budget", "host_budget", "chunk_axis", "pipeline_depth", "max_slab"}},
       {"limits", {"read", "write", "h2d", "d2h", "kernel", "measure", "cache_days"}},
@@ -387,6 +387,9 @@ class Parser {
     }
     if (node["overwrite"]) out.overwrite = bool_value(node["overwrite"], "output.overwrite");
     if (node["direct_io"]) out.direct_io = bool_value(node["direct_io"], "output.direct_io");
+    if (node["dtype"])
+      out.dtype = choice<OutputType>(node["dtype"], "output.dtype",
+                                     {{"float64", OutputType::float64}, {"float32", OutputType::float32}});
     if (node["checkpoint_seconds"]) {
       const auto& value = node["checkpoint_seconds"];
       scalar(value, "output.checkpoint_seconds");
@@ -558,6 +561,7 @@ std::string Config::to_yaml() const {
     for (const auto& [key, value] : output.mpi_hints) out << YAML::Key << key << YAML::Value << value;
     out << YAML::EndMap;
   }
+  out << YAML::Key << "dtype" << YAML::Value << (output.dtype == OutputType::float32 ? "float32" : "float64");
   out << YAML::EndMap;
 
   out << YAML::Key << "compute" << YAML::Value << YAML::BeginMap;

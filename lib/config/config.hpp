@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -22,6 +23,9 @@ enum class Space { device, host };
 enum class KernelKind { mdrange, blas };
 enum class NonFinite { error, propagate };
 enum class OutputMode { file, checksum };
+// How cv is stored: float64, or float32 rounded once from the float64 product.
+enum class OutputType { float64, float32 };
+inline std::size_t stored_bytes(OutputType t) { return t == OutputType::float32 ? 4 : 8; }
 enum class VerifyMode { none, sample, full };
 
 // "16GiB", "512MiB", "1000000", or "80%" of what the device/host reports free.
@@ -71,6 +75,7 @@ struct OutputConfig {
   int parts = 0;  // split: part files; 0: auto (io/output_parts.hpp)
   // MPI_Info hints for the single layout's MPI-IO open (key -> value).
   std::map<std::string, std::string> mpi_hints;
+  OutputType dtype = OutputType::float64;
 };
 
 struct ComputeConfig {

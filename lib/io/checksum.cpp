@@ -7,8 +7,12 @@
 
 namespace discount {
 
-std::uint64_t box_sum(const double* buffer, const std::array<std::int64_t, 3>& dims,
-                      const std::array<std::int64_t, 3>& start, const std::array<std::int64_t, 3>& count, SumKey key) {
+namespace {
+
+template <class T>
+std::uint64_t box_sum_of(const T* buffer, const std::array<std::int64_t, 3>& dims,
+                         const std::array<std::int64_t, 3>& start, const std::array<std::int64_t, 3>& count,
+                         SumKey key) {
   const std::int64_t row = count[2];
   const std::int64_t total = count[0] * count[1] * row;
   if (total <= 0) return 0;
@@ -30,6 +34,18 @@ std::uint64_t box_sum(const double* buffer, const std::array<std::int64_t, 3>& d
   std::uint64_t sum = 0;
   for (auto s : part_sums) sum += s;
   return sum;
+}
+
+}  // namespace
+
+std::uint64_t box_sum(const double* buffer, const std::array<std::int64_t, 3>& dims,
+                      const std::array<std::int64_t, 3>& start, const std::array<std::int64_t, 3>& count, SumKey key) {
+  return box_sum_of(buffer, dims, start, count, key);
+}
+
+std::uint64_t box_sum(const float* buffer, const std::array<std::int64_t, 3>& dims,
+                      const std::array<std::int64_t, 3>& start, const std::array<std::int64_t, 3>& count, SumKey key) {
+  return box_sum_of(buffer, dims, start, count, key);
 }
 
 }  // namespace discount

@@ -35,20 +35,25 @@ inline std::uint64_t element_term(std::uint64_t bits, std::uint64_t index_key) {
 }
 
 // The sum of the terms of v[0..n), the elements at indices first .. first+n-1.
-inline std::uint64_t run_sum(const double* v, std::int64_t n, std::int64_t first, SumKey key) {
+// float32 values (output.dtype: float32) are summed as the float64 they
+// widen to exactly, so a value's term does not depend on how it is stored.
+template <class T>
+inline std::uint64_t run_sum(const T* v, std::int64_t n, std::int64_t first, SumKey key) {
   std::uint64_t s[4] = {0, 0, 0, 0};
   std::uint64_t index_key = static_cast<std::uint64_t>(first) * kIndexStep + static_cast<std::uint64_t>(key);
   std::int64_t j = 0;
   for (; j + 4 <= n; j += 4)
     for (int u = 0; u < 4; ++u) {
       std::uint64_t bits;
-      std::memcpy(&bits, v + j + u, sizeof bits);
+      const double x = v[j + u];
+      std::memcpy(&bits, &x, sizeof bits);
       s[u] += element_term(bits, index_key);
       index_key += kIndexStep;
     }
   for (; j < n; ++j) {
     std::uint64_t bits;
-    std::memcpy(&bits, v + j, sizeof bits);
+    const double x = v[j];
+    std::memcpy(&bits, &x, sizeof bits);
     s[0] += element_term(bits, index_key);
     index_key += kIndexStep;
   }
@@ -59,6 +64,8 @@ inline std::uint64_t run_sum(const double* v, std::int64_t n, std::int64_t first
 // row-major array of extents `dims` (indices in that array), split over the
 // I/O threads when large.
 std::uint64_t box_sum(const double* buffer, const std::array<std::int64_t, 3>& dims,
+                      const std::array<std::int64_t, 3>& start, const std::array<std::int64_t, 3>& count, SumKey key);
+std::uint64_t box_sum(const float* buffer, const std::array<std::int64_t, 3>& dims,
                       const std::array<std::int64_t, 3>& start, const std::array<std::int64_t, 3>& count, SumKey key);
 
 }  // namespace discount

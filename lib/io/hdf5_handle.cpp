@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "io/attributes.hpp"
 
 namespace discount::h5 {
 
@@ -47,15 +48,9 @@ std::vector<hsize_t> dataset_dims(hid_t dataset) {
   return dims;
 }
 
+// UTF-8 variable-length text (io/attributes.hpp): h5py reads it as str.
 void write_string_attribute(hid_t object, const std::string& name, const std::string& value) {
-  Id type = datatype(H5Tcopy(H5T_C_S1));
-  check(H5Tset_size(type.get(), value.empty() ? 1 : value.size()), "H5Tset_size");
-  check(H5Tset_strpad(type.get(), H5T_STR_NULLPAD), "H5Tset_strpad");
-  Id space = dataspace(H5Screate(H5S_SCALAR));
-  if (H5Aexists(object, name.c_str()) > 0) H5Adelete(object, name.c_str());
-  Id attr = attribute(H5Acreate2(object, name.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT));
-  if (!attr || H5Awrite(attr.get(), type.get(), value.empty() ? "" : value.data()) < 0)
-    throw io_error("cannot write attribute '" + name + "'");
+  write_text_attribute(object, name, value);
 }
 
 Id zeroed_dataset(hid_t file, const char* name, hid_t type, hsize_t count) {
@@ -70,16 +65,8 @@ Id zeroed_dataset(hid_t file, const char* name, hid_t type, hsize_t count) {
   return data;
 }
 
-std::string read_string_attribute(hid_t object, const std::string& name) {
-  if (H5Aexists(object, name.c_str()) <= 0) return {};
-  Id attr = attribute(H5Aopen(object, name.c_str(), H5P_DEFAULT));
-  Id type = datatype(H5Aget_type(attr.get()));
-  if (H5Tget_class(type.get()) != H5T_STRING || H5Tis_variable_str(type.get()) > 0) return {};
-  std::string value(H5Tget_size(type.get()), '\0');
-  if (H5Aread(attr.get(), type.get(), value.data()) < 0) return {};
-  while (!value.empty() && value.back() == '\0') value.pop_back();
-  return value;
-}
+// Fixed-length (files from older versions) or variable-length text.
+std::string read_string_attribute(hid_t object, const std::string& name) { return read_text_attribute(object, name); }
 
 namespace {
 

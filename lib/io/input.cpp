@@ -238,6 +238,11 @@ class Hdf5Input final : public InputSource {
       if (H5Tget_order(type.get()) == H5T_ORDER_BE) info.type_text += " big-endian";
     } else if (cls == H5T_INTEGER && size <= 4) {
       info.type_text = (H5Tget_sign(type.get()) == H5T_SGN_NONE ? "uint" : "int") + std::to_string(size * 8);
+    } else if (cls == H5T_INTEGER && size == 8) {
+      throw data_error(key + ": dataset '" + name + "' holds " + (H5Tget_sign(type.get()) == H5T_SGN_NONE ? "u" : "") +
+                       "int64, which float64 holds exactly only up to 2^53; convert it where that is known to hold "
+                       "(h5py: f.create_dataset('" + name + "_f64', data=f['" + name +
+                       "'][...].astype('float64'))) and name the copy in " + key);
     } else {
       std::string what = cls == H5T_INTEGER ? std::to_string(size * 8) + "-bit integer (not exactly representable "
                                                                           "as float64)"
@@ -424,6 +429,7 @@ class Hdf5Input final : public InputSource {
     throw missing_error(file + " cannot be opened as HDF5" + (cause.empty() ? std::string() : " (" + cause + ")"));
   }
 
+  StoredBytes stored_bytes() const override { return {disc_.element_size, mult_.element_size}; }
   std::uint64_t read_memory_bytes() const override {
     std::uint64_t bytes = mult_.fast && disc_.fast ? 0 : kMetadataCache;
     for (const DatasetInfo* info : {&mult_, &disc_}) {

@@ -14,6 +14,11 @@
 
 namespace discount {
 
+// Bytes per element as stored in the input file (8 for computed values).
+struct StoredBytes {
+  std::uint64_t discount = sizeof(double), multiplier = sizeof(double);
+};
+
 struct InputShape {
   std::int64_t dates = 0, ids = 0, nums = 0;  // full extents in the source
 };
@@ -57,6 +62,8 @@ class InputSource {
   // caches, a decompressed chunk, the type conversion buffer, the per-chunk
   // bookkeeping of one read): the plan counts it inside memory.host_budget.
   virtual std::uint64_t read_memory_bytes() const { return 0; }
+  // The inputs' element sizes on disk: the report counts bytes as stored.
+  virtual StoredBytes stored_bytes() const { return {}; }
   // One line per dataset whose chunk shape will make reads slow, with the
   // h5repack command that fixes it (empty: none).
   virtual std::string read_advice() const { return {}; }

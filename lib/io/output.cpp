@@ -19,6 +19,9 @@
 #include "io/input.hpp"
 #include "io/output_mpio.hpp"
 #include "io/output_parts.hpp"
+#include "io/output_record.hpp"
+#include "io/posix_io.hpp"
+#include "io/stored_type.hpp"
 #include "io/run_table.hpp"
 #include "io/slab_write.hpp"
 
@@ -172,11 +175,20 @@ void FileOutput::close_collective() {
 #endif
 }
 
-void FileOutput::write_slab(const Slab& slab, const double* buffer, const InputSums& input) {
+void FileOutput::write_slab(const Slab& slab, const double* values, const InputSums& input) {
   const FileBox box = output_box(spec_, slab.dates, slab.ids);
+  // output.dtype float32: rounded once from the float64 product, packed in
+  // place (the pipeline's buffer is free again after this call).
+  const void* buffer = values;
+  if (spec_.dtype == OutputType::float32)
+    buffer = narrow_in_place(const_cast<double*>(values), static_cast<std::size_t>(slab.elements()));
+  const std::size_t element = stored_bytes(spec_.dtype);
   // The checksum of what is written, taken while the write goes on.
-  std::future<std::uint64_t> out_sum = std::async(
-      std::launch::async, [&] { return box_sum(buffer, box.dims, box.start, box.count, SumKey::output); });
+  std::future<std::uint64_t> out_sum = std::async(std::launch::async, [&] {
+    return spec_.dtype == OutputType::float32
+               ? box_sum(static_cast<const float*>(buffer), box.dims, box.start, box.count, SumKey::output)
+               : box_sum(values, box.dims, box.start, box.count, SumKey::output);
+  });
   const auto [b, e] = units_of(slab);
 #ifdef DISCOUNT_HDF5_PARALLEL
   if (mpio_data_) {
@@ -192,35 +204,38 @@ void FileOutput::write_slab(const Slab& slab, const double* buffer, const InputS
     h5::Id dxpl = h5::plist(H5Pcreate(H5P_DATASET_XFER));
     h5::check(H5Pset_dxpl_mpio(dxpl.get(), H5FD_MPIO_INDEPENDENT), "H5Pset_dxpl_mpio");
     if (H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr) < 0 ||
-        H5Dwrite(mpio_data_.get(), H5T_NATIVE_DOUBLE, mem_space.get(), file_space.get(), dxpl.get(), buffer) < 0)
+        H5Dwrite(mpio_data_.get(), spec_.dtype == OutputType::float32 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE,
+                 mem_space.get(), file_space.get(), dxpl.get(), buffer) < 0)
       throw io_error("writing '" + partial_path() + "' through MPI-IO failed");
     files_[0]->dirty = true;
   } else
 #endif
   {
     const int k = chunk_axis_position();
-    std::vector<double> piece;
+    const auto* bytes = static_cast<const unsigned char*>(buffer);
+    std::vector<unsigned char> piece;
     for (std::size_t f = file_of(b); f < files_.size() && files_[f]->units.begin < e; ++f) {
       DataFile& file = *files_[f];
       const std::int64_t from = std::max(b, file.units.begin), to = std::min(e, file.units.end);
       auto start = box.start, count = box.count;
       start[k] = from - file.units.begin;
       count[k] = to - from;
-      const double* data = buffer;
+      const void* data = buffer;
       if (from != b || to != e) {
         // A slab across a part's edge (a resume whose plan cut slabs
         // differently): this part's share, packed on its own.
-        piece.resize(static_cast<std::size_t>(count[0] * count[1] * count[2]));
+        piece.resize(static_cast<std::size_t>(count[0] * count[1] * count[2]) * element);
         std::array<std::int64_t, 3> offset{0, 0, 0};
         offset[k] = from - b;
         for (std::int64_t i = 0; i < count[0]; ++i)
           for (std::int64_t j = 0; j < count[1]; ++j)
-            std::memcpy(piece.data() + (i * count[1] + j) * count[2],
-                        buffer + ((i + offset[0]) * box.count[1] + j + offset[1]) * box.count[2] + offset[2],
-                        static_cast<std::size_t>(count[2]) * sizeof(double));
+            std::memcpy(piece.data() + static_cast<std::size_t>((i * count[1] + j) * count[2]) * element,
+                        bytes + static_cast<std::size_t>(((i + offset[0]) * box.count[1] + j + offset[1]) *
+                                                             box.count[2] + offset[2]) * element,
+                        static_cast<std::size_t>(count[2]) * element);
         data = piece.data();
       }
-      write_box(file.fd.get(), file.direct.get(), file.offset, file.dims, start, count, data,
+      write_box(file.fd.get(), file.direct.get(), file.offset, file.dims, start, count, data, element,
                 "writing '" + file.path + "'");
       file.dirty = true;
     }

@@ -110,7 +110,7 @@ class FileOutput final : public OutputSink {
   bool read_split_layout(hid_t file);
   void open_files();
   void open_data_files();
-  void read_units(Range units, double* buffer) const;
+  void read_units(Range units, double* buffer) const;  // as stored (float32 packed in the first half)
   std::int64_t unit_count() const;
   std::uint64_t piece_bytes() const;
   std::pair<std::int64_t, std::int64_t> units_of(const Slab& slab) const;

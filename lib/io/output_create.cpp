@@ -20,6 +20,8 @@
 #include "io/output_mpio.hpp"
 #include "io/output_parts.hpp"
 #include "io/run_table.hpp"
+#include "io/output_coords.hpp"
+#include "io/stored_type.hpp"
 
 namespace discount {
 
@@ -36,7 +38,7 @@ void FileOutput::create() {
   const std::size_t capacity = table_capacity(spec_.slabs);
   // A file-size limit below the output's size is reported before anything is
   // written (HDF5 cannot close such a file cleanly).
-  const std::uint64_t data_bytes = static_cast<std::uint64_t>(dims[0] * dims[1] * dims[2]) * sizeof(double);
+  const std::uint64_t data_bytes = static_cast<std::uint64_t>(dims[0] * dims[1] * dims[2]) * stored_bytes(spec_.dtype);
   const std::uint64_t needed =
       data_bytes + (capacity + 1) * kEntryBytes + kRunTableBytes + (std::uint64_t{1} << 20);
   struct rlimit limit {};
@@ -68,7 +70,7 @@ void FileOutput::create() {
       throw create_error("cannot create the part folder '" + parts_folder_ + "': " + std::strerror(errno));
     try {
       for (std::size_t p = 0; p + 1 < bounds_.size(); ++p)
-        create_part_file(parts_folder_ + "/" + part_file_name(p), part_dims(p));
+        create_part_file(parts_folder_ + "/" + part_file_name(p), part_dims(p), spec_.dtype);
     } catch (...) {
       remove_parts_folder(parts_folder_);
       throw;
@@ -122,9 +124,9 @@ void FileOutput::create_master(const std::string& tmp, std::uint64_t data_bytes,
     h5::Id space = h5::dataspace(H5Screate_simple(3, hdims, nullptr));
     h5::Id group = h5::group(H5Gcreate2(file.get(), kOutputGroup, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
     if (!group) fail("cannot create group");
-    const hid_t f64 = H5T_IEEE_F64LE;  // named first: nvcc and HDF5's type macros
+    const hid_t stored = stored_hdf5_type(spec_.dtype);  // named first: nvcc and HDF5's type macros
     h5::Id data = h5::dataset(
-        H5Dcreate2(file.get(), spec_.dataset.c_str(), f64, space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT));
+        H5Dcreate2(file.get(), spec_.dataset.c_str(), stored, space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT));
     if (!data) fail("cannot create dataset '" + spec_.dataset + "' " + h5::shape_string({hdims, hdims + 3}));
     if (!create_record(file.get(), table_.capacity())) fail("cannot create the progress record");
     runs_offset_ = create_run_table(file.get());
@@ -143,6 +145,10 @@ void FileOutput::create_master(const std::string& tmp, std::uint64_t data_bytes,
       std::string axes = std::string(axis_name(spec_.axes[0])) + "," + axis_name(spec_.axes[1]) + "," +
                          axis_name(spec_.axes[2]);
       h5::write_string_attribute(data.get(), "axes", axes);
+      // Dimension scales, coordinates and attributes for netCDF readers
+      // (io/output_coords.hpp): on the master's dataset in a split layout.
+      decorate_output(file.get(), data.get(), spec_.decor);
+      write_provenance(group.get(), spec_.decor);
     } catch (const Error& e) {
       fail(e.what());
     }

@@ -46,7 +46,7 @@ void FileOutput::open_data_files() {
     } else {
       file->path = parts_folder_ + "/" + part_file_name(f);
       std::string damage;
-      file->offset = part_offset(file->path, file->dims, damage);
+      file->offset = part_offset(file->path, file->dims, spec_.dtype, damage);
       if (!damage.empty())
         throw create_error("'" + partial_path() + "' is damaged: " + damage + "; rerun with --restart");
     }
@@ -78,7 +78,7 @@ void FileOutput::read_units(Range units, double* buffer) const {
   const Range other{0, by_date ? spec_.ids : spec_.dates};
   const auto shape = InputShape{by_date ? f.units.size() : spec_.dates, by_date ? spec_.ids : f.units.size(), spec_.nums};
   const FileBox box = discount_box(shape, spec_.axes, by_date ? local : other, by_date ? other : local);
-  pread_runs(f.fd.get(), f.offset, box_runs(box.dims, box.start, box.count), buffer, sizeof(double),
+  pread_runs(f.fd.get(), f.offset, box_runs(box.dims, box.start, box.count), buffer, stored_bytes(spec_.dtype),
              "re-reading the done ranges recorded for '" + f.path + "'");
 }
 

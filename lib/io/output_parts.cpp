@@ -1,5 +1,7 @@
 #include "io/output_parts.hpp"
 
+#include "io/stored_type.hpp"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -82,9 +84,9 @@ hsize_t to_h(std::int64_t v) { return static_cast<hsize_t>(v); }
 
 }  // namespace
 
-std::uint64_t create_part_file(const std::string& path, const std::array<std::int64_t, 3>& dims) {
+std::uint64_t create_part_file(const std::string& path, const std::array<std::int64_t, 3>& dims, OutputType dtype) {
   std::uint64_t offset = 0;
-  const std::uint64_t bytes = static_cast<std::uint64_t>(dims[0] * dims[1] * dims[2]) * sizeof(double);
+  const std::uint64_t bytes = static_cast<std::uint64_t>(dims[0] * dims[1] * dims[2]) * stored_bytes(dtype);
   {
     h5::QuietErrors quiet;
     h5::Id file = h5::file(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
@@ -95,9 +97,9 @@ std::uint64_t create_part_file(const std::string& path, const std::array<std::in
     h5::check(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER), "H5Pset_fill_time");
     const hsize_t hdims[3] = {to_h(dims[0]), to_h(dims[1]), to_h(dims[2])};
     h5::Id space = h5::dataspace(H5Screate_simple(3, hdims, nullptr));
-    const hid_t f64 = H5T_IEEE_F64LE;  // named first: nvcc and HDF5's type macros
+    const hid_t stored = stored_hdf5_type(dtype);  // named first: nvcc and HDF5's type macros
     h5::Id data = h5::dataset(
-        H5Dcreate2(file.get(), kPartDataset, f64, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT));
+        H5Dcreate2(file.get(), kPartDataset, stored, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT));
     if (!data) throw io_error("creating the part '" + path + "': HDF5 refused the dataset");
     const haddr_t at = H5Dget_offset(data.get());
     if (at == HADDR_UNDEF) throw io_error("creating the part '" + path + "': the dataset has no offset");
@@ -126,7 +128,8 @@ std::uint64_t create_part_file(const std::string& path, const std::array<std::in
   return offset;
 }
 
-std::uint64_t part_offset(const std::string& path, const std::array<std::int64_t, 3>& dims, std::string& damage) {
+std::uint64_t part_offset(const std::string& path, const std::array<std::int64_t, 3>& dims, OutputType dtype,
+                          std::string& damage) {
   h5::QuietErrors quiet;
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
@@ -142,11 +145,11 @@ std::uint64_t part_offset(const std::string& path, const std::array<std::int64_t
   const auto have = h5::dataset_dims(data.get());
   h5::Id type = h5::datatype(H5Dget_type(data.get()));
   h5::Id dcpl = h5::plist(H5Dget_create_plist(data.get()));
-  const hid_t f64 = H5T_IEEE_F64LE;
-  const std::uint64_t bytes = static_cast<std::uint64_t>(dims[0] * dims[1] * dims[2]) * sizeof(double);
+  const hid_t stored = stored_hdf5_type(dtype);
+  const std::uint64_t bytes = static_cast<std::uint64_t>(dims[0] * dims[1] * dims[2]) * stored_bytes(dtype);
   const haddr_t at = H5Dget_offset(data.get());
   if (have.size() != 3 || to_h(dims[0]) != have[0] || to_h(dims[1]) != have[1] || to_h(dims[2]) != have[2] || !type ||
-      H5Tequal(type.get(), f64) <= 0 || !dcpl || H5Pget_layout(dcpl.get()) != H5D_CONTIGUOUS || at == HADDR_UNDEF ||
+      H5Tequal(type.get(), stored) <= 0 || !dcpl || H5Pget_layout(dcpl.get()) != H5D_CONTIGUOUS || at == HADDR_UNDEF ||
       static_cast<std::uint64_t>(at) + bytes > static_cast<std::uint64_t>(st.st_size)) {
     damage = "its part '" + path + "' is not the part it made";
     return 0;

@@ -15,8 +15,9 @@
 #include <cstdint>
 #include <string>
 
-#include "common/paths.hpp"  // dir_of
 #include <vector>
+
+#include "common/paths.hpp"  // dir_of
 
 #include "config/config.hpp"
 #include "io/part_count.hpp"
@@ -49,10 +50,11 @@ constexpr const char* kPartDataset = "cv";
 // blocks reserved on disk; free space checked on a memory-backed file
 // system), made durable. Returns the dataset's offset. Throws io_error or
 // create_error naming the file.
-std::uint64_t create_part_file(const std::string& path, const std::array<std::int64_t, 3>& dims);
+std::uint64_t create_part_file(const std::string& path, const std::array<std::int64_t, 3>& dims, OutputType dtype);
 // An existing part's dataset offset, or what is wrong with it (missing, wrong
 // shape or type, not contiguous, shorter than its data) in `damage`.
-std::uint64_t part_offset(const std::string& path, const std::array<std::int64_t, 3>& dims, std::string& damage);
+std::uint64_t part_offset(const std::string& path, const std::array<std::int64_t, 3>& dims, OutputType dtype,
+                          std::string& damage);
 
 // Maps the virtual dataset (dcpl of extents `dims`, the chunk axis at
 // position `axis_pos`) onto the parts in `folder` (relative to the master).

@@ -14,6 +14,7 @@
 #include "io/hdf5_handle.hpp"
 #include "io/input.hpp"
 #include "io/posix_io.hpp"
+#include "io/stored_type.hpp"
 
 namespace discount {
 
@@ -111,8 +112,9 @@ std::string record_damage(hid_t file, const OutputSpec& spec, std::uint64_t file
   h5::Id data = h5::dataset(H5Dopen2(file, cv.c_str(), H5P_DEFAULT));
   h5::Id type = data ? h5::datatype(H5Dget_type(data.get())) : h5::Id{};
   if (!type) return "dataset " + cv + " cannot be opened";
-  if (H5Tequal(type.get(), H5T_IEEE_F64LE) <= 0)
-    return "dataset " + cv + " has type " + type_text(type.get()) + ", expected float64 little-endian";
+  if (H5Tequal(type.get(), stored_hdf5_type(spec.dtype)) <= 0)
+    return "dataset " + cv + " has type " + type_text(type.get()) + ", expected " + stored_type_name(spec.dtype) +
+           " little-endian";
   const auto dims = h5::dataset_dims(data.get());
   const auto want = discount_box({spec.dates, spec.ids, spec.nums}, spec.axes, {0, spec.dates}, {0, spec.ids}).dims;
   bool same = dims.size() == 3;
@@ -121,7 +123,7 @@ std::string record_damage(hid_t file, const OutputSpec& spec, std::uint64_t file
     return "dataset " + cv + " has shape " + h5::shape_string(dims) + ", expected " +
            h5::shape_string({hsize_t(want[0]), hsize_t(want[1]), hsize_t(want[2])});
   Region regions[3]{};
-  const std::uint64_t bytes = static_cast<std::uint64_t>(want[0] * want[1] * want[2]) * sizeof(double);
+  const std::uint64_t bytes = static_cast<std::uint64_t>(want[0] * want[1] * want[2]) * stored_bytes(spec.dtype);
   // Split layout: cv is a virtual dataset; its parts are checked one by one
   // (io/output_parts.hpp) and the master holds only the record.
   h5::Id dcpl = h5::plist(H5Dget_create_plist(data.get()));
@@ -208,8 +210,11 @@ std::vector<std::size_t> failed_output_sums(const OutputSpec& spec, const RangeT
       const FileBox box = discount_box({spec.dates, spec.ids, spec.nums}, spec.axes,
                                        by_date ? units : Range{0, spec.dates}, by_date ? Range{0, spec.ids} : units);
       buffer.resize(static_cast<std::size_t>(units.size() * unit_elements));
-      read(units, buffer.data());
-      sum += box_sum(buffer.data(), box.dims, box.start, box.count, SumKey::output);
+      read(units, buffer.data());  // as stored: float32 values packed in the buffer's first half
+      sum += spec.dtype == OutputType::float32
+                 ? box_sum(reinterpret_cast<const float*>(buffer.data()), box.dims, box.start, box.count,
+                           SumKey::output)
+                 : box_sum(buffer.data(), box.dims, box.start, box.count, SumKey::output);
       u = stop;
     }
     if (sum != range->out_sum) failed.push_back(s);

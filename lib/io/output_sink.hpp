@@ -18,7 +18,9 @@ class OutputSink {
   virtual bool slab_done(const Slab& slab) const = 0;
   // Buffer holds the slab packed in the output's axis order; `input`: the
   // checksums of the input bytes it was computed from (when known). Safe to
-  // call from several threads at once when writer_threads() > 1.
+  // call from several threads at once when writer_threads() > 1. The caller's
+  // buffer is free after the call: a sink may reuse its memory (the file sink
+  // packs float32 values there, output.dtype).
   virtual void write_slab(const Slab& slab, const double* buffer, const InputSums& input = {}) = 0;
   // The sink records input checksums: the reader takes them.
   virtual bool wants_input_sums() const { return false; }

@@ -14,6 +14,7 @@
 #include "common/axis.hpp"
 #include "common/range.hpp"
 #include "config/config.hpp"  // OutputLayout
+#include "io/output_decor.hpp"
 #include "io/posix_io.hpp"
 
 namespace discount {
@@ -31,6 +32,7 @@ struct OutputSpec {
   std::string path;
   std::string input_file;  // refused as the output
   std::string dataset = "cv";
+  OutputType dtype = OutputType::float64;  // as stored; the values are computed in float64
   bool overwrite = false;
   bool restart = false;
   std::array<Axis, 3> axes{Axis::date, Axis::id, Axis::num};
@@ -40,6 +42,7 @@ struct OutputSpec {
   std::string identity;     // the text hashed into it (`key: value` lines, io/identity.hpp)
   std::string input_stat;   // InputSource::file_stat(), kept as an attribute for reference (a resume compares the record's input_file)
   std::string provenance;   // effective config and versions, stored as attributes
+  OutputDecor decor;        // coordinates, attributes and structured provenance (io/output_coords.hpp)
   // How often written slabs are made durable (fdatasync) and recorded as done;
   // 0: after every slab. Between checkpoints the page cache absorbs writes.
   double checkpoint_seconds = 10.0;

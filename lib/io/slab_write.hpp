@@ -3,6 +3,7 @@
 // use it, so the probe measures the path the run takes.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -12,16 +13,16 @@
 
 namespace discount {
 
-// Writes `runs` (elements of the array that starts `base` bytes into the
-// file) from the packed `buffer`: through `direct` (O_DIRECT, its own
-// fallbacks) when given, else positional page-cache writes on `fd`.
-// Throws io_error with `what` on failure.
+// Writes `runs` (elements of `element` bytes, float64 or float32, of the
+// array that starts `base` bytes into the file) from the packed `buffer`:
+// through `direct` (O_DIRECT, its own fallbacks) when given, else positional
+// page-cache writes on `fd`. Throws io_error with `what` on failure.
 void write_runs_to(int fd, DirectWriter* direct, std::uint64_t base, const std::vector<Run>& runs,
-                   const double* buffer, const std::string& what);
+                   const void* buffer, std::size_t element, const std::string& what);
 
 // The box [start, start+count) of an array of extents `dims` at `base`.
 void write_box(int fd, DirectWriter* direct, std::uint64_t base, const std::array<std::int64_t, 3>& dims,
                const std::array<std::int64_t, 3>& start, const std::array<std::int64_t, 3>& count,
-               const double* buffer, const std::string& what);
+               const void* buffer, std::size_t element, const std::string& what);
 
 }  // namespace discount

@@ -169,7 +169,7 @@ class Pipeline {
         const Region region("discount::read");
         read_multiplier(spec_.ids, resident_mult_host_.data());
       }
-      stats(Stage::read).bytes += resident_stage_bytes(Stage::read, plan_.mult_bytes, plan_.mult_per_slab);
+      stats(Stage::read).bytes += resident_stage_bytes(Stage::read, plan_.mult_read_bytes(), plan_.mult_per_slab);
       stats(Stage::read).seconds += seconds_since(t0);
       busy_intervals_.emplace_back(t0, Clock::now());
       if (job_.sink->wants_input_sums()) {

@@ -13,7 +13,7 @@ std::uint64_t Plan::total_elements() const {
   return static_cast<std::uint64_t>(request.dates) * request.ids * request.nums;
 }
 std::uint64_t Plan::input_bytes() const { return total_elements() * request.element_bytes + mult_bytes; }
-std::uint64_t Plan::output_bytes() const { return total_elements() * request.element_bytes; }
+std::uint64_t Plan::output_bytes() const { return total_elements() * request.output_bytes; }
 
 namespace {
 
@@ -199,6 +199,9 @@ SlabTraffic traffic(const Plan& plan, const Slab& slab) {
   t.mult_elements = static_cast<std::uint64_t>(slab.ids.size()) * static_cast<std::uint64_t>(slab.nums);
   t.mult_per_slab = plan.mult_per_slab;
   t.element_bytes = plan.request.element_bytes;
+  t.input_bytes = plan.request.input_bytes;
+  t.mult_input_bytes = plan.request.mult_input_bytes;
+  t.output_bytes = plan.request.output_bytes;
   return t;
 }
 
@@ -207,7 +210,7 @@ std::vector<StagePrediction> predict(const Plan& plan, const Limits& limits, con
   for (Stage stage : pipeline_stages(plan.request.device_copies)) {
     StagePrediction p;
     p.stage = stage_name(stage);
-    p.bytes = resident_stage_bytes(stage, plan.mult_bytes, plan.mult_per_slab);
+    p.bytes = resident_stage_bytes(stage, plan.mult_read_bytes(), plan.mult_per_slab);
     for (int index : slabs)
       p.bytes += stage_bytes(stage, traffic(plan, plan.slabs.at(static_cast<std::size_t>(index))));
     const LinkLimit& link = limits.of(stage);
@@ -259,7 +262,7 @@ WallPrediction predict_wall(const Plan& plan, const std::vector<StagePrediction>
   for (const auto& s : stages) {
     Stage stage = Stage::read;
     stage_named(s.stage, stage);
-    const std::uint64_t resident = resident_stage_bytes(stage, plan.mult_bytes, plan.mult_per_slab);
+    const std::uint64_t resident = resident_stage_bytes(stage, plan.mult_read_bytes(), plan.mult_per_slab);
     const double resident_seconds = s.bytes ? s.seconds * static_cast<double>(resident) / s.bytes : 0.0;
     w.resident_seconds += resident_seconds;
     const double per_slab = (s.seconds - resident_seconds) / n;

@@ -36,6 +36,9 @@ struct PlanRequest {
   // of one read (io/input.hpp's read_memory_bytes). Taken from host_budget.
   std::uint64_t read_bytes = 0;
   std::uint64_t element_bytes = sizeof(double);
+  // Bytes per element as stored on disk, which the read and write stages
+  // count: the inputs' (discount, multBy) and the output's (output.dtype).
+  std::uint64_t input_bytes = sizeof(double), mult_input_bytes = sizeof(double), output_bytes = sizeof(double);
 };
 
 // Ranges are relative to the selected region.
@@ -53,6 +56,8 @@ struct Plan {
   std::int64_t slab_extent = 0;      // along the chunk axis, all but the last slab
   std::uint64_t slab_bytes = 0;      // discount bytes of the largest slab
   std::uint64_t mult_bytes = 0;      // multBy bytes of the whole selection
+  // The same as stored in the input file (what reading it moves).
+  std::uint64_t mult_read_bytes() const { return mult_bytes / request.element_bytes * request.mult_input_bytes; }
   bool mult_per_slab = false;        // chunk_axis id: each slab brings its own multBy rows
   std::uint64_t slab_mult_bytes = 0; // multBy bytes travelling with each slab (id chunks)
   int host_buffers = 0;              // ring of pinned staging buffers

@@ -50,23 +50,27 @@ struct SlabTraffic {
   std::uint64_t mult_elements = 0;
   bool mult_per_slab = false;
   std::uint64_t element_bytes = sizeof(double);
+  // As stored on disk: the read stage counts the inputs' bytes (a float32
+  // input reads half a float64 one's), the write stage the output's.
+  std::uint64_t input_bytes = sizeof(double), mult_input_bytes = sizeof(double), output_bytes = sizeof(double);
 };
 
 // Bytes `stage` counts for one slab:
-//   read   discount, plus its multBy rows when they travel with the slab
-//   h2d    the same as read
+//   read   discount, plus its multBy rows when they travel with the slab, as stored
+//   h2d    the same in float64
 //   kernel discount read + cv written + the multBy rows it reads
 //   d2h    cv
-//   write  cv
+//   write  cv as stored (output.dtype)
 inline std::uint64_t stage_bytes(Stage stage, const SlabTraffic& slab) {
   const std::uint64_t data = slab.elements * slab.element_bytes;
   const std::uint64_t rows = slab.mult_elements * slab.element_bytes;
   switch (stage) {
     case Stage::read:
+      return slab.elements * slab.input_bytes + (slab.mult_per_slab ? slab.mult_elements * slab.mult_input_bytes : 0);
     case Stage::h2d: return data + (slab.mult_per_slab ? rows : 0);
     case Stage::kernel: return 2 * data + rows;
-    case Stage::d2h:
-    case Stage::write: return data;
+    case Stage::d2h: return data;
+    case Stage::write: return slab.elements * slab.output_bytes;
   }
   return 0;
 }

@@ -188,7 +188,7 @@ WriteProbe probe_write(const OutputSpec& output, OutputMode mode, const Plan& pl
     const std::string what = "writing a scratch file in '" + result.folder + "'";
     const auto start = Clock::now();
     for (std::size_t p = 0; p < pieces.size(); ++p) {
-      write_runs_to(fd.get(), direct.get(), 0, runs[p], data, what);
+      write_runs_to(fd.get(), direct.get(), 0, runs[p], data, sizeof(double), what);
       result.bytes += piece_bytes_of(pieces[p], plan);
       ++result.pieces;
       if (seconds_since(start) >= budget.seconds) break;

@@ -66,11 +66,12 @@ RunGeometry run_geometry(const Plan& plan) {
   const bool by_date = r.chunk_axis == Axis::date;
   for (const auto& slab : plan.slabs)
     g.slab_units.emplace_back(by_date ? slab.dates.begin : slab.ids.begin, by_date ? slab.dates.end : slab.ids.end);
-  const std::uint64_t element = r.element_bytes;
-  g.output_bytes_per_unit = static_cast<std::uint64_t>((by_date ? r.ids : r.dates) * r.nums) * element;
-  g.input_bytes_per_unit =
-      g.output_bytes_per_unit + (plan.mult_per_slab ? static_cast<std::uint64_t>(r.nums) * element : 0);
-  g.resident_input_bytes = plan.mult_per_slab ? 0 : plan.mult_bytes;
+  // Bytes as stored on disk: the inputs' types and output.dtype.
+  const auto unit_elements = static_cast<std::uint64_t>((by_date ? r.ids : r.dates) * r.nums);
+  g.output_bytes_per_unit = unit_elements * r.output_bytes;
+  g.input_bytes_per_unit = unit_elements * r.input_bytes +
+                           (plan.mult_per_slab ? static_cast<std::uint64_t>(r.nums) * r.mult_input_bytes : 0);
+  g.resident_input_bytes = plan.mult_per_slab ? 0 : plan.mult_read_bytes();
   return g;
 }
 

@@ -20,6 +20,7 @@ InputFacts input_facts(const InputSource& input) {
   facts.identity = input.identity();
   facts.file_stat = input.file_stat();
   facts.read_memory_bytes = input.read_memory_bytes();
+  facts.stored = input.stored_bytes();
   return facts;
 }
 
@@ -72,7 +73,8 @@ std::string identity_text(const Config& config, const InputFacts& input, Range d
          "input.dates: " + range(dates) + "\n"
          "input.ids: " + range(ids) + "\n"
          "input.nonfinite: " + (in.nonfinite == NonFinite::error ? "error" : "propagate") + "\n"
-         "output.dataset: " + config.output.dataset + "\n"
+         "output.dataset: " + config.output.dataset + "\n" +
+         (config.output.dtype == OutputType::float32 ? "output.dtype: float32\n" : "") +
          "memory.chunk_axis: " + axis_name(chunk_axis) + "\n" +
          // Only a split output says so: a single one keeps the identity earlier versions wrote.
          (config.output.layout == OutputLayout::split ? "output.layout: split\n" : "");
@@ -196,6 +198,10 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
   output.path = config.output.file;
   output.input_file = config.input.file;
   output.dataset = config.output.dataset;
+  output.dtype = config.output.dtype;
+  request.output_bytes = stored_bytes(config.output.dtype);
+  request.input_bytes = input.stored.discount;
+  request.mult_input_bytes = input.stored.multiplier;
   output.overwrite = config.output.overwrite;
   output.axes = input.axes;
   output.dates = dates.size();
@@ -217,6 +223,8 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
   spec.identity = identity_text(config, input, dates, ids, request.chunk_axis);
   output.identity = spec.identity;
   output.input_stat = input.file_stat;
+  output.decor = {config.input.synthetic ? std::string() : config.input.file, config.input.discount, input.axes, dates,
+                  ids, input.nums, {}, config.source_path};
 
   spec.limits = config.limits;
   spec.verify = config.verify;

@@ -118,7 +118,7 @@ def case_page_runs(ctx):
     expected = np.ascontiguousarray(np.transpose(cv, [E.CANON.index(a) for a in AXES]))
     E.check_output(os.path.join(work, OUTPUT), expected)
     with h5py.File(os.path.join(work, OUTPUT), "r") as f:
-        E.check(f["cv"].attrs["axes"].decode() == ",".join(AXES), f"{OUTPUT}: cv's axes attribute is not {AXES}")
+        E.check(f["cv"].attrs["axes"] == ",".join(AXES), f"{OUTPUT}: cv's axes attribute is not {AXES}")
         E.check(E.progress_of(os.path.join(work, OUTPUT)).all(), f"{OUTPUT}: a unit is not recorded as done")
     print(f"{len(page)} blocks ran; {OUTPUT} {expected.shape} equals float64({MULT}) * {DISC}")
 
