@@ -136,7 +136,8 @@ std::size_t check_recorded_sums(const Config& config, const std::array<Axis, 3>&
     }
     h5::Id file_space = h5::dataspace(H5Dget_space(data.get()));
     h5::Id mem_space = h5::dataspace(H5Screate_simple(3, count, nullptr));
-    const hid_t native = H5T_NATIVE_DOUBLE;
+    // As stored: float32 values packed in the buffer's first half (failed_output_sums).
+    const hid_t native = spec.dtype == OutputType::float32 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE;
     if (H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr) < 0 ||
         H5Dread(data.get(), native, mem_space.get(), file_space.get(), H5P_DEFAULT, buffer) < 0)
       throw data_error("verify: cannot read dataset '" + spec.dataset + "' of '" + path +
