@@ -22,6 +22,7 @@
 #include "common/quote.hpp"
 #include "io/box.hpp"
 #include "io/hdf5_handle.hpp"
+#include "io/make_folders.hpp"
 #include "io/identity.hpp"
 #include "io/checksum.hpp"
 #include "io/input.hpp"
@@ -125,6 +126,10 @@ FileOutput::FileOutput(const OutputSpec& spec) : spec_(spec), run_start_utc_(utc
   }
   const std::string dir = dir_of(spec.path);
   struct stat st {};
+  // A missing folder is created (mkdir -p, modes from the umask); the checks below then hold for it.
+  if (const std::string why = make_folders(dir); !why.empty())
+    throw create_error("output.file '" + spec.path + "': its folder cannot be created (" + why +
+                       "); create it by hand or choose another output.file");
   if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
     throw create_error("output.file '" + spec.path + "': directory '" + dir + "' does not exist");
   if (::access(dir.c_str(), W_OK | X_OK) != 0)
