@@ -155,7 +155,7 @@ double parse_gb_per_s(const std::string& raw) {
 const std::vector<std::pair<std::string, std::vector<std::string>>>& config_schema() {
   static const std::vector<std::pair<std::string, std::vector<std::string>>> schema{
       {"", {"input", "output", "compute", "memory", "limits", "verify", "report"}},
-      {"input", {"file", "multiplier", "discount", "axes", "dates", "ids", "nonfinite", "synthetic"}},
+      {"input", {"file", "multiplier", "discount", "axes", "multiplier_axes", "dates", "ids", "nonfinite", "synthetic"}},
       {"input.synthetic", {"dates", "ids", "nums", "seed"}},
       {"output", {"file", "dataset", "overwrite", "mode", "checkpoint_seconds", "direct_io"}},
       {"compute", {"space", "kernel", "parallel_dims", "tile"}},
@@ -371,6 +371,13 @@ class Parser {
       auto axes = axis_list(node["axes"], "input.axes");
       if (axes.size() != 3) fail(node["axes"], "'input.axes' must name all three axes: date, id and num");
       std::copy(axes.begin(), axes.end(), in.axes.begin());
+      in.axes_given = true;
+    }
+    if (node["multiplier_axes"]) {
+      auto axes = axis_list(node["multiplier_axes"], "input.multiplier_axes");
+      if (axes.size() != 2 || std::find(axes.begin(), axes.end(), Axis::date) != axes.end())
+        fail(node["multiplier_axes"], "'input.multiplier_axes' must be [id, num] or [num, id]");
+      in.multiplier_axes = std::array<Axis, 2>{axes[0], axes[1]};
     }
     if (node["dates"]) in.dates = range_value(node["dates"], "input.dates");
     if (node["ids"]) in.ids = range_value(node["ids"], "input.ids");
@@ -530,6 +537,10 @@ std::string Config::to_yaml() const {
   out << YAML::Key << "discount" << YAML::Value << input.discount;
   out << YAML::Key << "axes" << YAML::Value;
   emit_axes(out, {input.axes.begin(), input.axes.end()});
+  if (input.multiplier_axes) {
+    out << YAML::Key << "multiplier_axes" << YAML::Value;
+    emit_axes(out, {input.multiplier_axes->begin(), input.multiplier_axes->end()});
+  }
   if (input.dates)
     out << YAML::Key << "dates" << YAML::Value << YAML::Flow << YAML::BeginSeq << input.dates->begin
         << input.dates->end << YAML::EndSeq;

@@ -52,6 +52,9 @@ struct InputConfig {
   std::string multiplier = "multBy";
   std::string discount = "discount";
   std::array<Axis, 3> axes{Axis::date, Axis::id, Axis::num};
+  bool axes_given = false;  // false: the discount's dimension names, if any, say them (io/dimension_names.hpp)
+  // How multBy is stored: [id, num] or [num, id]; unset: from its dimension names or its shape.
+  std::optional<std::array<Axis, 2>> multiplier_axes;
   std::optional<Range> dates;
   std::optional<Range> ids;
   NonFinite nonfinite = NonFinite::error;

@@ -15,6 +15,7 @@
 #include "common/error.hpp"
 #include "common/host_parallel.hpp"
 #include "io/box.hpp"
+#include "io/dimension_names.hpp"
 #include "io/hdf5_handle.hpp"
 #include "io/input_checks.hpp"
 #include "io/input_files.hpp"
@@ -142,17 +143,27 @@ class Hdf5Input final : public InputSource {
       mult_ = open_dataset(config.multiplier, "input.multiplier", 2);
       disc_ = open_dataset(config.discount, "input.discount", 3);
     }
-    axes_ = config.axes;
+    {
+      const InputAxes chosen = choose_input_axes(
+          config, dimension_names(disc_.id.get()), dimension_names(mult_.id.get()), disc_.dims, mult_.dims,
+          "input.discount: dataset '" + config.discount + "' in '" + config.file + "'",
+          "input.multiplier: dataset '" + config.multiplier + "' in '" + config.file + "'");
+      axes_ = chosen.axes;
+      multiplier_axes_ = chosen.multiplier_axes;
+      axes_from_ = chosen.axes_from;
+    }
     for (int j = 0; j < 3; ++j) {
       const auto extent = static_cast<std::int64_t>(disc_.dims[j]);
       if (axes_[j] == Axis::date) shape_.dates = extent;
       if (axes_[j] == Axis::id) shape_.ids = extent;
       if (axes_[j] == Axis::num) shape_.nums = extent;
     }
-    const auto m_ids = static_cast<std::int64_t>(mult_.dims[0]), m_nums = static_cast<std::int64_t>(mult_.dims[1]);
+    const int id_at = transposed() ? 1 : 0;
+    const auto m_ids = static_cast<std::int64_t>(mult_.dims[id_at]),
+               m_nums = static_cast<std::int64_t>(mult_.dims[1 - id_at]);
     if (m_ids != shape_.ids || m_nums != shape_.nums)
       throw data_error("shapes do not broadcast: " + config.multiplier + " " + h5::shape_string(mult_.dims) +
-                       " [id x num] vs " + config.discount + " " + h5::shape_string(disc_.dims) + " [" +
+                       (transposed() ? " [num x id]" : " [id x num]") + " vs " + config.discount + " " + h5::shape_string(disc_.dims) + " [" +
                        axes_string(axes_) + "]: " + (m_ids != shape_.ids ? "ids " + std::to_string(m_ids) + " != " +
                                                                                std::to_string(shape_.ids)
                                                                          : "nums " + std::to_string(m_nums) +
@@ -168,12 +179,25 @@ class Hdf5Input final : public InputSource {
     read_box(disc_, config_.discount, box.start, box.count, buffer);
   }
   void read_multiplier(Range ids, double* buffer) override {
-    read_box(mult_, config_.multiplier, {ids.begin, 0, 0}, {ids.size(), shape_.nums, 1}, buffer);
+    if (!transposed()) {
+      read_box(mult_, config_.multiplier, {ids.begin, 0, 0}, {ids.size(), shape_.nums, 1}, buffer);
+      return;
+    }
+    // Stored [num][id]: the [nums x ids] block, then laid out as [ids x nums]
+    // rows (docs/your-data.md: one pass over multBy, 1/dates of the data).
+    std::vector<double> block(static_cast<std::size_t>(ids.size() * shape_.nums));
+    read_box(mult_, config_.multiplier, {0, ids.begin, 0}, {shape_.nums, ids.size(), 1}, block.data());
+    const std::int64_t n_ids = ids.size(), nums = shape_.nums;
+    host_parallel(n_ids, io_threads(), [&](std::int64_t b, std::int64_t e, unsigned) {
+      for (std::int64_t i = b; i < e; ++i)
+        for (std::int64_t k = 0; k < nums; ++k) buffer[i * nums + k] = block[static_cast<std::size_t>(k * n_ids + i)];
+    });
   }
   std::string describe() const override {
     return config_.file + " (" + config_.multiplier + " " + h5::shape_string(mult_.dims) + " " + mult_.type_text +
-           ", " + config_.discount + " " + h5::shape_string(disc_.dims) + " " + disc_.type_text + " [" +
-           axes_string(axes_) + "], " + read_path_text() + ")" +
+           (transposed() ? " [num,id]" : "") + ", " + config_.discount + " " + h5::shape_string(disc_.dims) + " " +
+           disc_.type_text + " [" + axes_string(axes_) + "]" +
+           (axes_from_ == "dimension names" ? " from its dimension names" : "") + ", " + read_path_text() + ")" +
            (read_advice().empty() ? std::string() : "; warning: " + read_advice());
   }
   // ", positional reads" when both datasets take the fast path in input.file
@@ -190,7 +214,7 @@ class Hdf5Input final : public InputSource {
   std::string identity() const override {
     return content_ + "; " + config_.multiplier + " " + h5::shape_string(mult_.dims) + " " + mult_.type_text + ", " +
            config_.discount + " " + h5::shape_string(disc_.dims) + " " + disc_.type_text + " [" + axes_string(axes_) +
-           "]";
+           "]" + (transposed() ? ", multBy [num,id]" : "");
   }
   std::string file_stat() const override { return file_stat_; }
 
@@ -285,21 +309,36 @@ class Hdf5Input final : public InputSource {
 
   // "; input.axes: [id, date, num] would fit" for each other axis order
   // under which the multiplier's [id x num] matches the discount dataset.
+  // Orders that would relabel the axes are only suggested under multBy's
+  // own orientation first: a multBy that fits only transposed is said to be
+  // transposed (input.multiplier_axes), never fixed by calling ids nums.
   std::string axes_hint() const {
-    std::array<Axis, 3> order{Axis::date, Axis::id, Axis::num};
-    std::string fits;
-    do {
-      if (order == config_.axes) continue;
+    const auto fits_under = [&](const std::array<Axis, 3>& order, bool flip) {
       std::int64_t ids = 0, nums = 0;
       for (int j = 0; j < 3; ++j) {
         if (order[j] == Axis::id) ids = static_cast<std::int64_t>(disc_.dims[j]);
         if (order[j] == Axis::num) nums = static_cast<std::int64_t>(disc_.dims[j]);
       }
-      if (ids == static_cast<std::int64_t>(mult_.dims[0]) && nums == static_cast<std::int64_t>(mult_.dims[1]))
+      const int id_at = transposed() != flip ? 1 : 0;
+      return ids == static_cast<std::int64_t>(mult_.dims[id_at]) &&
+             nums == static_cast<std::int64_t>(mult_.dims[1 - id_at]);
+    };
+    const std::string other = transposed() ? "[id, num]" : "[num, id]";
+    if (fits_under(axes_, true))
+      return "; " + config_.multiplier + " fits only transposed: input.multiplier_axes: " + other + " would fit";
+    for (bool flip : {false, true}) {
+      std::array<Axis, 3> order{Axis::date, Axis::id, Axis::num};
+      std::string fits;
+      do {
+        if (order == axes_ || !fits_under(order, flip)) continue;
         fits += std::string(fits.empty() ? "" : " or ") + "[" + axis_name(order[0]) + ", " + axis_name(order[1]) +
                 ", " + axis_name(order[2]) + "]";
-    } while (std::next_permutation(order.begin(), order.end()));
-    return fits.empty() ? std::string() : "; input.axes: " + fits + " would fit";
+      } while (std::next_permutation(order.begin(), order.end()));
+      if (!fits.empty())
+        return "; input.axes: " + fits + (flip ? " with input.multiplier_axes: " + other : std::string()) +
+               " would fit";
+    }
+    return {};
   }
 
   // "soft link to '/x'", "external link to 'f.h5:/x'", or "link".
@@ -425,7 +464,10 @@ class Hdf5Input final : public InputSource {
     return text;
   }
 
+  bool transposed() const { return multiplier_axes_[0] == Axis::num; }
+
   InputConfig config_;
+  std::string axes_from_;
   h5::Id file_;
   DatasetInfo mult_, disc_;
   std::string file_stat_, content_;

@@ -28,6 +28,9 @@ class InputSource {
   virtual ~InputSource() = default;
   const InputShape& shape() const { return shape_; }
   const std::array<Axis, 3>& axes() const { return axes_; }
+  // How multBy is stored: {id, num} (the default) or {num, id}; read_multiplier
+  // returns [ids x nums] rows either way.
+  const std::array<Axis, 2>& multiplier_axes() const { return multiplier_axes_; }
   // Ranges are absolute in the source; every num is read.
   virtual void read_discount(Range dates, Range ids, double* buffer) = 0;
   virtual void read_multiplier(Range ids, double* buffer) = 0;
@@ -52,6 +55,7 @@ class InputSource {
  protected:
   InputShape shape_;
   std::array<Axis, 3> axes_{Axis::date, Axis::id, Axis::num};
+  std::array<Axis, 2> multiplier_axes_{Axis::id, Axis::num};
 };
 
 // Opens and validates (existence, HDF5-ness, datasets, rank, dtype, shapes,

@@ -129,7 +129,9 @@ int verify_command(const Config& config, const VerifyOptions& options) {
   if (config.output.mode != OutputMode::file) throw config_error("verify needs output.mode: file");
   h5::QuietErrors quiet;  // a damaged file gives our one line, not HDF5's error stack
   const bool synthetic = config.input.synthetic.has_value();
-  const std::array<Axis, 3> axes = synthetic ? std::array<Axis, 3>{Axis::date, Axis::id, Axis::num} : config.input.axes;
+  // The axes the input is read with (input.axes, or the file's dimension names).
+  std::array<Axis, 3> axes{Axis::date, Axis::id, Axis::num};
+  bool mult_transposed = false;  // multBy stored [num][id]
 
   h5::Id in_file, mult_ds, disc_ds;
   InputShape shape;
@@ -140,6 +142,8 @@ int verify_command(const Config& config, const VerifyOptions& options) {
     // are then read below with plain HDF5 calls, independently of the pipeline.
     const std::unique_ptr<InputSource> input = open_input(config.input);
     shape = input->shape();
+    axes = input->axes();
+    mult_transposed = input->multiplier_axes()[0] == Axis::num;
     dates = select_range(config.input.dates, shape.dates, "input.dates", "dates");
     ids = select_range(config.input.ids, shape.ids, "input.ids", "ids");
   }
@@ -193,7 +197,8 @@ int verify_command(const Config& config, const VerifyOptions& options) {
     const FileBox out_box = discount_box(out_shape, axes, {d, d + 1}, {i0, i0 + block});
     read_box(cv_ds, 3, out_box.start, out_box.count, cv);
     if (!synthetic) {
-      read_box(mult_ds, 2, {id0, 0, 0}, {block, nums, 1}, mult);
+      if (mult_transposed) read_box(mult_ds, 2, {0, id0, 0}, {nums, block, 1}, mult);
+      else read_box(mult_ds, 2, {id0, 0, 0}, {block, nums, 1}, mult);
       read_box(disc_ds, 3, in_box.start, in_box.count, disc);
     }
     // Walk the box in file order; map each element to (id, num).
@@ -213,7 +218,7 @@ int verify_command(const Config& config, const VerifyOptions& options) {
             m = synthetic::value(mult_key, static_cast<std::uint64_t>((id0 + i) * nums + k));
             x = synthetic::value(disc_key, static_cast<std::uint64_t>((date * shape.ids + id0 + i) * nums + k));
           } else {
-            m = mult[static_cast<std::size_t>(i * nums + k)];
+            m = mult[static_cast<std::size_t>(mult_transposed ? k * block + i : i * nums + k)];
             x = disc[static_cast<std::size_t>(n)];
           }
           const double expected = m * x;
