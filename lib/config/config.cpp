@@ -1,5 +1,7 @@
 #include "config/config.hpp"
 
+#include <sys/stat.h>
+
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -364,7 +366,21 @@ class Parser {
   void parse_input(const YAML::Node& node, InputConfig& in) const {
     require_map(node, "input");
     check_keys(node, config_keys("input"), "input");
-    if (node["file"]) in.file = resolve_path(string_value(node["file"], "input.file"));
+    if (node["file"] && node["file"].IsSequence()) {
+      if (node["file"].size() == 0) fail(node["file"], "'input.file' is an empty list; name one file or several");
+      for (const auto& item : node["file"]) in.files.push_back(resolve_path(string_value(item, "input.file")));
+      in.file = in.files.front();
+      if (in.files.size() == 1) in.files.clear();
+    } else if (node["file"]) {
+      in.file = resolve_path(string_value(node["file"], "input.file"));
+    }
+    // A glob is not expanded (the order of the ranges must be the user's): refused, pointing at the list form.
+    for (const std::string& f : in.files.empty() ? std::vector<std::string>{in.file} : in.files) {
+      struct stat st {};
+      if (!f.empty() && f.find_first_of("*?[") != std::string::npos && ::stat(f.c_str(), &st) != 0)
+        fail(node["file"], "'input.file' " + f + " looks like a glob pattern, which is not expanded: list the files "
+                           "in order instead, as input.file: [part1.h5, part2.h5, part3.h5]");
+    }
     if (node["multiplier"]) in.multiplier = string_value(node["multiplier"], "input.multiplier");
     if (node["discount"]) in.discount = string_value(node["discount"], "input.discount");
     if (node["axes"]) {
@@ -531,7 +547,13 @@ std::string Config::to_yaml() const {
         << YAML::Key << "nums" << YAML::Value << input.synthetic->nums << YAML::Key << "seed" << YAML::Value
         << input.synthetic->seed << YAML::EndMap;
   } else {
-    out << YAML::Key << "file" << YAML::Value << input.file;
+    if (input.files.empty()) {
+      out << YAML::Key << "file" << YAML::Value << input.file;
+    } else {
+      out << YAML::Key << "file" << YAML::Value << YAML::BeginSeq;
+      for (const auto& f : input.files) out << f;
+      out << YAML::EndSeq;
+    }
   }
   out << YAML::Key << "multiplier" << YAML::Value << input.multiplier;
   out << YAML::Key << "discount" << YAML::Value << input.discount;

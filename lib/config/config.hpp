@@ -48,7 +48,10 @@ struct SyntheticSource {
 };
 
 struct InputConfig {
-  std::string file;
+  std::string file;  // the only file, or the first of `files`
+  // input.file as a list of two or more: consecutive ranges along date or id,
+  // read through one virtual dataset (io/input_list.hpp). Empty: one file.
+  std::vector<std::string> files;
   std::string multiplier = "multBy";
   std::string discount = "discount";
   std::array<Axis, 3> axes{Axis::date, Axis::id, Axis::num};

@@ -19,6 +19,7 @@
 #include "io/hdf5_handle.hpp"
 #include "io/input_checks.hpp"
 #include "io/input_files.hpp"
+#include "io/input_list.hpp"
 #include "io/posix_io.hpp"
 #include "io/synthetic.hpp"
 
@@ -217,6 +218,7 @@ class Hdf5Input final : public InputSource {
            "]" + (transposed() ? ", multBy [num,id]" : "");
   }
   std::string file_stat() const override { return file_stat_; }
+  std::string hdf5_file() const override { return config_.file; }
 
  private:
   DatasetInfo open_dataset(const std::string& name, const std::string& key, int rank) {
@@ -477,7 +479,10 @@ class Hdf5Input final : public InputSource {
 
 std::unique_ptr<InputSource> open_input(const InputConfig& config) {
   if (config.synthetic) return std::make_unique<SyntheticInput>(*config.synthetic);
+  if (config.files.size() > 1) return open_input_list(config);
   return std::make_unique<Hdf5Input>(config);
 }
+
+std::unique_ptr<InputSource> open_hdf5_input(const InputConfig& config) { return std::make_unique<Hdf5Input>(config); }
 
 }  // namespace discount

@@ -51,6 +51,10 @@ class InputSource {
   // One line per dataset whose chunk shape will make reads slow, with the
   // h5repack command that fixes it (empty: none).
   virtual std::string read_advice() const { return {}; }
+  // The HDF5 file that holds both datasets, for plain HDF5 reads (verify):
+  // input.file, or the virtual dataset an input.file list is read through
+  // (valid while this source lives). Empty: synthetic.
+  virtual std::string hdf5_file() const { return {}; }
 
  protected:
   InputShape shape_;
@@ -61,5 +65,7 @@ class InputSource {
 // Opens and validates (existence, HDF5-ness, datasets, rank, dtype, shapes,
 // sub-ranges). Throws discount::Error with the documented codes.
 std::unique_ptr<InputSource> open_input(const InputConfig& config);
+// One HDF5 file (input.file, ignoring input.files).
+std::unique_ptr<InputSource> open_hdf5_input(const InputConfig& config);
 
 }  // namespace discount

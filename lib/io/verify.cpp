@@ -134,13 +134,14 @@ int verify_command(const Config& config, const VerifyOptions& options) {
   bool mult_transposed = false;  // multBy stored [num][id]
 
   h5::Id in_file, mult_ds, disc_ds;
+  std::unique_ptr<InputSource> input;  // kept open: an input.file list is read through its virtual dataset
   InputShape shape;
   Range dates, ids;
   {
     // The same checks as `run` (files, datasets, ranks, dtypes, shapes,
     // sub-ranges), so a wrong input fails here as it does there; the values
     // are then read below with plain HDF5 calls, independently of the pipeline.
-    const std::unique_ptr<InputSource> input = open_input(config.input);
+    input = open_input(config.input);
     shape = input->shape();
     axes = input->axes();
     mult_transposed = input->multiplier_axes()[0] == Axis::num;
@@ -148,9 +149,10 @@ int verify_command(const Config& config, const VerifyOptions& options) {
     ids = select_range(config.input.ids, shape.ids, "input.ids", "ids");
   }
   if (!synthetic) {
-    in_file = open_file(config.input.file, "input.file");
-    mult_ds = open_dataset(in_file, config.input.multiplier, config.input.file, "input.multiplier", 2, 0);
-    disc_ds = open_dataset(in_file, config.input.discount, config.input.file, "input.discount", 3, 0);
+    const std::string in_path = input->hdf5_file();
+    in_file = open_file(in_path, "input.file");
+    mult_ds = open_dataset(in_file, config.input.multiplier, in_path, "input.multiplier", 2, 0);
+    disc_ds = open_dataset(in_file, config.input.discount, in_path, "input.discount", 3, 0);
   }
   h5::Id out_file = open_file(config.output.file, "output.file");
   const InputShape out_shape{dates.size(), ids.size(), shape.nums};
