@@ -377,7 +377,10 @@ class Parser {
     // A glob is not expanded (the order of the ranges must be the user's): refused, pointing at the list form.
     for (const std::string& f : in.files.empty() ? std::vector<std::string>{in.file} : in.files) {
       struct stat st {};
-      if (!f.empty() && f.find_first_of("*?[") != std::string::npos && ::stat(f.c_str(), &st) != 0)
+      const auto open = f.find('[');
+      const bool pattern = f.find_first_of("*?") != std::string::npos ||
+                           (open != std::string::npos && f.find(']', open + 1) != std::string::npos);
+      if (pattern && ::stat(f.c_str(), &st) != 0)
         fail(node["file"], "'input.file' " + f + " looks like a glob pattern, which is not expanded: list the files "
                            "in order instead, as input.file: [part1.h5, part2.h5, part3.h5]");
     }
