@@ -156,4 +156,35 @@ InputAxes choose_input_axes(const InputConfig& config, const std::vector<std::st
   return chosen;
 }
 
+// Orders that would relabel the axes are only suggested under multBy's own
+// orientation first: a multBy that fits only transposed is said to be
+// transposed (input.multiplier_axes), never fixed by calling ids nums.
+std::string fitting_axes_hint(const std::vector<hsize_t>& disc_dims, const std::vector<hsize_t>& mult_dims,
+                              const std::array<Axis, 3>& axes, const std::array<Axis, 2>& multiplier_axes,
+                              const std::string& multiplier) {
+  const bool transposed = multiplier_axes[0] == Axis::num;
+  const auto fits_under = [&](const std::array<Axis, 3>& order, bool flip) {
+    std::int64_t ids = 0, nums = 0;
+    for (int j = 0; j < 3; ++j) {
+      if (order[j] == Axis::id) ids = static_cast<std::int64_t>(disc_dims[j]);
+      if (order[j] == Axis::num) nums = static_cast<std::int64_t>(disc_dims[j]);
+    }
+    const int id_at = transposed != flip ? 1 : 0;
+    return ids == static_cast<std::int64_t>(mult_dims[id_at]) && nums == static_cast<std::int64_t>(mult_dims[1 - id_at]);
+  };
+  const std::string other = transposed ? "[id, num]" : "[num, id]";
+  if (fits_under(axes, true)) return "; " + multiplier + " fits only transposed: input.multiplier_axes: " + other + " would fit";
+  for (bool flip : {false, true}) {
+    std::array<Axis, 3> order{Axis::date, Axis::id, Axis::num};
+    std::string fits;
+    do {
+      if (order == axes || !fits_under(order, flip)) continue;
+      fits += std::string(fits.empty() ? "" : " or ") + axes_text(order.data(), 3);
+    } while (std::next_permutation(order.begin(), order.end()));
+    if (!fits.empty())
+      return "; input.axes: " + fits + (flip ? " with input.multiplier_axes: " + other : std::string()) + " would fit";
+  }
+  return {};
+}
+
 }  // namespace discount

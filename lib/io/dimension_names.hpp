@@ -43,4 +43,11 @@ InputAxes choose_input_axes(const InputConfig& config, const std::vector<std::st
 
 std::string axes_text(const Axis* axes, int count);  // "[date, id, num]"
 
+// The tail of a "shapes do not broadcast" message: "; input.axes: [id, date,
+// num] would fit", "; multBy fits only transposed: input.multiplier_axes:
+// [num, id] would fit", or empty when no order fits.
+std::string fitting_axes_hint(const std::vector<hsize_t>& disc_dims, const std::vector<hsize_t>& mult_dims,
+                              const std::array<Axis, 3>& axes, const std::array<Axis, 2>& multiplier_axes,
+                              const std::string& multiplier);
+
 }  // namespace discount

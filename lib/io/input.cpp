@@ -311,36 +311,8 @@ class Hdf5Input final : public InputSource {
 
   // "; input.axes: [id, date, num] would fit" for each other axis order
   // under which the multiplier's [id x num] matches the discount dataset.
-  // Orders that would relabel the axes are only suggested under multBy's
-  // own orientation first: a multBy that fits only transposed is said to be
-  // transposed (input.multiplier_axes), never fixed by calling ids nums.
   std::string axes_hint() const {
-    const auto fits_under = [&](const std::array<Axis, 3>& order, bool flip) {
-      std::int64_t ids = 0, nums = 0;
-      for (int j = 0; j < 3; ++j) {
-        if (order[j] == Axis::id) ids = static_cast<std::int64_t>(disc_.dims[j]);
-        if (order[j] == Axis::num) nums = static_cast<std::int64_t>(disc_.dims[j]);
-      }
-      const int id_at = transposed() != flip ? 1 : 0;
-      return ids == static_cast<std::int64_t>(mult_.dims[id_at]) &&
-             nums == static_cast<std::int64_t>(mult_.dims[1 - id_at]);
-    };
-    const std::string other = transposed() ? "[id, num]" : "[num, id]";
-    if (fits_under(axes_, true))
-      return "; " + config_.multiplier + " fits only transposed: input.multiplier_axes: " + other + " would fit";
-    for (bool flip : {false, true}) {
-      std::array<Axis, 3> order{Axis::date, Axis::id, Axis::num};
-      std::string fits;
-      do {
-        if (order == axes_ || !fits_under(order, flip)) continue;
-        fits += std::string(fits.empty() ? "" : " or ") + "[" + axis_name(order[0]) + ", " + axis_name(order[1]) +
-                ", " + axis_name(order[2]) + "]";
-      } while (std::next_permutation(order.begin(), order.end()));
-      if (!fits.empty())
-        return "; input.axes: " + fits + (flip ? " with input.multiplier_axes: " + other : std::string()) +
-               " would fit";
-    }
-    return {};
+    return fitting_axes_hint(disc_.dims, mult_.dims, axes_, multiplier_axes_, config_.multiplier);
   }
 
   // "soft link to '/x'", "external link to 'f.h5:/x'", or "link".
