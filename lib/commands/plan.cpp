@@ -131,7 +131,7 @@ PlanRates plan_rates(const Job& job, const std::vector<std::string>& kokkos_args
       rates.notes.push_back("write measured now: " + write.detail);
       if (write.folder_missing)
         rates.warnings.push_back("output folder '" + folder_of(spec.output.path) +
-                              "' does not exist yet (the run refuses that: create it first); the write rate is its"
+                              "' does not exist yet (the run creates it); the write rate is its"
                               " nearest existing parent's, '" + write.folder + "'");
     }
   }

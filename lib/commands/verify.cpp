@@ -159,24 +159,30 @@ int verify_command(const Config& config, const VerifyOptions& options) {
   if (config.output.mode != OutputMode::file) throw config_error("verify needs output.mode: file");
   h5::QuietErrors quiet;  // a damaged file gives our one line, not HDF5's error stack
   const bool synthetic = config.input.synthetic.has_value();
-  const std::array<Axis, 3> axes = synthetic ? std::array<Axis, 3>{Axis::date, Axis::id, Axis::num} : config.input.axes;
+  // The axes the input is read with (input.axes, or the file's dimension names).
+  std::array<Axis, 3> axes{Axis::date, Axis::id, Axis::num};
+  bool mult_transposed = false;  // multBy stored [num][id]
 
   h5::Id in_file, mult_ds, disc_ds;
+  std::unique_ptr<InputSource> input;  // kept open: an input.file list is read through its virtual dataset
   InputShape shape;
   Range dates, ids;
   {
     // The same checks as `run` (files, datasets, ranks, dtypes, shapes,
     // sub-ranges), so a wrong input fails here as it does there; the values
     // are then read below with plain HDF5 calls, independently of the pipeline.
-    const std::unique_ptr<InputSource> input = open_input(config.input);
+    input = open_input(config.input);
     shape = input->shape();
+    axes = input->axes();
+    mult_transposed = input->multiplier_axes()[0] == Axis::num;
     dates = select_range(config.input.dates, shape.dates, "input.dates", "dates");
     ids = select_range(config.input.ids, shape.ids, "input.ids", "ids");
   }
   if (!synthetic) {
-    in_file = open_file(config.input.file, "input.file");
-    mult_ds = open_dataset(in_file, config.input.multiplier, config.input.file, "input.multiplier", 2, 0);
-    disc_ds = open_dataset(in_file, config.input.discount, config.input.file, "input.discount", 3, 0);
+    const std::string in_path = input->hdf5_file();
+    in_file = open_file(in_path, "input.file");
+    mult_ds = open_dataset(in_file, config.input.multiplier, in_path, "input.multiplier", 2, 0);
+    disc_ds = open_dataset(in_file, config.input.discount, in_path, "input.discount", 3, 0);
   }
   h5::Id out_file = open_file(config.output.file, "output.file");
   const InputShape out_shape{dates.size(), ids.size(), shape.nums};
@@ -230,7 +236,8 @@ int verify_command(const Config& config, const VerifyOptions& options) {
     const FileBox out_box = discount_box(out_shape, axes, {d, d + 1}, {i0, i0 + block});
     read_box(cv_ds, 3, out_box.start, out_box.count, cv);
     if (!synthetic) {
-      read_box(mult_ds, 2, {id0, 0, 0}, {block, nums, 1}, mult);
+      if (mult_transposed) read_box(mult_ds, 2, {0, id0, 0}, {nums, block, 1}, mult);
+      else read_box(mult_ds, 2, {id0, 0, 0}, {block, nums, 1}, mult);
       read_box(disc_ds, 3, in_box.start, in_box.count, disc);
     }
     // Walk the box in file order; map each element to (id, num).
@@ -250,7 +257,7 @@ int verify_command(const Config& config, const VerifyOptions& options) {
             m = synthetic::value(mult_key, static_cast<std::uint64_t>((id0 + i) * nums + k));
             x = synthetic::value(disc_key, static_cast<std::uint64_t>((date * shape.ids + id0 + i) * nums + k));
           } else {
-            m = mult[static_cast<std::size_t>(i * nums + k)];
+            m = mult[static_cast<std::size_t>(mult_transposed ? k * block + i : i * nums + k)];
             x = disc[static_cast<std::size_t>(n)];
           }
           // float32 output: the float64 product, rounded once.

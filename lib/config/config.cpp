@@ -1,5 +1,7 @@
 #include "config/config.hpp"
 
+#include <sys/stat.h>
+
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -131,7 +133,7 @@ double parse_gb_per_s(const std::string& raw) {
 const std::vector<std::pair<std::string, std::vector<std::string>>>& config_schema() {
   static const std::vector<std::pair<std::string, std::vector<std::string>>> schema{
       {"", {"input", "output", "compute", "memory", "limits", "verify", "report"}},
-      {"input", {"file", "multiplier", "discount", "axes", "dates", "ids", "nonfinite", "synthetic"}},
+      {"input", {"file", "multiplier", "discount", "axes", "multiplier_axes", "dates", "ids", "nonfinite", "synthetic"}},
       {"input.synthetic", {"dates", "ids", "nums", "seed"}},
       {"output", {"file", "dataset", "overwrite", "mode", "checkpoint_seconds", "direct_io", "layout", "parts", "mpi_hints", "dtype"}},
       {"compute", {"space", "kernel", "parallel_dims", "tile"}},
@@ -340,13 +342,37 @@ class Parser {
   void parse_input(const YAML::Node& node, InputConfig& in) const {
     require_map(node, "input");
     check_keys(node, config_keys("input"), "input");
-    if (node["file"]) in.file = resolve_path(string_value(node["file"], "input.file"));
+    if (node["file"] && node["file"].IsSequence()) {
+      if (node["file"].size() == 0) fail(node["file"], "'input.file' is an empty list; name one file or several");
+      for (const auto& item : node["file"]) in.files.push_back(resolve_path(string_value(item, "input.file")));
+      in.file = in.files.front();
+      if (in.files.size() == 1) in.files.clear();
+    } else if (node["file"]) {
+      in.file = resolve_path(string_value(node["file"], "input.file"));
+    }
+    // A glob is not expanded (the order of the ranges must be the user's): refused, pointing at the list form.
+    for (const std::string& f : in.files.empty() ? std::vector<std::string>{in.file} : in.files) {
+      struct stat st {};
+      const auto open = f.find('[');
+      const bool pattern = f.find_first_of("*?") != std::string::npos ||
+                           (open != std::string::npos && f.find(']', open + 1) != std::string::npos);
+      if (pattern && ::stat(f.c_str(), &st) != 0)
+        fail(node["file"], "'input.file' " + f + " looks like a glob pattern, which is not expanded: list the files "
+                           "in order instead, as input.file: [part1.h5, part2.h5, part3.h5]");
+    }
     if (node["multiplier"]) in.multiplier = string_value(node["multiplier"], "input.multiplier");
     if (node["discount"]) in.discount = string_value(node["discount"], "input.discount");
     if (node["axes"]) {
       auto axes = axis_list(node["axes"], "input.axes");
       if (axes.size() != 3) fail(node["axes"], "'input.axes' must name all three axes: date, id and num");
       std::copy(axes.begin(), axes.end(), in.axes.begin());
+      in.axes_given = true;
+    }
+    if (node["multiplier_axes"]) {
+      auto axes = axis_list(node["multiplier_axes"], "input.multiplier_axes");
+      if (axes.size() != 2 || std::find(axes.begin(), axes.end(), Axis::date) != axes.end())
+        fail(node["multiplier_axes"], "'input.multiplier_axes' must be [id, num] or [num, id]");
+      in.multiplier_axes = std::array<Axis, 2>{axes[0], axes[1]};
     }
     if (node["dates"]) in.dates = range_value(node["dates"], "input.dates");
     if (node["ids"]) in.ids = range_value(node["ids"], "input.ids");
@@ -531,12 +557,22 @@ std::string Config::to_yaml() const {
         << YAML::Key << "nums" << YAML::Value << input.synthetic->nums << YAML::Key << "seed" << YAML::Value
         << input.synthetic->seed << YAML::EndMap;
   } else {
-    out << YAML::Key << "file" << YAML::Value << input.file;
+    if (input.files.empty()) {
+      out << YAML::Key << "file" << YAML::Value << input.file;
+    } else {
+      out << YAML::Key << "file" << YAML::Value << YAML::BeginSeq;
+      for (const auto& f : input.files) out << f;
+      out << YAML::EndSeq;
+    }
   }
   out << YAML::Key << "multiplier" << YAML::Value << input.multiplier;
   out << YAML::Key << "discount" << YAML::Value << input.discount;
   out << YAML::Key << "axes" << YAML::Value;
   emit_axes(out, {input.axes.begin(), input.axes.end()});
+  if (input.multiplier_axes) {
+    out << YAML::Key << "multiplier_axes" << YAML::Value;
+    emit_axes(out, {input.multiplier_axes->begin(), input.multiplier_axes->end()});
+  }
   if (input.dates)
     out << YAML::Key << "dates" << YAML::Value << YAML::Flow << YAML::BeginSeq << input.dates->begin
         << input.dates->end << YAML::EndSeq;

@@ -49,10 +49,16 @@ struct SyntheticSource {
 };
 
 struct InputConfig {
-  std::string file;
+  std::string file;  // the only file, or the first of `files`
+  // input.file as a list of two or more: consecutive ranges along date or id,
+  // read through one virtual dataset (io/input_list.hpp). Empty: one file.
+  std::vector<std::string> files;
   std::string multiplier = "multBy";
   std::string discount = "discount";
   std::array<Axis, 3> axes{Axis::date, Axis::id, Axis::num};
+  bool axes_given = false;  // false: the discount's dimension names, if any, say them (io/dimension_names.hpp)
+  // How multBy is stored: [id, num] or [num, id]; unset: from its dimension names or its shape.
+  std::optional<std::array<Axis, 2>> multiplier_axes;
   std::optional<Range> dates;
   std::optional<Range> ids;
   NonFinite nonfinite = NonFinite::error;

@@ -15,9 +15,11 @@
 #include "common/error.hpp"
 #include "common/host_parallel.hpp"
 #include "io/box.hpp"
+#include "io/dimension_names.hpp"
 #include "io/hdf5_handle.hpp"
 #include "io/input_checks.hpp"
 #include "io/input_files.hpp"
+#include "io/input_list.hpp"
 #include "io/posix_io.hpp"
 #include "io/synthetic.hpp"
 
@@ -147,17 +149,27 @@ class Hdf5Input final : public InputSource {
       mult_ = open_dataset(config.multiplier, "input.multiplier", 2);
       disc_ = open_dataset(config.discount, "input.discount", 3);
     }
-    axes_ = config.axes;
+    {
+      const InputAxes chosen = choose_input_axes(
+          config, dimension_names(disc_.id.get()), dimension_names(mult_.id.get()), disc_.dims, mult_.dims,
+          "input.discount: dataset '" + config.discount + "' in '" + config.file + "'",
+          "input.multiplier: dataset '" + config.multiplier + "' in '" + config.file + "'");
+      axes_ = chosen.axes;
+      multiplier_axes_ = chosen.multiplier_axes;
+      axes_from_ = chosen.axes_from;
+    }
     for (int j = 0; j < 3; ++j) {
       const auto extent = static_cast<std::int64_t>(disc_.dims[j]);
       if (axes_[j] == Axis::date) shape_.dates = extent;
       if (axes_[j] == Axis::id) shape_.ids = extent;
       if (axes_[j] == Axis::num) shape_.nums = extent;
     }
-    const auto m_ids = static_cast<std::int64_t>(mult_.dims[0]), m_nums = static_cast<std::int64_t>(mult_.dims[1]);
+    const int id_at = transposed() ? 1 : 0;
+    const auto m_ids = static_cast<std::int64_t>(mult_.dims[id_at]),
+               m_nums = static_cast<std::int64_t>(mult_.dims[1 - id_at]);
     if (m_ids != shape_.ids || m_nums != shape_.nums)
       throw data_error("shapes do not broadcast: " + config.multiplier + " " + h5::shape_string(mult_.dims) +
-                       " [id x num] vs " + config.discount + " " + h5::shape_string(disc_.dims) + " [" +
+                       (transposed() ? " [num x id]" : " [id x num]") + " vs " + config.discount + " " + h5::shape_string(disc_.dims) + " [" +
                        axes_string(axes_) + "]: " + (m_ids != shape_.ids ? "ids " + std::to_string(m_ids) + " != " +
                                                                                std::to_string(shape_.ids)
                                                                          : "nums " + std::to_string(m_nums) +
@@ -173,12 +185,25 @@ class Hdf5Input final : public InputSource {
     read_box(disc_, config_.discount, box.start, box.count, buffer);
   }
   void read_multiplier(Range ids, double* buffer) override {
-    read_box(mult_, config_.multiplier, {ids.begin, 0, 0}, {ids.size(), shape_.nums, 1}, buffer);
+    if (!transposed()) {
+      read_box(mult_, config_.multiplier, {ids.begin, 0, 0}, {ids.size(), shape_.nums, 1}, buffer);
+      return;
+    }
+    // Stored [num][id]: the [nums x ids] block, then laid out as [ids x nums]
+    // rows (docs/your-data.md: one pass over multBy, 1/dates of the data).
+    std::vector<double> block(static_cast<std::size_t>(ids.size() * shape_.nums));
+    read_box(mult_, config_.multiplier, {0, ids.begin, 0}, {shape_.nums, ids.size(), 1}, block.data());
+    const std::int64_t n_ids = ids.size(), nums = shape_.nums;
+    host_parallel(n_ids, io_threads(), [&](std::int64_t b, std::int64_t e, unsigned) {
+      for (std::int64_t i = b; i < e; ++i)
+        for (std::int64_t k = 0; k < nums; ++k) buffer[i * nums + k] = block[static_cast<std::size_t>(k * n_ids + i)];
+    });
   }
   std::string describe() const override {
     return config_.file + " (" + config_.multiplier + " " + h5::shape_string(mult_.dims) + " " + mult_.type_text +
-           ", " + config_.discount + " " + h5::shape_string(disc_.dims) + " " + disc_.type_text + " [" +
-           axes_string(axes_) + "], " + read_path_text() + ")" +
+           (transposed() ? " [num,id]" : "") + ", " + config_.discount + " " + h5::shape_string(disc_.dims) + " " +
+           disc_.type_text + " [" + axes_string(axes_) + "]" +
+           (axes_from_ == "dimension names" ? " from its dimension names" : "") + ", " + read_path_text() + ")" +
            (read_advice().empty() ? std::string() : "; warning: " + read_advice());
   }
   // ", positional reads" when both datasets take the fast path in input.file
@@ -195,7 +220,7 @@ class Hdf5Input final : public InputSource {
   std::string identity() const override {
     return content_ + "; " + config_.multiplier + " " + h5::shape_string(mult_.dims) + " " + mult_.type_text + ", " +
            config_.discount + " " + h5::shape_string(disc_.dims) + " " + disc_.type_text + " [" + axes_string(axes_) +
-           "]";
+           "]" + (transposed() ? ", multBy [num,id]" : "");
   }
   std::string file_stat() const override { return file_stat_; }
   std::vector<DatasetFacts> datasets() const override {
@@ -206,10 +231,12 @@ class Hdf5Input final : public InputSource {
       for (hsize_t d : info.dims) f.shape.push_back(static_cast<std::int64_t>(d));
       return f;
     };
-    return {facts("multiplier", config_.multiplier, mult_, {"id", "num"}),
+    return {facts("multiplier", config_.multiplier, mult_,
+                  {axis_name(multiplier_axes_[0]), axis_name(multiplier_axes_[1])}),
             facts("discount", config_.discount, disc_,
                   {axis_name(axes_[0]), axis_name(axes_[1]), axis_name(axes_[2])})};
   }
+  std::string hdf5_file() const override { return config_.file; }
 
  private:
   DatasetInfo open_dataset(const std::string& name, const std::string& key, int rank) {
@@ -308,20 +335,7 @@ class Hdf5Input final : public InputSource {
   // "; input.axes: [id, date, num] would fit" for each other axis order
   // under which the multiplier's [id x num] matches the discount dataset.
   std::string axes_hint() const {
-    std::array<Axis, 3> order{Axis::date, Axis::id, Axis::num};
-    std::string fits;
-    do {
-      if (order == config_.axes) continue;
-      std::int64_t ids = 0, nums = 0;
-      for (int j = 0; j < 3; ++j) {
-        if (order[j] == Axis::id) ids = static_cast<std::int64_t>(disc_.dims[j]);
-        if (order[j] == Axis::num) nums = static_cast<std::int64_t>(disc_.dims[j]);
-      }
-      if (ids == static_cast<std::int64_t>(mult_.dims[0]) && nums == static_cast<std::int64_t>(mult_.dims[1]))
-        fits += std::string(fits.empty() ? "" : " or ") + "[" + axis_name(order[0]) + ", " + axis_name(order[1]) +
-                ", " + axis_name(order[2]) + "]";
-    } while (std::next_permutation(order.begin(), order.end()));
-    return fits.empty() ? std::string() : "; input.axes: " + fits + " would fit";
+    return fitting_axes_hint(disc_.dims, mult_.dims, axes_, multiplier_axes_, config_.multiplier);
   }
 
   // "soft link to '/x'", "external link to 'f.h5:/x'", or "link".
@@ -448,7 +462,10 @@ class Hdf5Input final : public InputSource {
     return text;
   }
 
+  bool transposed() const { return multiplier_axes_[0] == Axis::num; }
+
   InputConfig config_;
+  std::string axes_from_;
   h5::Id file_;
   DatasetInfo mult_, disc_;
   std::string file_stat_, content_;
@@ -458,7 +475,10 @@ class Hdf5Input final : public InputSource {
 
 std::unique_ptr<InputSource> open_input(const InputConfig& config) {
   if (config.synthetic) return std::make_unique<SyntheticInput>(*config.synthetic);
+  if (config.files.size() > 1) return open_input_list(config);
   return std::make_unique<Hdf5Input>(config);
 }
+
+std::unique_ptr<InputSource> open_hdf5_input(const InputConfig& config) { return std::make_unique<Hdf5Input>(config); }
 
 }  // namespace discount

@@ -45,6 +45,9 @@ class InputSource {
   virtual ~InputSource() = default;
   const InputShape& shape() const { return shape_; }
   const std::array<Axis, 3>& axes() const { return axes_; }
+  // How multBy is stored: {id, num} (the default) or {num, id}; read_multiplier
+  // returns [ids x nums] rows either way.
+  const std::array<Axis, 2>& multiplier_axes() const { return multiplier_axes_; }
   // Ranges are absolute in the source; every num is read.
   virtual void read_discount(Range dates, Range ids, double* buffer) = 0;
   virtual void read_multiplier(Range ids, double* buffer) = 0;
@@ -69,14 +72,21 @@ class InputSource {
   virtual std::string read_advice() const { return {}; }
   // The multiplier's and the discount's facts, for the JSON report.
   virtual std::vector<DatasetFacts> datasets() const { return {}; }
+  // The HDF5 file that holds both datasets, for plain HDF5 reads (verify):
+  // input.file, or the virtual dataset an input.file list is read through
+  // (valid while this source lives). Empty: synthetic.
+  virtual std::string hdf5_file() const { return {}; }
 
  protected:
   InputShape shape_;
   std::array<Axis, 3> axes_{Axis::date, Axis::id, Axis::num};
+  std::array<Axis, 2> multiplier_axes_{Axis::id, Axis::num};
 };
 
 // Opens and validates (existence, HDF5-ness, datasets, rank, dtype, shapes,
 // sub-ranges). Throws discount::Error with the documented codes.
 std::unique_ptr<InputSource> open_input(const InputConfig& config);
+// One HDF5 file (input.file, ignoring input.files).
+std::unique_ptr<InputSource> open_hdf5_input(const InputConfig& config);
 
 }  // namespace discount

@@ -14,6 +14,7 @@
 #include "common/clock.hpp"
 #include "common/error.hpp"
 #include "io/box.hpp"
+#include "io/make_folders.hpp"
 #include "io/checksum.hpp"
 #include "io/identity.hpp"
 #include "io/input.hpp"
@@ -51,7 +52,13 @@ FileOutput::FileOutput(const OutputSpec& spec) : spec_(spec), existing_(spec.exi
     return;
   }
   const std::string dir = dir_of(spec.path);
-  if (!is_dir(dir)) throw create_error("output.file '" + spec.path + "': directory '" + dir + "' does not exist");
+  struct stat st {};
+  // A missing folder is created (mkdir -p, modes from the umask); the checks below then hold for it.
+  if (const std::string why = make_folders(dir); !why.empty())
+    throw create_error("output.file '" + spec.path + "': its folder cannot be created (" + why +
+                       "); create it by hand or choose another output.file");
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    throw create_error("output.file '" + spec.path + "': directory '" + dir + "' does not exist");
   if (::access(dir.c_str(), W_OK | X_OK) != 0)
     throw create_error("output.file '" + spec.path + "': directory '" + dir + "' is not writable");
   if (spec_.owner) lock_ = take_output_lock(lock_path(), partial_path());

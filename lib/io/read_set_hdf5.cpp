@@ -228,12 +228,16 @@ class Collector {
 ReadSet job_read_set(const Config& config) {
   ReadSet reads;
   reads.add(config.source_path, "the config file");
-  if (!config.input.synthetic && !config.input.file.empty()) {
-    reads.add(config.input.file, "input.file");
-    if (is_hdf5(config.input.file)) {
+  // Every listed file of input.file (a list: each one and what it links to).
+  const std::vector<std::string> inputs =
+      config.input.files.empty() ? std::vector<std::string>{config.input.file} : config.input.files;
+  for (const std::string& file : config.input.synthetic ? std::vector<std::string>{} : inputs) {
+    if (file.empty()) continue;
+    reads.add(file, "input.file");
+    if (is_hdf5(file)) {
       Collector collect(reads);
-      collect.object(config.input.file, config.input.multiplier, "input.multiplier", 0);
-      collect.object(config.input.file, config.input.discount, "input.discount", 0);
+      collect.object(file, config.input.multiplier, "input.multiplier", 0);
+      collect.object(file, config.input.discount, "input.discount", 0);
     }
   }
   return reads;

@@ -69,7 +69,8 @@ std::string identity_text(const Config& config, const InputFacts& input, Range d
          "input: " + input.identity + "\n"
          "input.multiplier: " + in.multiplier + "\n"
          "input.discount: " + in.discount + "\n"
-         "input.axes: " + axis_name(in.axes[0]) + ", " + axis_name(in.axes[1]) + ", " + axis_name(in.axes[2]) + "\n"
+         "input.axes: " + axis_name(input.axes[0]) + ", " + axis_name(input.axes[1]) + ", " +
+             axis_name(input.axes[2]) + "\n"
          "input.dates: " + range(dates) + "\n"
          "input.ids: " + range(ids) + "\n"
          "input.nonfinite: " + (in.nonfinite == NonFinite::error ? "error" : "propagate") + "\n"
@@ -184,6 +185,9 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
   PipelineSpec& pipeline = spec.pipeline;
   pipeline.space = config.compute.space;
   pipeline.kernel = config.compute.kernel;
+  if (config.compute.kernel == KernelKind::blas && !(input.axes[0] == Axis::date && input.axes[1] == Axis::id))
+    throw config_error(config.source_path + ": compute.kernel: blas needs the input's axes [date, id, num] (the file's "
+                       "dimension names say otherwise); use kernel: mdrange for other orders");
   pipeline.slicing = make_slicing(input.axes, config.compute.parallel_dims, config.compute.tile);
   check_tile(config, pipeline.slicing, request.device_copies);
   pipeline.check_finite = config.input.nonfinite == NonFinite::error;

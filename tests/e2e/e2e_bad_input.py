@@ -126,7 +126,23 @@ def input_is_dir(ctx, d):
 
 def outdir_missing(ctx, d):
     good_input(d)
-    return [job(d, out_file="no_such_dir/out.h5")]
+    return [job(d, out_file="no_such_dir/deeper/out.h5")]
+
+
+def check_outdir_created(ctx, d, result):
+    """The missing folders were made (mode 0777 less the umask) and hold the right output."""
+    E.check_output(os.path.join(d, "no_such_dir", "deeper", "out.h5"), E.expected_cv(os.path.join(d, "in.h5")))
+    umask = os.umask(0)
+    os.umask(umask)
+    for sub in ("no_such_dir", os.path.join("no_such_dir", "deeper")):
+        mode = os.stat(os.path.join(d, sub)).st_mode & 0o777
+        E.check(mode == 0o777 & ~umask, f"folder {sub} has mode {mode:o}, expected {0o777 & ~umask:o}")
+
+
+def outdir_under_a_file(ctx, d):
+    good_input(d)
+    E.write_text(os.path.join(d, "blocker"), "a file where a folder would go\n")
+    return [job(d, out_file="blocker/sub/out.h5")]
 
 
 class _ReadOnlyRow:
@@ -139,6 +155,14 @@ class _ReadOnlyRow:
         ctx.cleanup.append(lambda: self.ro.__exit__(None, None, None))
         print(f"read-only directory made with {self.ro.how}")
         return [job(d, out_file="ro/out.h5")]
+
+
+class _ReadOnlyParentRow(_ReadOnlyRow):
+    """The output's missing folder would go inside a read-only one: it cannot be created."""
+
+    def __call__(self, ctx, d):
+        super().__call__(ctx, d)
+        return [job(d, out_file="ro/sub/out.h5")]
 
 
 def out_exists(overwrite):
@@ -398,7 +422,9 @@ ROWS = [
     Row("nan_in_multby_propagate", with_input(nonfinite_input("multBy", (500, 0), np.nan),
                                               input={"nonfinite": "propagate"}), 0, None, post=check_propagated),
     # output (73)
-    Row("output_dir_missing", outdir_missing, 73, "no_such_dir"),
+    Row("output_dir_missing_is_created", outdir_missing, 0, None, post=check_outdir_created),
+    Row("output_dir_under_a_file", outdir_under_a_file, 73, "its folder cannot be created ('"),
+    Row("output_dir_read_only_parent", _ReadOnlyParentRow(), 73, "its folder cannot be created"),
     Row("output_dir_read_only", _ReadOnlyRow(), 73, "not writable"),
     Row("output_exists", out_exists(False), 73, "overwrite"),
     Row("output_exists_overwrite", out_exists(True), 0, None, post=check_replaced),

@@ -636,3 +636,24 @@ TEST(Threads, CountsBeyondTheMachineAreLoweredWithOneWarning) {
                              "--kokkos-threads", 2),
             (std::vector<std::string>{"--kokkos-disable-warnings", "--kokkos-threads=2"}));
 }
+
+TEST(Config, InputFileListMultiplierAxesAndGlobs) {
+  Config c = parse("input: {file: [a.h5, /b/c.h5, d.h5], multiplier_axes: [num, id]}\noutput: {file: /o.h5}\n");
+  EXPECT_EQ(c.input.files, (std::vector<std::string>{"a.h5", "/b/c.h5", "d.h5"}));
+  EXPECT_EQ(c.input.file, "a.h5");
+  ASSERT_TRUE(c.input.multiplier_axes);
+  EXPECT_EQ((*c.input.multiplier_axes)[0], Axis::num);
+  EXPECT_FALSE(c.input.axes_given);
+  EXPECT_NE(c.to_yaml().find("multiplier_axes: [num, id]"), std::string::npos) << c.to_yaml();
+  // One file in a list is one file.
+  Config one = parse("input: {file: [a.h5], axes: [id, date, num]}\noutput: {file: /o.h5}\n");
+  EXPECT_TRUE(one.input.files.empty());
+  EXPECT_EQ(one.input.file, "a.h5");
+  EXPECT_TRUE(one.input.axes_given);
+  const auto glob = error_of("input: {file: /no/such/part*.h5}\noutput: {file: /o.h5}\n");
+  EXPECT_EQ(glob.first, ExitCode::config);
+  EXPECT_NE(glob.second.find("input.file: [part1.h5, part2.h5"), std::string::npos) << glob.second;
+  EXPECT_EQ(error_of("input: {file: a.h5, multiplier_axes: [date, id]}\noutput: {file: /o.h5}\n").first,
+            ExitCode::config);
+  EXPECT_EQ(error_of("input: {file: [], multiplier: m}\noutput: {file: /o.h5}\n").first, ExitCode::config);
+}
