@@ -417,13 +417,17 @@ class Pipeline {
       // gets a time-stamped line every 5 s.
       const StageStats& written = stats(Stage::write);
       const bool last = written.slabs == total_pending_;
-      if (job_.progress && (seconds_since(last_print) >= (tty_ ? 0.5 : 5.0) || last)) {
-        last_print = Clock::now();
+      const bool print = job_.progress && (seconds_since(last_print) >= (tty_ ? 0.5 : 5.0) || last);
+      if (print || job_.on_progress) {
         const double elapsed = seconds_since(start);
         const ProgressFields fields{rank_label_, written.slabs, total_pending_, written.bytes / 1e9,
                                     elapsed > 0 ? written.bytes / elapsed / 1e9 : 0.0,
                                     elapsed / written.slabs * (total_pending_ - written.slabs)};
-        print_progress(fields, last);
+        if (job_.on_progress) job_.on_progress(fields);
+        if (print) {
+          last_print = Clock::now();
+          print_progress(fields, last);
+        }
       }
       test_hold_.after_slab(written.slabs, [this] { return stop_requested(); });  // tests only (test_hooks.hpp)
     }

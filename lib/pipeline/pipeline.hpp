@@ -5,12 +5,14 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <vector>
 
 #include "config/config.hpp"
 #include "io/input.hpp"
 #include "io/output.hpp"
 #include "plan/plan.hpp"
+#include "report/progress.hpp"
 #include "report/report.hpp"
 #include "resolve/resolve.hpp"
 
@@ -23,6 +25,9 @@ struct PipelineJob {
   OutputSink* sink = nullptr;
   const std::atomic<int>* stop = nullptr;  // signal number once asked to stop
   bool progress = false;                // periodic progress lines on stdout
+  // Called by the writer after every slab with the progress line's figures
+  // (in-process callers: the Python module); unset: nothing.
+  std::function<void(const ProgressFields&)> on_progress;
 };
 
 // The pending slabs' share of one rank: contiguous, sizes differing by at most one.
