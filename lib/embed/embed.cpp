@@ -87,6 +87,7 @@ void multiply_on_device(const MultiplyRequest& request, const JobSpec& spec, Run
                                                : request.axes[static_cast<std::size_t>(j)] == Axis::id
                                                    ? request.mult.shape[1]
                                                    : 1;
+  Kokkos::fence();  // work other libraries queued on these arrays is finished first
   const auto t0 = Clock::now();
   Kokkos::DefaultExecutionSpace exec;
   const ConstFlatView<Memory> mult(static_cast<const double*>(request.mult.data),
