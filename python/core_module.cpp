@@ -172,7 +172,11 @@ PYBIND11_MODULE(_core, m) {
     return as_tuple(run_in_worker(
         [&](const std::atomic<int>* stop, const embed::Progress& on_progress) {
           const Config config = is_path ? load_config(text) : parse_config(text, source);
-          return embed::run_job(config, stop, on_progress).to_json();
+          const RunReport report = embed::run_job(config, stop, on_progress);
+          // The output was complete for this job already: nothing ran, nothing to report but that.
+          if (report.outcome == "already complete" && report.slabs_total == 0)
+            return std::string(R"({"outcome": "already complete"})");
+          return report.to_json();
         },
         progress));
   });

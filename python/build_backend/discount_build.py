@@ -10,7 +10,8 @@ scripts/deps.sh's Kokkos under deps/install/openmp, or a site's Kokkos).
 Settings (environment, or pip's --config-settings KEY=VALUE):
   DISCOUNT_CMAKE_ARGS / cmake-args   extra CMake arguments, e.g.
                                      "-DKokkos_ROOT=/opt/kokkos -DCMAKE_CXX_COMPILER=..."
-  DISCOUNT_BUILD_DIR  / build-dir    the CMake build folder (default build/python-wheel)
+  DISCOUNT_BUILD_DIR  / build-dir    the CMake build folder (default build/python-wheel); one
+                                     configured already is only built (DISCOUNT_RECONFIGURE=1: configured again)
   CMAKE_BUILD_PARALLEL_LEVEL         parallel build jobs (CMake's own variable)
 Without a Kokkos_ROOT or CMAKE_PREFIX_PATH, deps/install/openmp is used when present.
 """
@@ -59,7 +60,10 @@ def _build(config_settings):
     if not os.environ.get("Kokkos_ROOT") and not os.environ.get("CMAKE_PREFIX_PATH") and os.path.isdir(deps):
         args.append(f"-DCMAKE_PREFIX_PATH={deps}")
     args += shlex.split(_setting(config_settings, "cmake-args", "DISCOUNT_CMAKE_ARGS"))
-    subprocess.run(args, check=True, stdout=sys.stderr)
+    # A build folder configured already (.ci/run passes the OpenMP build's) is
+    # built as it is: configuring it again would change its settings.
+    if not os.path.exists(os.path.join(build, "CMakeCache.txt")) or os.environ.get("DISCOUNT_RECONFIGURE"):
+        subprocess.run(args, check=True, stdout=sys.stderr)
     subprocess.run(["cmake", "--build", build, "--target", "discount_python_core"], check=True, stdout=sys.stderr)
     return os.path.join(build, "python", NAME)
 

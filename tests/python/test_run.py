@@ -43,10 +43,10 @@ def test_run_from_a_yaml_file_returns_the_report(tmp_path, rng):
     seen = []
     report = discount_app.run(write_job(tmp_path, JOB), progress=seen.append)
     assert report["outcome"] == "complete"
-    assert report["slabs_total"] > 4 and report["slabs_run"] == report["slabs_total"]
+    assert report["slabs"]["total"] > 4 and report["slabs"]["run"] == report["slabs"]["total"]
     assert_bit_exact(read_cv(tmp_path / "cv.h5"), expected_cv(mult, disc))
-    assert [p["written"] for p in seen] == list(range(1, report["slabs_total"] + 1))
-    assert all(p["total"] == report["slabs_total"] for p in seen)
+    assert [p["written"] for p in seen] == list(range(1, report["slabs"]["total"] + 1))
+    assert all(p["total"] == report["slabs"]["total"] for p in seen)
     assert seen[-1]["gb_out"] * 1e9 == pytest.approx(disc.nbytes, rel=1e-9)
     assert seen[-1]["eta_seconds"] == 0
 
@@ -60,7 +60,7 @@ def test_report_has_the_cli_reports_content(tmp_path, rng, app_binary):
     with open(tmp_path / "cli.json") as f:
         cli = json.load(f)
     assert set(report) == set(cli)
-    for key in ("outcome", "slabs_total", "slabs_run", "input_bytes", "output_bytes", "space", "slicing", "plan"):
+    for key in ("outcome", "slabs", "input_bytes", "output_bytes", "space", "slicing", "plan"):
         assert report[key] == cli[key], key
 
 
@@ -91,7 +91,7 @@ def test_ctrl_c_keeps_the_partial_and_the_next_call_resumes(tmp_path, rng, hold)
     h.release(3)
     report = discount_app.run(job)
     assert report["outcome"] == "complete"
-    assert 0 < report["slabs_skipped"] < report["slabs_total"]
+    assert 0 < report["slabs"]["skipped_resumed"] < report["slabs"]["total"]
     assert_bit_exact(read_cv(tmp_path / "cv.h5"), expected_cv(mult, disc))
 
 
