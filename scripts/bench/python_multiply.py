@@ -137,7 +137,7 @@ def main():
 
     B.print_machine(info)
     print(f"\nshape {shape}, {B.fmt_bytes(moved)} moved per call, space {a.space}, OMP_NUM_THREADS "
-          f"{os.environ['OMP_NUM_THREADS']}, {report.get('slabs_total')} slab(s); stages: {stages}")
+          f"{os.environ['OMP_NUM_THREADS']}, {report.get('slabs', {}).get('total')} slab(s); stages: {stages}")
     B.print_table(["variant", "median s", "GB/s (in+out)", "its time / multiply's"], rows,
                   "multiply against its peers (same run)")
 
