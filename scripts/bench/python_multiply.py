@@ -53,6 +53,7 @@ def main():
     p.add_argument("--device-budget", default=None)
     p.add_argument("--run-ids", type=int, default=None, help="ids of the run-vs-CLI job (default: --ids)")
     p.add_argument("--no-run", action="store_true", help="skip run() vs the CLI")
+    p.add_argument("--calls", type=int, default=20, help="calls in a row for the flat-time check (default 20)")
     p.add_argument("--work", default=None, help="folder for the run-vs-CLI files (default: a temporary one)")
     B.add_common_args(p, repeat=5)
     a = p.parse_args()
@@ -152,6 +153,19 @@ def main():
     results["overhead_ms"] = 1e3 * B.median(calls)
     print(f"\n1 x 1 x 1 multiply after the first call: median {results['overhead_ms']:.2f} ms, "
           f"max {1e3 * max(calls):.2f} ms over 50 calls")
+
+    # Twenty calls in a row (the seed's "slower after each run"): the first
+    # five against the last five, on a tenth of the dates.
+    part = max(1, a.dates // 10)
+    series = []
+    for _ in range(a.calls):
+        t0 = time.perf_counter()
+        discount_app.multiply(mult, disc[:part], out[:part], **kw)
+        series.append(time.perf_counter() - t0)
+    k = max(1, min(5, a.calls // 2))
+    results["series_s"] = series
+    print(f"{a.calls} calls in a row on {part} date(s): first {k} median {B.median(series[:k]):.4f} s, last {k} "
+          f"median {B.median(series[-k:]):.4f} s (last/first {B.median(series[-k:]) / B.median(series[:k]):.3f})")
 
     if not a.no_run:
         import h5py
