@@ -8,15 +8,28 @@ if(NOT DISCOUNT_ENABLE_PYTHON MATCHES "^(AUTO|ON|OFF)$")
   message(FATAL_ERROR "DISCOUNT_ENABLE_PYTHON must be AUTO, ON or OFF, not '${DISCOUNT_ENABLE_PYTHON}'")
 endif()
 if(NOT DISCOUNT_ENABLE_PYTHON STREQUAL "OFF" AND NOT DISCOUNT_ENABLE_MPI AND NOT DISCOUNT_SANITIZE)
-  # Debian's interpreter (/usr/bin/python3) unless Python3_EXECUTABLE says
-  # otherwise: a pyenv shim on PATH may lack the headers and NumPy.
+  # The system's interpreter (/usr/bin/python3) when it has NumPy, unless
+  # Python3_EXECUTABLE says otherwise: a pyenv shim on PATH may lack the
+  # headers and NumPy. Else the first python3 on PATH (a GPU node's venv).
   if(NOT Python3_EXECUTABLE AND EXISTS /usr/bin/python3)
-    set(Python3_EXECUTABLE /usr/bin/python3)
+    execute_process(COMMAND /usr/bin/python3 -c "import numpy" RESULT_VARIABLE _discount_no_numpy
+                    OUTPUT_QUIET ERROR_QUIET)
+    if(_discount_no_numpy EQUAL 0)
+      set(Python3_EXECUTABLE /usr/bin/python3)
+    endif()
   endif()
   find_package(Python3 COMPONENTS Interpreter Development.Module QUIET)
   if(Python3_FOUND)
     set(pybind11_FIND_QUIETLY ON)
     find_package(pybind11 CONFIG QUIET)
+    if(NOT pybind11_FOUND)
+      # pybind11 installed with pip into that interpreter (no Debian package).
+      execute_process(COMMAND ${Python3_EXECUTABLE} -c "import pybind11; print(pybind11.get_cmake_dir())"
+                      OUTPUT_VARIABLE _discount_pybind11_dir OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+      if(_discount_pybind11_dir)
+        find_package(pybind11 CONFIG QUIET PATHS ${_discount_pybind11_dir} NO_DEFAULT_PATH)
+      endif()
+    endif()
   endif()
   if(Python3_FOUND AND pybind11_FOUND)
     set(DISCOUNT_HAVE_PYTHON ON)
