@@ -94,6 +94,12 @@ if [[ $kokkos == 3.4.01 ]]; then
   cmake --build --preset "$preset" -j "$(nproc)"
   stamp "build done"
   "build/$preset/app/discount_app" --version
+  # tests/python runs inside ctest (label python) when the module was built.
+  if compgen -G "build/$preset/python/discount_app/_core*.so" >/dev/null; then
+    stamp "Python module built: ctest runs tests/python on this build (label python)"
+  else
+    stamp "Python module not built here (no Python 3 headers or pybind11): tests/python skipped"
+  fi
   [[ $build_only == 1 ]] && exit 0
   ctest --preset "$preset" -j 4
   stamp "all tests passed"

@@ -4,12 +4,16 @@
 // exists, and returns the process exit status; failures are discount::Error.
 #pragma once
 
+#include <atomic>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "config/config.hpp"
 #include "io/input.hpp"
 #include "commands/tools.hpp"
+#include "report/progress.hpp"
+#include "report/report.hpp"
 #include "resolve/resolve.hpp"
 
 namespace discount {
@@ -21,6 +25,13 @@ struct RunOptions {
   std::vector<std::string> kokkos_args;  // --kokkos-* passed through
   bool quiet = false;
   bool remeasure = false;  // ignore this host's cached link limits (and refresh them)
+  // In-process callers (the Python module, lib/commands/in_process.hpp):
+  // their own stop flag (a signal number once asked to stop; the process's
+  // signal handlers are then left alone), the progress figures after every
+  // slab, and the finished run's report (the JSON report's content).
+  const std::atomic<int>* stop = nullptr;
+  std::function<void(const ProgressFields&)> on_progress;
+  RunReport* report_out = nullptr;
 };
 
 // `discount_app run`: the job, resumed where a killed run stopped.

@@ -113,7 +113,7 @@ void announce(const RunReport& report, const Plan& plan) {
   std::cout << std::endl;
 }
 
-[[noreturn]] void stopped(const RunReport& report, const OutputSink& sink) {
+[[noreturn]] void stopped(const RunReport& report, const OutputSink& sink, int signo) {
   const auto* file_output = dynamic_cast<const FileOutput*>(&sink);
   const std::string where = file_output ? "; progress saved in " + file_output->partial_path() : "";
   const std::string done =
@@ -121,7 +121,7 @@ void announce(const RunReport& report, const Plan& plan) {
           ? " after this rank's " + std::to_string(report.slabs_run) + " slab(s) of this run"
           : " after " + std::to_string(report.slabs_skipped + report.slabs_run) + " of " +
                 std::to_string(report.slabs_total) + " slabs";
-  throw Error(ExitCode::interrupted, std::string("interrupted by ") + signal_name(stop_signal().load()) + done +
+  throw Error(ExitCode::interrupted, std::string("interrupted by ") + signal_name(signo) + done +
                                          where + "; run the same command again to resume");
 }
 
@@ -161,22 +161,28 @@ std::exception_ptr run_slabs(const Job& job, const RunOptions& options, OutputSi
     pipeline.plan = &job.plan;
     pipeline.input = job.input.get();
     pipeline.sink = &sink;
-    pipeline.stop = &stop_signal();
+    pipeline.stop = options.stop ? options.stop : &stop_signal();
     std::optional<ProgressPrinter> progress;
     if (talk) {
       // "rank 0 of 4: " under MPI (rank 0 prints its own share's progress).
       progress.emplace(ranks::multi() ? "rank " + std::to_string(ranks::rank()) + " of " +
                                             std::to_string(ranks::size()) + ": "
                                       : "");
-      pipeline.progress = [&progress](const WriteProgress& p) {
-        if (p.done) progress->finish();
-        else progress->slab_written(p.written, p.total, p.bytes, p.seconds);
-      };
     }
+    if (progress || options.on_progress)
+      pipeline.progress = [&progress, &options](const WriteProgress& p) {
+        if (progress) {
+          if (p.done) progress->finish();
+          else progress->slab_written(p.written, p.total, p.bytes, p.seconds);
+        }
+        // In-process callers get the progress line's figures after every slab.
+        if (options.on_progress && !p.done && p.written > 0)
+          options.on_progress(progress_fields("", p.written, p.total, p.bytes, p.seconds));
+      };
     run_pipeline(pipeline, report);
     if (report.interrupted) {
       sink.checkpoint();  // the slabs finished before the stop count as done
-      stopped(report, sink);
+      stopped(report, sink, pipeline.stop->load());
     }
     sink.flush();
     return nullptr;
@@ -279,7 +285,7 @@ int verify_after_run(const Config& config) {
 int run_command(const Config& config, const RunOptions& options) {
   const auto start = Clock::now();
   startup::mark("command line and config");
-  install_signal_handlers();
+  if (!options.stop) install_signal_handlers();
   const Job job = prepare(config, options.restart);
   startup::mark("input, resolve and plan");
   const std::string report_path = options.report_path.empty() ? job.spec.report_path : options.report_path;
@@ -310,7 +316,7 @@ int run_command(const Config& config, const RunOptions& options) {
 
   Limits limits;
   std::exception_ptr failure =
-      run_slabs(job, options, *sink, report, limits, !options.quiet || !report_path.empty(), talk);
+      run_slabs(job, options, *sink, report, limits, !options.quiet || !report_path.empty() || options.report_out, talk);
   report.ranks = ranks::size();
   report.startup = startup::breakdown();
   combine_rank_reports(report);
@@ -323,6 +329,7 @@ int run_command(const Config& config, const RunOptions& options) {
   add_job_runs(report, file_output, job.plan);
   if (agreed) give_up(agreed, fresh_output, report, report_path);
   deliver_report(report, report_path, talk);
+  if (options.report_out) *options.report_out = report;
   return verify_after_run(config);
 }
 

@@ -62,11 +62,6 @@ struct JobCpus {
 cpu_set_t g_start_mask;
 bool g_start_mask_valid = false;
 
-void capture_start_mask(int, char**, char**) {
-  CPU_ZERO(&g_start_mask);
-  g_start_mask_valid = ::sched_getaffinity(0, sizeof g_start_mask, &g_start_mask) == 0;
-}
-
 // The start mask within the job's cpuset; the cpuset alone when the mask
 // was not captured (the code runs inside a shared library, say).
 struct UsableCpus {
@@ -92,9 +87,12 @@ const UsableCpus& usable_cpus() {
 
 }  // namespace
 
-// External linkage, so no compiler drops it as unreferenced.
-__attribute__((section(".preinit_array"), used)) void (*discount_capture_start_mask)(int, char**, char**) =
-    capture_start_mask;
+// Called from the executable's .preinit_array (common/affinity_preinit.cpp;
+// a shared library such as the Python module may not have one).
+void capture_start_mask(int, char**, char**) {
+  CPU_ZERO(&g_start_mask);
+  g_start_mask_valid = ::sched_getaffinity(0, sizeof g_start_mask, &g_start_mask) == 0;
+}
 
 void use_process_affinity() {
   const UsableCpus& cpus = usable_cpus();

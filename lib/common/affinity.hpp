@@ -15,4 +15,8 @@ int process_cpu_count();
 // CPUs of the job's cpuset (cgroup), else every online CPU (0 if unknown).
 int job_cpu_count();
 
+// Records the CPU mask the process starts with; run from an executable's
+// .preinit_array (common/affinity_preinit.cpp), before any library constructor.
+void capture_start_mask(int, char**, char**);
+
 }  // namespace discount

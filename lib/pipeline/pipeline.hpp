@@ -13,6 +13,7 @@
 #include "io/input.hpp"
 #include "io/output.hpp"
 #include "plan/plan.hpp"
+#include "report/progress.hpp"
 #include "report/report.hpp"
 #include "resolve/resolve.hpp"
 

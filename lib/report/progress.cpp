@@ -72,9 +72,12 @@ void ProgressPrinter::slab_written(int written, int total, std::uint64_t bytes, 
   const bool last = written == total;
   if (!last && seconds - last_print_ < (tty_ ? 0.5 : 5.0)) return;
   last_print_ = seconds;
-  const ProgressFields fields{rank_label_, written, total, bytes / 1e9, seconds > 0 ? bytes / seconds / 1e9 : 0.0,
-                              written > 0 ? seconds / written * (total - written) : 0.0};
-  print(fields, last);
+  print(progress_fields(rank_label_, written, total, bytes, seconds), last);
+}
+
+ProgressFields progress_fields(std::string rank_label, int written, int total, std::uint64_t bytes, double seconds) {
+  return {std::move(rank_label), written, total, bytes / 1e9, seconds > 0 ? bytes / seconds / 1e9 : 0.0,
+          written > 0 ? seconds / written * (total - written) : 0.0};
 }
 
 // On a terminal: "\r", the line fitted to the width read now (the window

@@ -18,6 +18,9 @@ struct ProgressFields {
   int written = 0, total = 0;
   double gb_out = 0.0, gb_per_s = 0.0, eta_seconds = 0.0;
 };
+// The figures after `written` of `total` slabs, `bytes` of them, `seconds`
+// after the writer started: the rate so far, and the rest at that rate.
+ProgressFields progress_fields(std::string rank_label, int written, int total, std::uint64_t bytes, double seconds);
 
 // The progress line, without "\r" or a newline. width > 0: at most width - 1
 // columns (the last column stays free: some terminals wrap on it), dropping

@@ -1,0 +1,51 @@
+// The engine inside another process (the Python module, python/): Kokkos
+// started once and ended at exit, a file job run as `discount_app run` runs
+// it (report returned, not printed), and a multiply of arrays in memory
+// through the same pipeline (io/memory_arrays.hpp). The caller owns the stop
+// flag (a signal number once it wants the job to stop after the slabs in
+// flight) and receives the progress figures after every slab.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/config.hpp"
+#include "io/memory_arrays.hpp"
+#include "report/progress.hpp"
+#include "report/report.hpp"
+
+namespace discount::embed {
+
+// Starts Kokkos for this process unless it runs already (the first call);
+// the threads follow OMP_NUM_THREADS / the cpuset as for the CLI.
+void ensure_kokkos();
+// Ends Kokkos if ensure_kokkos() started it (at the process's exit).
+void finalize_kokkos();
+bool kokkos_started();
+
+using Progress = std::function<void(const ProgressFields&)>;
+
+// `discount_app run` on a parsed config, quietly; the report as the JSON report holds it.
+RunReport run_job(const Config& config, const std::atomic<int>* stop, const Progress& progress);
+
+struct MultiplyRequest {
+  ArrayRef mult, disc, out;  // host arrays, or all three device arrays (device: true)
+  bool device_arrays = false;
+  std::array<Axis, 3> axes{Axis::date, Axis::id, Axis::num};
+  Space space = Space::device;
+  std::optional<MemorySize> device_budget, host_budget;
+  std::vector<Axis> parallel_dims{Axis::date, Axis::id, Axis::num};
+  std::optional<Axis> chunk_axis;
+};
+
+// out = mult * disc, broadcast over dates. Throws discount::Error; a stop
+// ends it after the slabs in flight with ExitCode::interrupted.
+RunReport multiply(const MultiplyRequest& request, const std::atomic<int>* stop, const Progress& progress);
+
+// Whether this build's default memory space is the host's (no device arrays).
+bool device_memory_is_separate();
+
+}  // namespace discount::embed

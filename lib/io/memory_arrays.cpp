@@ -1,0 +1,131 @@
+#include "io/memory_arrays.hpp"
+
+#include <cstring>
+
+#include "common/error.hpp"
+#include "common/host_parallel.hpp"
+
+namespace discount {
+
+std::int64_t ArrayRef::elements() const {
+  std::int64_t n = 1;
+  for (int j = 0; j < rank; ++j) n *= shape[static_cast<std::size_t>(j)];
+  return n;
+}
+
+bool ArrayRef::c_contiguous() const {
+  std::int64_t expected = 1;
+  for (int j = rank - 1; j >= 0; --j) {
+    const auto u = static_cast<std::size_t>(j);
+    if (shape[u] > 1 && strides[u] != expected) return false;
+    expected *= shape[u];
+  }
+  return true;
+}
+
+namespace {
+
+// One row of `n` elements between a strided array row and a packed buffer.
+template <class T>
+void copy_row(T* row, std::int64_t stride, double* packed, std::int64_t n, bool to_array) {
+  if (to_array) {
+    if constexpr (std::is_same_v<T, double>)
+      if (stride == 1) {
+        std::memcpy(row, packed, static_cast<std::size_t>(n) * sizeof(double));
+        return;
+      }
+    for (std::int64_t c = 0; c < n; ++c) row[c * stride] = static_cast<T>(packed[c]);
+  } else {
+    if constexpr (std::is_same_v<T, double>)
+      if (stride == 1) {
+        std::memcpy(packed, row, static_cast<std::size_t>(n) * sizeof(double));
+        return;
+      }
+    for (std::int64_t c = 0; c < n; ++c) packed[c] = static_cast<double>(row[c * stride]);
+  }
+}
+
+template <class T>
+void copy_box_as(const ArrayRef& a, const std::array<std::int64_t, 3>& start, const std::array<std::int64_t, 3>& count,
+                 double* packed, bool to_array) {
+  const std::int64_t rows = count[0] * count[1], n = count[2];
+  if (rows == 0 || n == 0) return;
+  // Small boxes on this thread; large ones in row bands over the I/O threads.
+  const unsigned threads = rows * n < (std::int64_t{1} << 20) ? 1u : io_threads();
+  run_on_threads(threads, [&](unsigned t) {
+    const std::int64_t first = rows * t / threads, last = rows * (t + 1) / threads;
+    for (std::int64_t r = first; r < last; ++r) {
+      const std::int64_t x = r / count[1], y = r % count[1];
+      T* row = static_cast<T*>(a.data) + (start[0] + x) * a.strides[0] + (start[1] + y) * a.strides[1] +
+               start[2] * a.strides[2];
+      copy_row(row, a.strides[2], packed + r * n, n, to_array);
+    }
+  });
+}
+
+// A 2-D array as a 3-D one of leading extent 1.
+ArrayRef as_3d(const ArrayRef& a) {
+  if (a.rank == 3) return a;
+  ArrayRef b = a;
+  b.rank = 3;
+  b.shape = {1, a.shape[0], a.shape[1]};
+  b.strides = {0, a.strides[0], a.strides[1]};
+  return b;
+}
+
+std::string shape_text(const ArrayRef& a) {
+  std::string text;
+  for (int j = 0; j < a.rank; ++j) text += (j ? "x" : "") + std::to_string(a.shape[static_cast<std::size_t>(j)]);
+  return text + (a.type == ElementType::f64 ? " float64" : " float32");
+}
+
+}  // namespace
+
+void copy_box(const ArrayRef& array, const std::array<std::int64_t, 3>& start,
+              const std::array<std::int64_t, 3>& count, double* packed, bool to_array) {
+  const ArrayRef a = as_3d(array);
+  if (a.type == ElementType::f64) copy_box_as<double>(a, start, count, packed, to_array);
+  else copy_box_as<float>(a, start, count, packed, to_array);
+}
+
+MemoryInput::MemoryInput(const ArrayRef& mult, const ArrayRef& disc, const std::array<Axis, 3>& axes)
+    : mult_(mult), disc_(disc) {
+  axes_ = axes;
+  std::int64_t extent[3] = {0, 0, 0};
+  for (int j = 0; j < 3; ++j) extent[static_cast<int>(axes[static_cast<std::size_t>(j)])] = disc.shape[static_cast<std::size_t>(j)];
+  shape_ = {extent[0], extent[1], extent[2]};
+  if (mult.shape[0] != shape_.ids || mult.shape[1] != shape_.nums)
+    throw usage_error("mult has shape (" + std::to_string(mult.shape[0]) + ", " + std::to_string(mult.shape[1]) +
+                      ") but disc has " + std::to_string(shape_.ids) + " ids and " + std::to_string(shape_.nums) +
+                      " nums (axes " + axis_name(axes[0]) + ", " + axis_name(axes[1]) + ", " + axis_name(axes[2]) +
+                      "); mult must be (ids, nums)");
+}
+
+void MemoryInput::read_discount(Range dates, Range ids, double* buffer) {
+  const FileBox box = discount_box(shape_, axes_, dates, ids);
+  copy_box(disc_, box.start, box.count, buffer, false);
+}
+
+void MemoryInput::read_multiplier(Range ids, double* buffer) {
+  copy_box(mult_, {0, ids.begin, 0}, {1, ids.size(), shape_.nums}, buffer, false);
+}
+
+std::string MemoryInput::describe() const {
+  return "arrays in memory: mult " + shape_text(mult_) + ", disc " + shape_text(disc_) + " (" + axis_name(axes_[0]) +
+         ", " + axis_name(axes_[1]) + ", " + axis_name(axes_[2]) + ")";
+}
+
+// Never resumed: an in-memory job has no partial output to match.
+std::string MemoryInput::identity() const { return "memory: " + describe(); }
+
+MemoryOutput::MemoryOutput(const ArrayRef& out, const InputShape& shape, const std::array<Axis, 3>& axes)
+    : out_(out), shape_(shape), axes_(axes) {}
+
+void MemoryOutput::write_slab(const Slab& slab, const double* buffer, const InputSums&) {
+  const FileBox box = discount_box(shape_, axes_, slab.dates, slab.ids);
+  copy_box(out_, box.start, box.count, const_cast<double*>(buffer), true);
+}
+
+std::string MemoryOutput::describe() const { return "array in memory: out " + shape_text(out_); }
+
+}  // namespace discount

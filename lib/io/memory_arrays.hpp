@@ -1,0 +1,66 @@
+// Arrays already in memory as a slab source and a slab sink, so the in-process
+// multiply (lib/embed/embed.hpp, the Python module's multiply) streams through
+// the same pipeline as a file job: slabs cut by the budgets, staging buffers,
+// overlap, the same kernels. The arrays are described, not owned: any strides
+// (a NumPy view, an np.memmap), float64 or float32 elements (float32 is
+// widened exactly, slab by slab, as it is copied into the staging buffer).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "io/input.hpp"
+#include "io/output.hpp"
+
+namespace discount {
+
+enum class ElementType { f64, f32 };
+
+// A strided array of `rank` dimensions; strides in elements, any sign.
+struct ArrayRef {
+  void* data = nullptr;
+  ElementType type = ElementType::f64;
+  int rank = 0;
+  std::array<std::int64_t, 3> shape{0, 0, 0};
+  std::array<std::int64_t, 3> strides{0, 0, 0};
+  std::string name;  // for messages: "mult", "disc", "out"
+  std::int64_t elements() const;
+  bool c_contiguous() const;
+};
+
+// multBy [ids][nums] and discount in the order `axes` names, read into the
+// pipeline's packed buffers.
+class MemoryInput final : public InputSource {
+ public:
+  MemoryInput(const ArrayRef& mult, const ArrayRef& disc, const std::array<Axis, 3>& axes);
+  void read_discount(Range dates, Range ids, double* buffer) override;
+  void read_multiplier(Range ids, double* buffer) override;
+  std::string describe() const override;
+  std::string identity() const override;
+
+ private:
+  ArrayRef mult_, disc_;
+};
+
+// The result, slab by slab, into `out` (float64, disc's shape and axes).
+class MemoryOutput final : public OutputSink {
+ public:
+  MemoryOutput(const ArrayRef& out, const InputShape& shape, const std::array<Axis, 3>& axes);
+  bool slab_done(const Slab&) const override { return false; }
+  void write_slab(const Slab& slab, const double* buffer, const InputSums& input = {}) override;
+  std::string describe() const override;
+
+ private:
+  ArrayRef out_;
+  InputShape shape_;
+  std::array<Axis, 3> axes_;
+};
+
+// Copies the box [start, start+count) of a strided array into (or, with
+// to_array, out of) a packed row-major buffer, spread over the I/O threads
+// when large.
+void copy_box(const ArrayRef& array, const std::array<std::int64_t, 3>& start,
+              const std::array<std::int64_t, 3>& count, double* packed, bool to_array);
+
+}  // namespace discount

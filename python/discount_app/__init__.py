@@ -1,0 +1,329 @@
+"""discount_app from Python: cv[d][i][k] = multBy[i][k] * discount[d][i][k].
+
+Two entry points, both running the C++ engine in this process:
+
+* ``run(config)`` runs a job described by a YAML file (or a dict of the same
+  structure) exactly as ``discount_app run`` does, and returns its report.
+* ``multiply(mult, disc)`` multiplies arrays already in memory, streamed in
+  slabs through the same pipeline (budgets, staging buffers, overlap, kernels).
+
+Every failure raises a ``discount_app.Error`` subclass carrying the CLI's
+message (``.message``) and exit code (``.exit_code``, docs/errors.md).
+Calls are serialised: one job runs at a time in a process; a second thread's
+call waits for the first. Kokkos starts at the first call and ends at exit.
+See docs/python.md.
+"""
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import threading
+from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Union
+
+import numpy as np
+
+from . import _core
+
+__all__ = [
+    "run", "multiply", "last_report", "version", "Error", "UsageError", "DataError", "InputMissingError",
+    "InternalError", "CannotCreateError", "IOFailure", "Interrupted", "ConfigError",
+]
+
+ProgressCallback = Callable[[Dict[str, float]], Any]
+
+
+class Error(Exception):
+    """A discount_app failure: ``message`` is the CLI's error line, ``exit_code`` its exit code."""
+
+    exit_code: int = 70
+
+    def __init__(self, message: str, exit_code: Optional[int] = None):
+        super().__init__(message)
+        self.message = message
+        if exit_code is not None:
+            self.exit_code = exit_code
+
+
+class UsageError(Error):
+    """Exit code 64: a wrong argument (an unknown axis, a bad budget text, ...)."""
+    exit_code = 64
+
+
+class DataError(Error):
+    """Exit code 65: input data invalid (shapes, dtype, NaN/Inf under nonfinite: error)."""
+    exit_code = 65
+
+
+class InputMissingError(Error):
+    """Exit code 66: config, input file or dataset not found."""
+    exit_code = 66
+
+
+class InternalError(Error):
+    """Exit code 70: a bug; please report it."""
+    exit_code = 70
+
+
+class CannotCreateError(Error):
+    """Exit code 73: the output cannot be created."""
+    exit_code = 73
+
+
+class IOFailure(Error):
+    """Exit code 74: an I/O error during the run; running again resumes."""
+    exit_code = 74
+
+
+class Interrupted(Error, KeyboardInterrupt):
+    """Exit code 75: stopped (Ctrl-C) after the slabs in flight.
+
+    For ``run()`` the finished slabs are kept in ``<out>.partial``: call
+    ``run()`` again with the same config to resume. Also a KeyboardInterrupt,
+    so ``except KeyboardInterrupt`` still sees it.
+    """
+    exit_code = 75
+
+
+class ConfigError(Error):
+    """Exit code 78: the configuration is invalid (or a budget too small for one slab)."""
+    exit_code = 78
+
+
+_BY_CODE = {c.exit_code: c for c in (UsageError, DataError, InputMissingError, InternalError, CannotCreateError,
+                                     IOFailure, Interrupted, ConfigError)}
+
+# One job at a time per process: a second thread waits here (the engine
+# itself refuses a call that bypasses the lock).
+_LOCK = threading.Lock()
+_LAST_REPORT: Optional[Dict[str, Any]] = None
+
+
+def _raise_for(code: int, message: str) -> None:
+    raise _BY_CODE.get(code, Error)(message, code)
+
+
+def _finish(result: tuple) -> Dict[str, Any]:
+    global _LAST_REPORT
+    code, message, report, _keyboard = result
+    if code != 0:
+        _raise_for(code, message)
+    _LAST_REPORT = json.loads(report) if report else {}
+    return _LAST_REPORT
+
+
+def _yaml_scalar(value: Any, where: str) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, (str, os.PathLike)):
+        return json.dumps(os.fspath(value))  # a double-quoted YAML scalar
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_yaml_scalar(v, where) for v in value) + "]"
+    raise TypeError(f"config {where}: {type(value).__name__} is not a YAML value (use str, int, float, bool, list)")
+
+
+def _to_yaml(mapping: Mapping[str, Any], indent: str = "", where: str = "") -> str:
+    lines = []
+    for key, value in mapping.items():
+        if not isinstance(key, str):
+            raise TypeError(f"config {where or 'top level'}: key {key!r} is not a string")
+        name = f"{where}.{key}" if where else key
+        if isinstance(value, Mapping):
+            lines.append(f"{indent}{key}:")
+            lines.append(_to_yaml(value, indent + "  ", name))
+        else:
+            lines.append(f"{indent}{key}: {_yaml_scalar(value, name)}")
+    return "\n".join(line for line in lines if line)
+
+
+def run(config: Union[str, os.PathLike, Mapping[str, Any]], *,
+        progress: Optional[ProgressCallback] = None) -> Dict[str, Any]:
+    """Run a job in this process exactly as ``discount_app run CONFIG`` does.
+
+    config: the path of a YAML job file (its relative paths resolve against the
+        file's folder, as for the CLI), or a dict with the YAML's structure,
+        e.g. ``{"input": {"file": "in.h5"}, "output": {"file": "cv.h5"}}``; a
+        dict's relative paths resolve against the current directory.
+    progress: called after every slab, on the calling thread, with a dict of
+        the progress line's figures: ``written``, ``total`` (slabs of this
+        run), ``gb_out``, ``gb_per_s``, ``eta_seconds``. An exception it
+        raises stops the job after the slabs in flight and is re-raised.
+
+    Returns the run report as a dict, the content of ``--report run.json``
+    (``outcome`` is ``"already complete"`` and nothing else is filled when the
+    output was already complete for this job).
+
+    Ctrl-C (KeyboardInterrupt) finishes the slabs in flight, keeps
+    ``<out>.partial`` and raises ``Interrupted`` (exit code 75): call ``run``
+    again with the same config to resume. Every failure is an ``Error``
+    subclass with the CLI's message and exit code.
+    """
+    if isinstance(config, Mapping):
+        text, source, is_path = _to_yaml(config) + "\n", "run(config=dict)", False
+    elif isinstance(config, (str, os.PathLike)):
+        text, source, is_path = os.fspath(config), os.fspath(config), True
+    else:
+        raise TypeError(f"config must be a path or a dict, not {type(config).__name__}")
+    with _LOCK:
+        return _finish(_core.run_config(text, source, is_path, progress))
+
+
+def _device_desc(a: Any, name: str) -> Optional[tuple]:
+    """(address, is_float32, shape, element strides) of a CUDA array, or None for a host array."""
+    cai = getattr(a, "__cuda_array_interface__", None)
+    if cai is None:
+        return None
+    typestr = cai["typestr"]
+    if typestr[1:] not in ("f8", "f4") or typestr[0] == ">":
+        raise TypeError(f"{name}: device array of type {typestr}; multiply takes float64 or float32 "
+                        f"(out: float64); convert it with .astype('float64')")
+    item = int(typestr[2:])
+    shape = tuple(int(n) for n in cai["shape"])
+    strides = cai.get("strides")
+    if strides is not None and any(s % item for s in strides):
+        raise ValueError(f"{name}: strides {strides} are not whole elements; pass a contiguous copy")
+    elem = [s // item for s in strides] if strides is not None else None
+    contiguous = [int(np.prod(shape[j + 1:])) for j in range(len(shape))]
+    if elem is not None and any(e != c for e, c, n in zip(elem, contiguous, shape) if n > 1):
+        raise ValueError(f"{name}: a non-contiguous device array; device arrays must be C-contiguous "
+                         f"(cupy.ascontiguousarray({name}) or {name}.contiguous())")
+    return (int(cai["data"][0]), typestr[1:] == "f4", shape, contiguous)
+
+
+def _host_desc(a: np.ndarray, name: str) -> tuple:
+    if a.dtype == np.float64:
+        f32 = False
+    elif a.dtype == np.float32:
+        f32 = True
+    else:
+        raise TypeError(f"{name}: dtype {a.dtype}; multiply takes float64 or float32 (float32 is widened "
+                        f"exactly; out is float64): convert it with {name}.astype(np.float64)")
+    if not a.dtype.isnative:
+        raise ValueError(f"{name}: byte-swapped dtype {a.dtype}; pass {name}.astype(np.float64)")
+    item = a.dtype.itemsize
+    if any(s % item for s in a.strides) or a.__array_interface__["data"][0] % item:
+        raise ValueError(f"{name}: unaligned strides {a.strides}; pass np.ascontiguousarray({name})")
+    return (a.__array_interface__["data"][0], f32, a.shape, tuple(s // item for s in a.strides))
+
+
+def multiply(mult: Any, disc: Any, out: Optional[Any] = None, *,
+             axes: Sequence[str] = ("date", "id", "num"),
+             space: str = "device",
+             device_budget: Optional[str] = None,
+             host_budget: Optional[str] = None,
+             parallel_dims: Sequence[str] = ("date", "id", "num"),
+             chunk_axis: str = "auto",
+             progress: Optional[ProgressCallback] = None) -> Any:
+    """Return ``out[d, i, k] = mult[i, k] * disc[d, i, k]`` (for the default axes).
+
+    Streams through the engine's pipeline: slabs cut by the budgets, staging
+    buffers, copies overlapped with the kernel, the CLI's kernels and
+    slicings; the GIL is released while it computes. The result is bit-exact
+    with ``np.multiply(mult[None], disc)`` in float64.
+
+    mult: (ids, nums). disc: the three axes in the order ``axes`` names (the
+        YAML's ``input.axes``), e.g. ``("id", "date", "num")`` for
+        ``disc[i, d, k]``. Host arrays: NumPy arrays of float64 or float32
+        (float32 is widened exactly to float64, slab by slab), any strides,
+        ``np.memmap`` included (a disc larger than RAM streams from disk).
+        Other dtypes raise TypeError naming the array and the fix.
+    out: float64, disc's shape, writable; any strides; may be ``disc`` itself
+        (in place) but must not otherwise overlap the inputs; None: a new array.
+    space: ``"device"`` (the GPU in a CUDA build; the host cores otherwise) or
+        ``"host"`` (YAML ``compute.space``).
+    device_budget, host_budget: ``"16GiB"``, ``"512MiB"``, ``"80%"``, ...
+        (YAML ``memory.*``; None: the defaults, 80% and 25% of what is free).
+    parallel_dims: the axes the kernel's MDRange spans (``compute.parallel_dims``).
+    chunk_axis: ``"auto"``, ``"date"`` or ``"id"`` (``memory.chunk_axis``).
+    progress: as for ``run()``.
+
+    In a CUDA build mult, disc and out may instead all be C-contiguous device
+    arrays (``__cuda_array_interface__``: CuPy, PyTorch, Numba); the kernel
+    then runs on them in place, with no host round trip.
+
+    Raises ValueError (layout), TypeError (dtype), ``Error`` subclasses (the
+    engine's checks, e.g. ConfigError for a budget too small for one slab) and
+    ``Interrupted`` on Ctrl-C (``out`` then holds the finished slabs only).
+    """
+    global _LAST_REPORT
+    axes = tuple(axes)
+    if sorted(axes) != ["date", "id", "num"]:
+        raise ValueError(f"axes={axes!r}: name 'date', 'id' and 'num' once each, e.g. ('date', 'id', 'num')")
+    device = [_device_desc(a, n) for a, n in ((mult, "mult"), (disc, "disc"), (out, "out"))]
+    if any(d is not None for d in device):
+        if out is None:
+            raise ValueError("out: give a float64 device array for the result when mult and disc are device arrays")
+        if not all(d is not None for d in device):
+            names = [n for n, d in zip(("mult", "disc", "out"), device) if d is None]
+            raise ValueError(f"{', '.join(names)}: mix of device and host arrays; pass all three as device arrays "
+                             f"or all three as host arrays")
+        mdesc, ddesc, odesc = device
+        if odesc[1]:
+            raise TypeError("out: float32 device array; out must be float64")
+        if mdesc[1] or ddesc[1]:
+            raise TypeError("mult/disc: float32 device arrays are not widened on the device; pass float64")
+        _check_shapes(mdesc[2], ddesc[2], odesc[2], axes)
+        result = out
+        is_device = True
+    else:
+        if not isinstance(mult, np.ndarray):
+            mult = np.asarray(mult, dtype=np.float64)
+        if not isinstance(disc, np.ndarray):
+            disc = np.asarray(disc, dtype=np.float64)
+        if mult.ndim != 2:
+            raise ValueError(f"mult: {mult.ndim}-D array; mult must be 2-D (ids, nums)")
+        if disc.ndim != 3:
+            raise ValueError(f"disc: {disc.ndim}-D array; disc must be 3-D in the order axes={axes!r}")
+        if out is None:
+            out = np.empty(disc.shape, dtype=np.float64)
+        if not isinstance(out, np.ndarray):
+            raise TypeError(f"out: {type(out).__name__}; out must be a NumPy float64 array (or None)")
+        if out.dtype != np.float64:
+            raise TypeError(f"out: dtype {out.dtype}; out must be float64 (np.empty(disc.shape))")
+        if not out.flags.writeable:
+            raise ValueError("out: read-only array; pass a writable array (or an np.memmap opened with mode 'r+' or 'w+')")
+        if out.shape != disc.shape:
+            raise ValueError(f"out: shape {out.shape}; it must be disc's shape {disc.shape}")
+        if out.size and 0 in out.strides:
+            raise ValueError("out: a broadcast view (a stride of 0) cannot hold the result; pass a fresh array")
+        same_as_disc = (out.__array_interface__["data"][0] == disc.__array_interface__["data"][0]
+                        and out.strides == disc.strides and disc.dtype == np.float64)
+        if (not same_as_disc and np.may_share_memory(out, disc)) or np.may_share_memory(out, mult):
+            raise ValueError("out: overlaps mult or disc; pass a separate array (or out=disc for in place)")
+        _check_shapes(mult.shape, disc.shape, out.shape, axes)
+        mdesc, ddesc, odesc = _host_desc(mult, "mult"), _host_desc(disc, "disc"), _host_desc(out, "out")
+        result = out
+        is_device = False
+    if min(ddesc[2]) == 0:
+        return result
+    with _LOCK:
+        _finish(_core.multiply(mdesc, ddesc, odesc, is_device, list(axes), space, device_budget, host_budget,
+                               list(parallel_dims), chunk_axis, progress))
+    return result
+
+
+def _check_shapes(mshape, dshape, oshape, axes) -> None:
+    ids, nums = dshape[axes.index("id")], dshape[axes.index("num")]
+    if tuple(mshape) != (ids, nums):
+        raise ValueError(f"mult: shape {tuple(mshape)}; with disc {tuple(dshape)} and axes={axes!r} it must be "
+                         f"(ids, nums) = ({ids}, {nums})")
+    if tuple(oshape) != tuple(dshape):
+        raise ValueError(f"out: shape {tuple(oshape)}; it must be disc's shape {tuple(dshape)}")
+
+
+def last_report() -> Optional[Dict[str, Any]]:
+    """The report of this process's last successful run() or multiply() (slabs, stages, seconds), or None."""
+    return _LAST_REPORT
+
+
+def version() -> str:
+    """Versions of the engine, Kokkos (backends, GPU arch) and HDF5, as ``discount_app --version`` prints them."""
+    return _core.version_text()
+
+
+# Kokkos is started by the first call and ended once, at the interpreter's exit.
+atexit.register(_core.finalize)

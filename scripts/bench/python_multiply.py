@@ -1,0 +1,217 @@
+#!/usr/bin/env python3
+"""discount_app's Python module against its peers, as same-run ratios.
+
+  multiply    discount_app.multiply(mult, disc, out) on NumPy arrays in host RAM
+  copy        Numba prange out[n] = disc[n] over the same bytes, same thread count
+              (the host memory limit; target: multiply in host space >= 80% of it)
+  numba_mul   Numba prange out[n] = mult[...] * disc[n] (target on a GPU: multiply >= 1.5x it)
+  np.multiply np.multiply(mult[None], disc, out=out) (target: multiply >= 1.5x it)
+  cupy_chunks a hand-chunked CuPy loop (the best a CuPy user can do), if CuPy and a GPU are there;
+              cupy.asarray(disc) of the whole array is tried too and its outcome printed
+  run vs CLI  discount_app.run(job) against `discount_app run job` on the same HDF5 job
+              (target: run's wall within 5% of the CLI's)
+  overhead    a 1 x 1 x 1 multiply after the first call (target: under 10 ms)
+
+Sizes are arguments: the H200 node's case is
+    python_multiply.py --dates 100 --ids 10000000 --nums 5 --space device --threads 16
+Each variant is timed --repeat times after one warm-up call; the median is
+printed. Nothing asserts on time: the figures and ratios are for docs/performance.md.
+Needs the discount_app package importable (PYTHONPATH=build/openmp/python, or installed).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib as B  # noqa: E402
+
+
+def timed(fn, repeat):
+    fn()  # warm-up
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return B.median(times)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--dates", type=int, default=20)
+    p.add_argument("--ids", type=int, default=400000)
+    p.add_argument("--nums", type=int, default=5)
+    p.add_argument("--space", default="host", choices=("host", "device"))
+    p.add_argument("--threads", type=int, default=int(os.environ.get("OMP_NUM_THREADS", os.cpu_count() or 1)),
+                   help="threads for Numba (set OMP_NUM_THREADS to the same for the engine; default: it)")
+    p.add_argument("--host-budget", default=None, help="multiply's host_budget (default: the engine's)")
+    p.add_argument("--device-budget", default=None)
+    p.add_argument("--run-ids", type=int, default=None, help="ids of the run-vs-CLI job (default: --ids)")
+    p.add_argument("--no-run", action="store_true", help="skip run() vs the CLI")
+    p.add_argument("--calls", type=int, default=20, help="calls in a row for the flat-time check (default 20)")
+    p.add_argument("--work", default=None, help="folder for the run-vs-CLI files (default: a temporary one)")
+    B.add_common_args(p, repeat=5)
+    a = p.parse_args()
+
+    os.environ.setdefault("OMP_NUM_THREADS", str(a.threads))
+    os.environ.setdefault("OMP_PROC_BIND", "false")
+    import numpy as np
+    import discount_app
+    app = None if a.no_run else B.find_app(a.app)
+    info = B.machine_info(app)
+    rng = np.random.default_rng(1)
+    shape = (a.dates, a.ids, a.nums)
+    B.log(f"making {B.fmt_bytes(8 * a.dates * a.ids * a.nums)} of disc")
+    mult = rng.uniform(0.5, 1.5, (a.ids, a.nums))
+    disc = np.empty(shape)
+    for d in range(a.dates):
+        disc[d] = rng.uniform(0.5, 1.5, (a.ids, a.nums))
+    out = np.empty(shape)
+    moved = 2 * disc.nbytes  # in and out
+    rows = []
+    results = {"machine": info, "shape": shape, "space": a.space, "threads": a.threads}
+
+    kw = dict(space=a.space, host_budget=a.host_budget, device_budget=a.device_budget)
+    t_mul = timed(lambda: discount_app.multiply(mult, disc, out, **kw), a.repeat)
+    assert (out == mult[None] * disc).all(), "multiply's result differs from NumPy's"
+    report = discount_app.last_report()
+    stages = ", ".join(f"{s['name']} {s.get('gb_per_s', 0):.1f} GB/s" for s in report.get("stages", []))
+    rows.append(["multiply", t_mul, B.gbps(moved, t_mul), 1.0])
+    results["multiply_report"] = report
+
+    t_np = timed(lambda: np.multiply(mult[None], disc, out=out), a.repeat)
+    rows.append(["np.multiply", t_np, B.gbps(moved, t_np), t_np / t_mul])
+
+    try:
+        import numba
+        from numba import njit, prange
+        numba.set_num_threads(min(a.threads, numba.config.NUMBA_NUM_THREADS))
+
+        @njit(parallel=True, cache=False)
+        def copy(d, o):
+            for n in prange(d.size):
+                o[n] = d[n]
+
+        @njit(parallel=True, cache=False)
+        def mul(m, d, o, per_date):
+            for n in prange(d.size):
+                o[n] = m[n % per_date] * d[n]
+        d1, o1, m1 = disc.reshape(-1), out.reshape(-1), mult.reshape(-1)
+        t_copy = timed(lambda: copy(d1, o1), a.repeat)
+        rows.append([f"Numba prange copy ({numba.get_num_threads()} thr)", t_copy, B.gbps(moved, t_copy),
+                     t_copy / t_mul])
+        t_nmul = timed(lambda: mul(m1, d1, o1, m1.size), a.repeat)
+        rows.append([f"Numba prange multiply ({numba.get_num_threads()} thr)", t_nmul, B.gbps(moved, t_nmul),
+                     t_nmul / t_mul])
+    except ImportError:
+        B.log("Numba missing: its rows are skipped")
+
+    try:
+        import cupy as cp
+        if cp.cuda.runtime.getDeviceCount() == 0:
+            raise ImportError
+        chunk = max(1, int(1 << 30) // (8 * a.ids * a.nums))
+        mg = cp.asarray(mult)
+
+        def cupy_chunks():
+            for d0 in range(0, a.dates, chunk):
+                d1_ = min(a.dates, d0 + chunk)
+                g = cp.asarray(disc[d0:d1_])
+                g *= mg[None]
+                out[d0:d1_] = cp.asnumpy(g)
+        t_cp = timed(cupy_chunks, a.repeat)
+        rows.append([f"CuPy loop of {chunk}-date chunks", t_cp, B.gbps(moved, t_cp), t_cp / t_mul])
+        try:
+            whole = cp.asarray(disc)
+            results["cupy_asarray_whole"] = f"fit: {B.fmt_bytes(disc.nbytes)} on the device"
+            del whole
+        except Exception as e:  # the seed's failure, shown
+            results["cupy_asarray_whole"] = f"{type(e).__name__}: {str(e).splitlines()[0]}"
+        print(f"cupy.asarray(disc) of the whole {B.fmt_bytes(disc.nbytes)}: {results['cupy_asarray_whole']}")
+    except ImportError:
+        B.log("CuPy (with a GPU) missing: its rows are skipped")
+
+    B.print_machine(info)
+    print(f"\nshape {shape}, {B.fmt_bytes(moved)} moved per call, space {a.space}, OMP_NUM_THREADS "
+          f"{os.environ['OMP_NUM_THREADS']}, {report.get('slabs', {}).get('total')} slab(s); stages: {stages}")
+    B.print_table(["variant", "median s", "GB/s (in+out)", "its time / multiply's"], rows,
+                  "multiply against its peers (same run)")
+
+    # 1 x 1 x 1 calls after the first.
+    one_m, one_d, one_o = np.ones((1, 1)), np.ones((1, 1, 1)), np.empty((1, 1, 1))
+    discount_app.multiply(one_m, one_d, one_o, space=a.space)
+    calls = []
+    for _ in range(50):
+        t0 = time.perf_counter()
+        discount_app.multiply(one_m, one_d, one_o, space=a.space)
+        calls.append(time.perf_counter() - t0)
+    results["overhead_ms"] = 1e3 * B.median(calls)
+    print(f"\n1 x 1 x 1 multiply after the first call: median {results['overhead_ms']:.2f} ms, "
+          f"max {1e3 * max(calls):.2f} ms over 50 calls")
+
+    # Twenty calls in a row (the seed's "slower after each run"): the first
+    # five against the last five, on a tenth of the dates.
+    part = max(1, a.dates // 10)
+    series = []
+    for _ in range(a.calls):
+        t0 = time.perf_counter()
+        discount_app.multiply(mult, disc[:part], out[:part], **kw)
+        series.append(time.perf_counter() - t0)
+    k = max(1, min(5, a.calls // 2))
+    results["series_s"] = series
+    print(f"{a.calls} calls in a row on {part} date(s): first {k} median {B.median(series[:k]):.4f} s, last {k} "
+          f"median {B.median(series[-k:]):.4f} s (last/first {B.median(series[-k:]) / B.median(series[:k]):.3f})")
+
+    if not a.no_run:
+        import h5py
+        ids = a.run_ids or a.ids
+        work = a.work or tempfile.mkdtemp(prefix="discount_pybench_")
+        os.makedirs(work, exist_ok=True)
+        src = os.path.join(work, "in.h5")
+        with h5py.File(src, "w") as f:
+            f["multBy"] = mult[:ids]
+            f["discount"] = disc[:, :ids]
+        cfg = os.path.join(work, "job.yaml")
+        with open(cfg, "w") as f:
+            f.write(f"input: {{file: in.h5}}\noutput: {{file: cv.h5, overwrite: true}}\n"
+                    f"compute: {{space: {a.space}}}\n")
+        cv = os.path.join(work, "cv.h5")
+
+        def py_run():
+            B.remove(cv)
+            discount_app.run(cfg)
+
+        def cli_run():
+            B.remove(cv)
+            subprocess.run([app, "run", "-q", cfg], check=True)
+        # Alternating, so both see the same page cache and load.
+        t_py, t_cli = [], []
+        py_run()
+        cli_run()
+        for _ in range(a.repeat):
+            t0 = time.perf_counter()
+            py_run()
+            t_py.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            cli_run()
+            t_cli.append(time.perf_counter() - t0)
+        results["run_s"], results["cli_s"] = B.median(t_py), B.median(t_cli)
+        print(f"\nrun() vs the CLI on {B.fmt_bytes(8 * a.dates * ids * a.nums)} in HDF5 ({work}): run() "
+              f"{results['run_s']:.3f} s, CLI {results['cli_s']:.3f} s (process start included), "
+              f"run/CLI = {results['run_s'] / results['cli_s']:.3f}")
+        if not a.work:
+            B.remove(src, cv, cfg)
+            os.rmdir(work)
+
+    results["rows"] = rows
+    if a.json:
+        B.write_json(a.json, results)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,304 @@
+"""discount_app.multiply on arrays in memory: every result bit-exact against NumPy."""
+import itertools
+import os
+import threading
+
+import numpy as np
+import pytest
+
+import discount_app
+from conftest import assert_bit_exact, expected_cv, random_nonzero, sigint_when, wait_for
+
+PERMS = list(itertools.permutations(("date", "id", "num")))
+SPACES = ("device", "host")
+
+
+def case(rng, dates=7, ids=13, nums=5, axes=("date", "id", "num"), dtype=np.float64):
+    extent = {"date": dates, "id": ids, "num": nums}
+    mult = random_nonzero(rng, (ids, nums), dtype)
+    disc = random_nonzero(rng, tuple(extent[a] for a in axes), dtype)
+    return mult, disc
+
+
+def poisoned(shape):
+    return np.full(shape, np.nan)
+
+
+@pytest.mark.parametrize("space", SPACES)
+def test_default_call_returns_a_new_array(rng, space):
+    mult, disc = case(rng)
+    got = discount_app.multiply(mult, disc, space=space)
+    assert got.dtype == np.float64 and got.shape == disc.shape
+    assert_bit_exact(got, expected_cv(mult, disc))
+
+
+@pytest.mark.parametrize("space", SPACES)
+def test_out_is_filled_and_returned(rng, space):
+    mult, disc = case(rng, 9, 31, 3)
+    out = poisoned(disc.shape)
+    assert discount_app.multiply(mult, disc, out, space=space) is out
+    assert_bit_exact(out, expected_cv(mult, disc))
+
+
+@pytest.mark.parametrize("space", SPACES)
+@pytest.mark.parametrize("chunk_axis", ("date", "id"))
+def test_memmap_larger_than_the_budgets_streams_in_many_slabs(rng, tmp_path, space, chunk_axis):
+    dates, ids, nums = 23, 1201, 5  # 1.1 MB of disc against 256 KiB budgets
+    mult = random_nonzero(rng, (ids, nums))
+    disc = np.lib.format.open_memmap(tmp_path / "disc.npy", mode="w+", dtype=np.float64, shape=(dates, ids, nums))
+    disc[:] = random_nonzero(rng, disc.shape)
+    disc.flush()
+    disc = np.load(tmp_path / "disc.npy", mmap_mode="r")
+    out = np.lib.format.open_memmap(tmp_path / "out.npy", mode="w+", dtype=np.float64, shape=disc.shape)
+    out[:] = np.nan
+    discount_app.multiply(mult, disc, out, space=space, host_budget="256KiB", device_budget="256KiB",
+                          chunk_axis=chunk_axis)
+    report = discount_app.last_report()
+    assert report["slabs"]["total"] >= 8, report["plan"]
+    assert report["slabs"]["run"] == report["slabs"]["total"]
+    out.flush()
+    assert_bit_exact(np.load(tmp_path / "out.npy"), expected_cv(mult, np.asarray(disc)))
+
+
+@pytest.mark.parametrize("space", SPACES)
+@pytest.mark.parametrize("dims", [d for n in (1, 2, 3) for d in itertools.combinations(("date", "id", "num"), n)])
+def test_each_slicing(rng, space, dims):
+    mult, disc = case(rng, 5, 301, 3)
+    out = poisoned(disc.shape)
+    discount_app.multiply(mult, disc, out, space=space, parallel_dims=dims, host_budget="32KiB",
+                          device_budget="32KiB")
+    assert discount_app.last_report()["slabs"]["total"] > 1
+    assert_bit_exact(out, expected_cv(mult, disc))
+
+
+@pytest.mark.parametrize("axes", PERMS)
+def test_each_axis_order(rng, axes):
+    mult, disc = case(rng, 6, 11, 3, axes=axes)
+    out = poisoned(disc.shape)
+    discount_app.multiply(mult, disc, out, axes=axes, host_budget="32KiB", device_budget="32KiB")
+    assert_bit_exact(out, expected_cv(mult, disc, axes))
+
+
+@pytest.mark.parametrize("space", SPACES)
+def test_non_contiguous_views_in_and_out(rng, space):
+    mult_base = random_nonzero(rng, (2 * 19, 7))
+    disc_base = random_nonzero(rng, (9, 19, 2 * 7))
+    mult = mult_base[::2, ::-1]                   # a stride of 2 rows, reversed columns
+    disc = disc_base[::-1, :, ::2]                # reversed dates, every other num
+    out_base = np.full((9, 19, 3 * 7), np.nan)
+    out = out_base[:, :, ::3]
+    discount_app.multiply(mult, disc, out, space=space, host_budget="16KiB", device_budget="16KiB")
+    assert_bit_exact(out, expected_cv(mult, disc))
+    untouched = np.delete(out_base, np.s_[::3], axis=2)
+    assert np.isnan(untouched).all(), "elements of out's base outside the view were written"
+
+
+def test_transposed_view_with_matching_axes(rng):
+    mult, disc_canon = case(rng, 8, 15, 3)
+    disc = disc_canon.transpose(1, 0, 2)          # [i][d][k], a view
+    got = discount_app.multiply(mult, disc, axes=("id", "date", "num"))
+    assert_bit_exact(got, expected_cv(mult, disc, ("id", "date", "num")))
+
+
+def test_in_place_out_is_disc(rng):
+    mult, disc = case(rng, 7, 29, 5)
+    expected = expected_cv(mult, disc)
+    discount_app.multiply(mult, disc, disc, host_budget="16KiB", device_budget="16KiB")
+    assert_bit_exact(disc, expected)
+
+
+@pytest.mark.parametrize("mult_type,disc_type", [(np.float32, np.float32), (np.float32, np.float64),
+                                                 (np.float64, np.float32)])
+def test_float32_inputs_are_widened_exactly(rng, mult_type, disc_type):
+    mult, _ = case(rng, 5, 13, 5, dtype=mult_type)
+    _, disc = case(rng, 5, 13, 5, dtype=disc_type)
+    out = poisoned(disc.shape)
+    discount_app.multiply(mult, disc, out)
+    assert_bit_exact(out, mult.astype(np.float64)[None] * disc.astype(np.float64))
+
+
+def test_nan_and_inf_propagate_as_in_numpy(rng):
+    mult, disc = case(rng)
+    disc[1, 2, 3] = np.nan
+    mult[4, 0] = np.inf
+    got = discount_app.multiply(mult, disc)
+    exp = expected_cv(mult, disc)
+    assert np.array_equal(np.isnan(got), np.isnan(exp))
+    ok = ~np.isnan(exp)
+    assert_bit_exact(got[ok], exp[ok])
+
+
+@pytest.mark.parametrize("bad,exc,words", [
+    (dict(mult=np.ones((13, 5), np.int64)), TypeError, ["mult", "astype(np.float64)"]),
+    (dict(disc=np.ones((7, 13, 5), np.float16)), TypeError, ["disc", "float16"]),
+    (dict(out=np.empty((7, 13, 5), np.float32)), TypeError, ["out", "float64"]),
+    (dict(out=np.empty((7, 13, 4))), ValueError, ["out", "shape"]),
+    (dict(mult=np.ones((12, 5))), ValueError, ["mult", "(ids, nums)"]),
+    (dict(disc=np.ones((13, 5))), ValueError, ["disc", "3-D"]),
+    (dict(axes=("date", "id", "id")), ValueError, ["axes"]),
+    (dict(out="readonly"), ValueError, ["out", "read-only"]),
+    (dict(out="broadcast"), ValueError, ["out", "broadcast"]),
+    (dict(out="overlap"), ValueError, ["out", "overlaps"]),
+    (dict(out="unaligned"), ValueError, ["out", "ascontiguousarray"]),
+])
+def test_argument_errors_name_the_array_and_the_fix(rng, bad, exc, words):
+    mult, disc = case(rng)
+    args = dict(mult=mult, disc=disc, out=None)
+    args.update(bad)
+    special = args["out"] if isinstance(args["out"], str) else None
+    if special == "readonly":
+        args["out"] = np.empty(disc.shape)
+        args["out"].setflags(write=False)
+    elif special == "broadcast":
+        args["out"] = np.lib.stride_tricks.as_strided(np.empty((1, 13, 5)), disc.shape, (0, 40, 8))
+    elif special == "overlap":
+        args["out"] = disc[::-1]
+    elif special == "unaligned":
+        raw = np.zeros(disc.size * 8 + 1, np.uint8)[1:]
+        args["out"] = raw.view(np.float64).reshape(disc.shape)
+    axes = args.pop("axes", ("date", "id", "num"))
+    with pytest.raises(exc) as info:
+        discount_app.multiply(args["mult"], args["disc"], args["out"], axes=axes)
+    for w in words:
+        assert w in str(info.value), str(info.value)
+
+
+def test_engine_errors_carry_the_cli_message_and_exit_code(rng):
+    mult, disc = case(rng, 5, 400, 5)
+    with pytest.raises(discount_app.ConfigError) as info:
+        discount_app.multiply(mult, disc, host_budget="64", space="host")
+    assert info.value.exit_code == 78 and "memory.host_budget" in info.value.message
+    with pytest.raises(discount_app.UsageError) as info:
+        discount_app.multiply(mult, disc, host_budget="lots")
+    assert info.value.exit_code == 64 and "host_budget" in str(info.value)
+    with pytest.raises(discount_app.UsageError) as info:
+        discount_app.multiply(mult, disc, space="gpu")
+    assert "space" in str(info.value)
+    with pytest.raises(discount_app.Error):
+        discount_app.multiply(mult, disc, parallel_dims=("date", "when"))
+    assert isinstance(info.value, discount_app.Error)
+
+
+def test_keyboard_interrupt_from_progress_stops_after_the_slabs_in_flight(rng):
+    mult, disc = case(rng, 31, 257, 5)
+    out = poisoned(disc.shape)
+    seen = []
+
+    def progress(p):
+        seen.append(p)
+        if p["written"] == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(discount_app.Interrupted) as info:
+        discount_app.multiply(mult, disc, out, host_budget="64KiB", chunk_axis="date", progress=progress)
+    assert isinstance(info.value, KeyboardInterrupt) and info.value.exit_code == 75
+    assert "interrupted" in info.value.message
+    done = ~np.isnan(out).all(axis=(1, 2))          # dates whose slab was written
+    assert 2 <= done.sum() < out.shape[0], done
+    assert_bit_exact(out[done], expected_cv(mult, disc)[done])
+    assert np.isnan(out[~done]).all()
+    assert {"written", "total", "gb_out", "gb_per_s", "eta_seconds"} <= set(seen[0])
+
+
+def test_sigint_while_held_stops_the_call(rng, hold):
+    mult, disc = case(rng, 29, 201, 5)
+    out = poisoned(disc.shape)
+    h = hold(2)
+    sigint_when("slab 2 held", lambda: h.reached(2))
+    with pytest.raises(discount_app.Interrupted):
+        discount_app.multiply(mult, disc, out, host_budget="64KiB", chunk_axis="date")
+    done = ~np.isnan(out).all(axis=(1, 2))
+    assert 2 <= done.sum() < out.shape[0]
+    assert_bit_exact(out[done], expected_cv(mult, disc)[done])
+    # The module works on after an interrupt.
+    h.release(2)
+    discount_app.multiply(mult, disc, out, host_budget="64KiB")
+    assert_bit_exact(out, expected_cv(mult, disc))
+
+
+def test_calls_from_several_threads_are_serialised(rng):
+    cases = [case(rng, 9, 101 + 2 * n, 5) for n in range(4)]
+    outs = [poisoned(c[1].shape) for c in cases]
+    errors = []
+
+    def work(n):
+        try:
+            for _ in range(3):
+                discount_app.multiply(cases[n][0], cases[n][1], outs[n], host_budget="64KiB")
+        except BaseException as e:  # reported below
+            errors.append(e)
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    for (mult, disc), out in zip(cases, outs):
+        assert_bit_exact(out, expected_cv(mult, disc))
+
+
+def rss_bytes():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    raise AssertionError("no VmRSS")
+
+
+def test_twenty_calls_keep_resident_memory_flat(rng):
+    mult, disc = case(rng, 40, 2001, 5)   # 3.2 MB in, 3.2 MB out
+    out = poisoned(disc.shape)
+    for _ in range(3):                    # warm: Kokkos, allocator pools
+        discount_app.multiply(mult, disc, out, host_budget="1MiB")
+    before = rss_bytes()
+    for _ in range(20):
+        out[:] = np.nan
+        discount_app.multiply(mult, disc, out, host_budget="1MiB")
+    grown = rss_bytes() - before
+    assert_bit_exact(out, expected_cv(mult, disc))
+    # A leak of one slab ring per call would be 20 x 1 MiB; allow noise well below that.
+    assert grown < 16 * 2 ** 20, f"RSS grew by {grown / 2 ** 20:.1f} MiB over 20 calls"
+
+
+def test_empty_arrays(rng):
+    mult = np.empty((0, 5))
+    disc = np.empty((3, 0, 5))
+    assert discount_app.multiply(mult, disc).shape == (3, 0, 5)
+
+
+def device_library():
+    for name in ("cupy", "torch"):
+        try:
+            module = __import__(name)
+        except ImportError:
+            continue
+        try:
+            if name == "cupy" and module.cuda.runtime.getDeviceCount() > 0:
+                return name, module
+            if name == "torch" and module.cuda.is_available():
+                return name, module
+        except Exception:
+            continue
+    return None, None
+
+
+def test_device_arrays_without_a_host_round_trip(rng):
+    name, lib = device_library()
+    if name is None:
+        pytest.skip("no CuPy or PyTorch with a GPU here")
+    if not discount_app._core.device_memory_is_separate():
+        pytest.skip("this build has no separate device memory (not a CUDA build)")
+    mult, disc = case(rng, 11, 1001, 5)
+    if name == "cupy":
+        m, d = lib.asarray(mult), lib.asarray(disc)
+        o = lib.full(disc.shape, lib.nan)
+        discount_app.multiply(m, d, o)
+        got = lib.asnumpy(o)
+    else:
+        m, d = lib.as_tensor(mult, device="cuda"), lib.as_tensor(disc, device="cuda")
+        o = lib.full(disc.shape, float("nan"), dtype=lib.float64, device="cuda")
+        discount_app.multiply(m, d, o)
+        got = o.cpu().numpy()
+    assert_bit_exact(got, expected_cv(mult, disc))
+    with pytest.raises(ValueError):
+        discount_app.multiply(mult, d, o)  # host and device mixed
