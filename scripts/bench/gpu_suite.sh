@@ -152,10 +152,8 @@ s_fast_storage() {
 # host paths, against a parallel dd pair (16 readers + 16 writers), cp and h5py in
 # the same call, and layout single; then 10 GB on the node's disk (each made durable).
 s_storage_split() {
-  step storage_split_device 600 $py scripts/bench/storage_split.py --app $app --dir /dev/shm/discount_split \
-    --size 20GB --writers $threads --space device --json "$logs/storage_split_device.json"
-  step storage_split_host 600 $py scripts/bench/storage_split.py --app $app --dir /dev/shm/discount_split \
-    --size 20GB --writers $threads --space host --json "$logs/storage_split_host.json"
+  step storage_split_tmpfs 600 $py scripts/bench/storage_split.py --app $app --dir /dev/shm/discount_split \
+    --size 20GB --writers $threads --space device,host --json "$logs/storage_split_tmpfs.json"
   rm -rf /dev/shm/discount_split
   mkdir -p "$work"
   step storage_split_disk 600 $py scripts/bench/storage_split.py --app $app --dir "$work/split_disk" \

@@ -53,7 +53,8 @@ def parse_args(argv=None):
     p.add_argument("--dates", type=int, default=200, help="dates of the input; ids follow from --size")
     p.add_argument("--writers", type=int, default=os.cpu_count() or 2, help="parallel dd streams each way")
     p.add_argument("--parts", default="auto", help="output.parts for the split runs")
-    p.add_argument("--space", default="host", help="compute.space of the app runs (device on a GPU node)")
+    p.add_argument("--space", default="host",
+                   help="compute.space of the app runs, or a comma list (device,host on a GPU node: both in one call)")
     p.add_argument("--max-slab", default="", help="memory.max_slab for the app runs (default: the app's)")
     p.add_argument("--host-budget", default="", help="memory.host_budget for the app runs (default: the app's)")
     p.add_argument("--repeat", type=int, default=1, help="runs of each contender; the best counts")
@@ -93,7 +94,7 @@ def dd_pair(folder: str, src: str, out_bytes: int, n: int, durable: bool) -> flo
     return timed(commands, durable)
 
 
-def job_yaml(folder: str, name: str, layout: str, args) -> str:
+def job_yaml(folder: str, name: str, layout: str, space: str, args) -> str:
     output = {"file": f"{name}.h5", "overwrite": True, "layout": layout}
     if layout == "split":
         output["parts"] = args.parts if args.parts == "auto" else int(args.parts)
@@ -102,7 +103,7 @@ def job_yaml(folder: str, name: str, layout: str, args) -> str:
         memory["max_slab"] = args.max_slab
     if args.host_budget:
         memory["host_budget"] = args.host_budget
-    config = {"input": {"file": "in.h5"}, "output": output, "compute": {"space": args.space}}
+    config = {"input": {"file": "in.h5"}, "output": output, "compute": {"space": space}}
     if memory:
         config["memory"] = memory
     path = os.path.join(folder, f"{name}.yaml")
@@ -145,10 +146,15 @@ def main(argv=None) -> int:
     with open(h5py_script, "w") as f:
         f.write(H5PY_LOOP)
     block = max(1, (256 << 20) // (ids * NUMS * 8))
-    single_yaml = job_yaml(folder, "single", "single", args)
-    split_yaml = job_yaml(folder, "split", "split", args)
+    spaces = [s for s in args.space.split(",") if s]
+    # One space: contenders "single" and "split"; several: "single_<space>", "split_<space>".
+    apps = []
+    for space in spaces:
+        tag = "" if len(spaces) == 1 else f"_{space}"
+        for layout in ("single", "split"):
+            apps.append((layout + tag, job_yaml(folder, layout + tag, layout, space, args)))
 
-    times: dict[str, list[float]] = {k: [] for k in ("dd_pair", "cp", "h5py", "single", "split")}
+    times: dict[str, list[float]] = {k: [] for k in ["dd_pair", "cp", "h5py"] + [name for name, _ in apps]}
     described = {}
     for rep in range(args.repeat):
         times["dd_pair"].append(dd_pair(folder, src, nbytes, args.writers, durable))
@@ -160,7 +166,7 @@ def main(argv=None) -> int:
                                    durable))
         check_dates(src, os.path.join(folder, "h5py.h5"))
         bl.remove(os.path.join(folder, "h5py.h5"))
-        for name, yaml in (("single", single_yaml), ("split", split_yaml)):
+        for name, yaml in apps:
             remove_output(folder, name)
             run = bl.run_app(app, yaml, os.path.join(folder, f"{name}_run.json"), then_sync=durable)
             times[name].append(run["wall_s"])
@@ -172,12 +178,15 @@ def main(argv=None) -> int:
     best = {k: min(v) for k, v in times.items()}
     rows = [[k, f"{best[k]:.3f}", f"{bl.gbps(2 * nbytes, best[k]):.2f}"] for k in best]
     bl.print_table(["contender", "seconds (best)", "GB/s in+out"], rows, title="times")
-    ratios = {
-        "split / dd pair (target <= 1.4)": best["split"] / best["dd_pair"],
-        "cp / split (target >= 3)": best["cp"] / best["split"],
-        "h5py / split (target >= 4)": best["h5py"] / best["split"],
-        "single / split": best["single"] / best["split"],
-    }
+    ratios = {}
+    for space in spaces:
+        tag = "" if len(spaces) == 1 else f"_{space}"
+        split, single = best["split" + tag], best["single" + tag]
+        where = "" if len(spaces) == 1 else f" [{space}]"
+        ratios[f"split / dd pair (target <= 1.4){where}"] = split / best["dd_pair"]
+        ratios[f"cp / split (target >= 3){where}"] = best["cp"] / split
+        ratios[f"h5py / split (target >= 4){where}"] = best["h5py"] / split
+        ratios[f"single / split{where}"] = single / split
     bl.print_table(["ratio", "value"], [[k, f"{v:.2f}"] for k, v in ratios.items()], title="ratios (same run)")
     for name, text in described.items():
         print(f"{name}: output {text}")
