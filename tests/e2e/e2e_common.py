@@ -47,6 +47,16 @@ class Failure(AssertionError):
     pass
 
 
+def need_modules(*names):
+    """Skips the case when a Python module it needs is not installed here."""
+    import importlib
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except ImportError as e:
+            raise Skip(f"the Python module {name} is needed ({e})")
+
+
 def check(cond, msg):
     if not cond:
         raise Failure(msg)

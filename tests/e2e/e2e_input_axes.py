@@ -62,6 +62,7 @@ def product(m, disc_canon):
 
 def xarray_file(path, engine, m, disc_idn, dims=("id", "date", "num"), mult_dims=("id", "num"), coords=True):
     """netCDF-4 through xarray; the date dimension (the one of DATES entries) gets a coordinate variable."""
+    E.need_modules("xarray", "netCDF4" if engine == "netcdf4" else "h5netcdf")
     import xarray as xr
     date_dim = dims[list(disc_idn.shape).index(DATES)]
     coord = {date_dim: np.arange(100, 100 + DATES)} if coords else {}

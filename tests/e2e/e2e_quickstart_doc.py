@@ -82,6 +82,7 @@ def case_page_runs(ctx):
     page = blocks(PAGE)
     with open(PAGE) as f:
         E.check(len(f.read().splitlines()) <= MAX_LINES, f"{PAGE} is over {MAX_LINES} lines: a quickstart fits a screen")
+    E.need_modules("h5py", "xarray", "h5netcdf")  # the page reads the result back with xarray
     install = install_blocks(PAGE)
     E.check(len(install) == 1, f"{PAGE}: expected one install block, found {len(install)}")
     for line, kind, name, _ in page:
