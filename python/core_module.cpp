@@ -25,6 +25,7 @@
 #include "common/error.hpp"
 #include "config/config.hpp"
 #include "embed/embed.hpp"
+#include "embed/engine_thread.hpp"
 
 namespace py = pybind11;
 using namespace discount;
@@ -64,7 +65,10 @@ Outcome run_in_worker(Work work, const py::object& progress) {
       queue.push_back(fields);
       cv.notify_all();
     };
-  std::thread worker([&] {
+  // This thread only waits for the engine thread, where every Kokkos call of
+  // the process runs (embed/engine_thread.hpp); the calling thread meanwhile
+  // passes progress on and watches for Ctrl-C, the GIL released.
+  std::thread worker([&] { embed::run_on_engine_thread([&] {
     try {
       outcome.report = work(&stop, on_progress);
     } catch (const Error& e) {
@@ -76,11 +80,14 @@ Outcome run_in_worker(Work work, const py::object& progress) {
     } catch (const std::exception& e) {
       outcome.code = static_cast<int>(ExitCode::internal);
       outcome.message = std::string("internal error: ") + e.what() + " (please report)";
+    } catch (...) {
+      outcome.code = static_cast<int>(ExitCode::internal);
+      outcome.message = "internal error: an unknown exception (please report)";
     }
     std::lock_guard<std::mutex> lock(m);
     done = true;
     cv.notify_all();
-  });
+  }); });
   std::optional<py::error_already_set> raised;  // by the callable, or a KeyboardInterrupt
   for (;;) {
     std::deque<ProgressFields> items;
@@ -206,11 +213,25 @@ PYBIND11_MODULE(_core, m) {
         progress));
   });
 
-  m.def("finalize", [] { embed::finalize_kokkos(); });
+  m.def("finalize", [] {
+    py::gil_scoped_release release;
+    embed::run_on_engine_thread([] { embed::finalize_kokkos(); });
+  });
   m.def("kokkos_started", [] { return embed::kokkos_started(); });
   m.def("device_memory_is_separate", [] {
-    embed::ensure_kokkos();
-    return embed::device_memory_is_separate();
+    py::gil_scoped_release release;
+    bool separate = false;
+    std::string failure;
+    embed::run_on_engine_thread([&] {
+      try {
+        embed::ensure_kokkos();
+        separate = embed::device_memory_is_separate();
+      } catch (const std::exception& e) {
+        failure = e.what();
+      }
+    });
+    if (!failure.empty()) throw std::runtime_error(failure);
+    return separate;
   });
   m.def("version_text", [] { return version_text(); });
 }

@@ -207,6 +207,7 @@ void DirectWriter::write_runs(int fd, std::uint64_t base, const std::vector<Run>
                               std::size_t element_bytes, const std::string& what) {
   if (memory_backed_) return mapped_write_runs(fd, base, runs, buffer, element_bytes, what, threads());
   if (!active()) return pwrite_runs(fd, base, runs, buffer, element_bytes, what);
+  std::lock_guard<std::mutex> lock(mutex_);
   // Split every run at the 4 KiB boundaries of the file: edges buffered, the
   // middle direct in pieces of at most one bounce buffer.
   std::vector<Segment> work;

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -90,6 +91,10 @@ class DirectWriter {
   std::atomic<bool> refused_{false};  // set by any writer thread on EINVAL
   std::uint64_t piece_;
   std::vector<char*> bounce_;  // one piece_ buffer per thread, kAlign-aligned, made on first use
+  // One write_runs at a time through the bounce buffers: two pipeline writers
+  // may reach the same file (a split output's part on resume, when the slabs
+  // left lie in fewer parts than there are writers).
+  std::mutex mutex_;
 };
 
 }  // namespace discount

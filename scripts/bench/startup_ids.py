@@ -45,8 +45,8 @@ def main(argv=None) -> int:
         bl.write_config(cfg, {
             "input": {"synthetic": {"dates": args.dates, "ids": args.ids, "nums": args.nums, "seed": 3}},
             "output": {"file": out, "overwrite": True},
-            "compute": {"space": space, "chunk_axis": "id"},
-            "memory": {"max_slab": args.max_slab},
+            "compute": {"space": space},
+            "memory": {"chunk_axis": "id", "max_slab": args.max_slab},
         })
         r = bl.run_app(app, cfg, os.path.join(args.dir, f"report_{space}.json"), ["-q"])
         rep = r["report"]
