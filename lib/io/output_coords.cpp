@@ -115,6 +115,22 @@ h5::Id index_coordinate(hid_t group, const char* name, Selection sel, const std:
   return data;
 }
 
+// Beyond this many entries an index coordinate costs more than it tells
+// (2^31 ids: 17 GB written before the first slab); the axis is then a netCDF
+// dimension without a coordinate variable, a scale that stores no data.
+constexpr hsize_t kMaxIndexCoordinate = hsize_t{1} << 24;
+
+// netCDF-4's form of a dimension with no coordinate variable: a scale named
+// with netCDF's marker, never written (no storage; readers give the axis a
+// plain 0..n-1 range).
+h5::Id dimension_only(hid_t group, const char* name, hsize_t count) {
+  h5::Id space = h5::dataspace(H5Screate_simple(1, &count, nullptr));
+  const hid_t stored = H5T_IEEE_F32LE;
+  h5::Id data = h5::dataset(H5Dcreate2(group, name, stored, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  if (!data) throw io_error(std::string("cannot create the dimension '") + name + "'");
+  return data;
+}
+
 // The input file and its discount dataset, when there is one to read from.
 struct InputObjects {
   h5::Id file, discount;
@@ -159,9 +175,14 @@ void decorate_output(hid_t file, hid_t data, const OutputDecor& decor) {
     h5::Id source;
     if (in.discount && input_dims.size() == 3)
       source = input_coordinate(in.file.get(), in.discount.get(), decor.input_dataset, j, name, input_dims[j]);
+    const bool bare = !source && sel.count > kMaxIndexCoordinate;
     h5::Id coord = source ? copy_slice(source.get(), group.get(), name, sel)
+                   : bare ? dimension_only(group.get(), name, sel.count)
                           : index_coordinate(group.get(), name, sel, from);
-    if (H5DSset_scale(coord.get(), name) < 0 || H5DSattach_scale(data, coord.get(), j) < 0)
+    char marker[96];
+    std::snprintf(marker, sizeof marker, "This is a netCDF dimension but not a netCDF variable. %10llu",
+                  static_cast<unsigned long long>(sel.count));
+    if (H5DSset_scale(coord.get(), bare ? marker : name) < 0 || H5DSattach_scale(data, coord.get(), j) < 0)
       throw io_error(std::string("cannot make '") + name + "' a dimension scale of '" + cv_path + "'");
   }
   // discount's own description (units, long_name, ...) now describes cv;

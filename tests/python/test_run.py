@@ -71,7 +71,7 @@ def test_run_from_a_dict_resolves_paths_against_the_current_directory(tmp_path, 
     report = discount_app.run({"input": {"file": "data/in.h5", "axes": ["date", "id", "num"]},
                                "output": {"file": "data/cv.h5"},
                                "compute": {"space": "host", "parallel_dims": ["id"]},
-                               "memory": {"host_budget": "16KiB"}})
+                               "memory": {"host_budget": "256KiB"}})
     assert report["outcome"] == "complete"
     assert_bit_exact(read_cv(tmp_path / "data" / "cv.h5"), expected_cv(mult, disc))
     again = discount_app.run({"input": {"file": "data/in.h5"}, "output": {"file": "data/cv.h5"}})
