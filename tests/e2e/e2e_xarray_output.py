@@ -236,8 +236,51 @@ def case_synthetic_input(ctx):
     print("synthetic input: index coordinates, history names the synthetic input")
 
 
+def case_split_layout(ctx):
+    """output.layout: split: the master's virtual cv carries the same scales,
+    coordinates and attributes, and xarray reads it whole under both engines,
+    also after master and part folder are moved together."""
+    need_xarray()
+    import shutil
+    import xarray as xr
+    rng = np.random.default_rng(31)
+    D, I, N = 13, 9, 3
+    disc = E.random_nonzero(rng, (D, I, N))
+    mult = E.random_nonzero(rng, (I, N))
+    src = xr.Dataset({"discount": (("date", "id", "num"), disc, {"units": "1", "long_name": "discount factor"}),
+                      "multBy": (("id", "num"), mult)},
+                     coords={"date": np.arange(1000, 1000 + D), "id": np.arange(50, 50 + I) * 3})
+    src.to_netcdf(os.path.join(ctx.work, "in.nc"), engine="netcdf4")
+    _, out, _ = run_job(ctx, "in.nc", {"dates": [2, 12]}, output={"layout": "split", "parts": 3},
+                        memory={"max_slab": I * N * 8, "chunk_axis": "date"})
+    expected = mult[None, :, :] * disc[2:12, :, :]
+    import h5py
+    with h5py.File(out, "r") as f:
+        E.check(f["cv"].is_virtual, "cv of a split output should be a virtual dataset")
+    check_scales(out, ("date", "id", "num"))
+    check_str_attributes(out)
+    moved = os.path.join(ctx.dir("moved"), "out.h5")
+    shutil.move(out, moved)
+    for entry in os.listdir(ctx.work):
+        if entry.startswith("out.h5.parts-"):
+            shutil.move(os.path.join(ctx.work, entry), os.path.join(os.path.dirname(moved), entry))
+    for path in (moved,):
+        for engine, ds in open_both(path).items():
+            what = f"xarray ({engine}), split layout"
+            E.check(ds["cv"].dims == ("date", "id", "num"), f"{what}: cv's dims are {ds['cv'].dims}")
+            E.assert_bits_equal(ds["cv"].values, expected, f"{what}: cv")
+            E.check(list(ds["date"].values) == list(range(1002, 1012)), f"{what}: dates {ds['date'].values}")
+            E.check(list(ds["id"].values) == list(np.arange(50, 50 + I) * 3), f"{what}: ids {ds['id'].values}")
+            E.check(ds["cv"].attrs.get("long_name") == "discount factor", f"{what}: cv's attributes {ds['cv'].attrs}")
+    header = ncdump_header(moved)
+    for needle in ("double cv(date, id, num)", "date = 10 ;", "id = 9 ;", 'cv:long_name = "discount factor"'):
+        E.check(needle in header, f"ncdump -h of the split output has no '{needle}':\n{header}")
+    print(f"split output of [{D} x {I} x {N}] (3 parts, moved with its folder): xarray and ncdump see cv whole")
+
+
 CASES = [
     ("netcdf_roundtrip", case_netcdf_roundtrip),
+    ("split_layout", case_split_layout),
     ("index_coordinates_keep_offset", case_index_coordinates_keep_offset),
     ("resume_adds_nothing", case_resume_adds_nothing),
     ("synthetic_input", case_synthetic_input),
