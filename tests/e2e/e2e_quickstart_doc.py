@@ -29,7 +29,7 @@ import numpy as np
 sys.dont_write_bytecode = True  # keep the source tree clean
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import e2e_common as E  # noqa: E402
-from e2e_your_data_doc import FILE_COMMENT, app_on_path, blocks  # noqa: E402,F401
+from e2e_your_data_doc import FILE_COMMENT, app_on_path, blocks, run_block  # noqa: E402,F401
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 PAGE = os.environ.get("QUICKSTART_PAGE", os.path.join(ROOT, "docs", "quickstart.md"))
@@ -98,23 +98,10 @@ def case_page_runs(ctx):
             E.check(kind == "sh", f"{where}: the install block should be sh")
             check_install(where, text)
             continue
-        if kind == "yaml":
-            E.write_text(os.path.join(work, name), text)
-            continue
-        if kind == "text":
-            E.check(last is not None, f"{where}: output shown before any command")
-            seen = last.stdout + last.stderr
-            for shown in text.splitlines():
-                E.check(shown.strip() == "" or shown.strip() in seen,
-                        f"{where}: the page shows\n  {shown.strip()}\nbut the block before it printed:\n{last}")
-            continue
-        script = os.path.join(ctx.work, f"block_{line}.{'py' if kind == 'python' else 'sh'}")
-        E.write_text(script, text)
-        argv = [sys.executable, script] if kind == "python" else ["bash", "-e", "-o", "pipefail", script]
-        last = E.run(ctx, argv, cwd=work, env=env, timeout=120)
-        E.check(last.rc == 0, f"{where} failed:\n{text}\n{last}")
-        ran += 1
-        print(f"ran {where}: {text.strip().splitlines()[0][:80]}")
+        result = run_block(ctx, work, env, where, line, kind, name, text, last)
+        if result is not last:
+            last, ran = result, ran + 1
+            print(f"ran {where}: {text.strip().splitlines()[0][:80]}")
 
     # The page's result, read by this test: h5py against NumPy, then xarray's view of it.
     import h5py

@@ -75,6 +75,29 @@ def need_hdf5_tools():
         raise E.Skip(f"{', '.join(missing)} not on PATH (HDF5's tools, Debian package hdf5-tools)")
 
 
+def run_block(ctx, work, env, where, line, kind, name, text, last):
+    """One block of a doc page, in `work`: a yaml block is written as file
+    `name`; a text block must appear in `last`'s output (the previous command
+    block's Result); python and sh blocks run and must exit 0. Returns the
+    Result of a command block, else `last` unchanged."""
+    if kind == "yaml":
+        E.write_text(os.path.join(work, name), text)
+        return last
+    if kind == "text":
+        E.check(last is not None, f"{where}: output shown before any command")
+        seen = last.stdout + last.stderr
+        for shown in text.splitlines():
+            E.check(shown.strip() == "" or shown.strip() in seen,
+                    f"{where}: the page shows\n  {shown.strip()}\nbut the block before it printed:\n{last}")
+        return last
+    script = os.path.join(ctx.work, f"block_{line}.{'py' if kind == 'python' else 'sh'}")
+    E.write_text(script, text)
+    argv = [sys.executable, script] if kind == "python" else ["bash", "-e", "-o", "pipefail", script]
+    last = E.run(ctx, argv, cwd=work, env=env, timeout=120)
+    E.check(last.rc == 0, f"{where} failed:\n{text}\n{last}")
+    return last
+
+
 def case_page_runs(ctx):
     page = blocks(PAGE)
     kinds = [k for _, k, _, _ in page]
@@ -91,22 +114,10 @@ def case_page_runs(ctx):
     last = None  # the previous runnable block's Result
     for line, kind, name, text in page:
         where = f"{os.path.basename(PAGE)}:{line} ({kind})"
-        if kind == "yaml":
-            E.write_text(os.path.join(work, name), text)
-            continue
-        if kind == "text":
-            E.check(last is not None, f"{where}: output shown before any command")
-            seen = last.stdout + last.stderr
-            for shown in text.splitlines():
-                E.check(shown.strip() == "" or shown.strip() in seen,
-                        f"{where}: the page shows\n  {shown.strip()}\nbut the block before it printed:\n{last}")
-            continue
-        script = os.path.join(ctx.work, f"block_{line}.{'py' if kind == 'python' else 'sh'}")
-        E.write_text(script, text)
-        argv = [sys.executable, script] if kind == "python" else ["bash", "-e", "-o", "pipefail", script]
-        last = E.run(ctx, argv, cwd=work, env=env, timeout=120)
-        E.check(last.rc == 0, f"{where} failed:\n{text}\n{last}")
-        print(f"ran {where}: {text.strip().splitlines()[0][:80]}")
+        result = run_block(ctx, work, env, where, line, kind, name, text, last)
+        if result is not last:
+            last = result
+            print(f"ran {where}: {text.strip().splitlines()[0][:80]}")
 
     # The job the page ends with: verify passes and the output is the NumPy product.
     E.expect_rc(E.app(ctx, "verify", os.path.join(work, JOB), cwd=work), 0, f"verify {JOB}")
