@@ -15,6 +15,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <mutex>
 #include <new>
@@ -56,14 +57,20 @@ Outcome run_in_worker(Work work, const py::object& progress) {
   std::condition_variable cv;
   std::deque<ProgressFields> queue;
   bool done = false;
+  std::uint64_t pushed = 0, handled = 0;  // progress figures queued, and passed to the callable
   Outcome outcome;
   const bool want_progress = !progress.is_none();
   embed::Progress on_progress;
+  // The job waits until the callable has seen each figure, so what the
+  // callable does (raise KeyboardInterrupt, say) takes effect before the
+  // next slab starts, however fast the slabs are.
   if (want_progress)
     on_progress = [&](const ProgressFields& fields) {
-      std::lock_guard<std::mutex> lock(m);
+      std::unique_lock<std::mutex> lock(m);
       queue.push_back(fields);
+      const std::uint64_t mine = ++pushed;
       cv.notify_all();
+      cv.wait(lock, [&] { return handled >= mine; });
     };
   // This thread only waits for the engine thread, where every Kokkos call of
   // the process runs (embed/engine_thread.hpp); the calling thread meanwhile
@@ -113,6 +120,11 @@ Outcome run_in_worker(Work work, const py::object& progress) {
         raised.emplace(std::move(e));
         stop = SIGINT;
       }
+    }
+    if (!items.empty()) {
+      std::lock_guard<std::mutex> lock(m);
+      handled += items.size();
+      cv.notify_all();
     }
     if (!raised && PyErr_CheckSignals() != 0) {  // Ctrl-C: Python's handler raised KeyboardInterrupt
       raised.emplace();

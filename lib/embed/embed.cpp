@@ -9,6 +9,7 @@
 #include "common/error.hpp"
 #include "common/gpu_runtime.hpp"
 #include "common/kokkos_threads.hpp"
+#include "embed/multiply_direct.hpp"
 #include "kernels/apply.hpp"
 #include "pipeline/pipeline.hpp"
 #include "pipeline/signals.hpp"
@@ -108,6 +109,28 @@ void multiply_on_device(const MultiplyRequest& request, const JobSpec& spec, Run
 
 }  // namespace
 
+namespace {
+
+// Host arrays through the pipeline: slabs staged, computed and copied out.
+void multiply_pipelined(const JobSpec& spec, const Plan& plan, MemoryInput& input,
+                        MemoryOutput& sink, RunReport& report, const std::atomic<int>* stop,
+                        const Progress& progress) {
+  report.stages = empty_stages(plan.request.device_copies);
+  PipelineJob job;
+  job.spec = &spec.pipeline;
+  job.plan = &plan;
+  job.input = &input;
+  job.sink = &sink;
+  job.stop = stop;
+  if (progress)
+    job.progress = [&progress](const WriteProgress& p) {
+      if (!p.done && p.written > 0) progress(progress_fields("", p.written, p.total, p.bytes, p.seconds));
+    };
+  run_pipeline(job, report);
+}
+
+}  // namespace
+
 RunReport multiply(const MultiplyRequest& request, const std::atomic<int>* stop, const Progress& progress) {
   ensure_kokkos();
   const auto start = Clock::now();
@@ -129,19 +152,13 @@ RunReport multiply(const MultiplyRequest& request, const std::atomic<int>* stop,
     MemoryOutput sink(request.out, input.shape(), request.axes);
     report.output = sink.describe();
     report.plan = plan.describe();
-    report.stages = empty_stages(plan.request.device_copies);
-    PipelineJob job;
-    job.spec = &spec.pipeline;
-    job.plan = &plan;
-    job.input = &input;
-    job.sink = &sink;
-    job.stop = stop;
-    if (progress)
-      job.progress = [&progress](const WriteProgress& p) {
-        if (!p.done && p.written > 0)
-          progress(progress_fields("", p.written, p.total, p.bytes, p.seconds));
-      };
-    run_pipeline(job, report);
+    // Host memory and arrays the kernel can take as they are: one pass, no staging.
+    if (direct_applies(request, plan, plan.request.device_copies)) {
+      report.output += " (direct: the kernel reads disc and writes out, no staging)";
+      multiply_direct(request, spec, plan, report, stop, progress);
+    } else {
+      multiply_pipelined(spec, plan, input, sink, report, stop, progress);
+    }
     if (report.interrupted)
       throw Error(ExitCode::interrupted, std::string("multiply interrupted by ") + signal_name(stop ? stop->load() : 0) +
                                              " after " + std::to_string(report.slabs_run) + " of " +

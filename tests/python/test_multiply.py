@@ -100,6 +100,30 @@ def test_transposed_view_with_matching_axes(rng):
     assert_bit_exact(got, expected_cv(mult, disc, ("id", "date", "num")))
 
 
+@pytest.mark.parametrize("axes", [("date", "id", "num"), ("id", "date", "num"), ("date", "num", "id")])
+def test_host_space_runs_the_kernel_on_the_arrays(rng, axes):
+    # Contiguous float64 arrays in host space take the one-pass path: the
+    # kernel reads disc and writes out, slab by slab along the outermost axis
+    # (ids outermost: each slab reads its own multBy rows).
+    mult, disc = case(rng, 9, 37, 5, axes=axes)
+    out = poisoned(disc.shape)
+    discount_app.multiply(mult, disc, out, axes=axes, space="host", host_budget="16KiB")
+    report = discount_app.last_report()
+    assert "direct" in report["output"], report["output"]
+    assert report["slabs"]["run"] == report["slabs"]["total"] > 1
+    assert [s["name"] for s in report["stages"]] == ["kernel"]
+    assert_bit_exact(out, expected_cv(mult, disc, axes))
+
+
+def test_host_space_with_another_chunk_axis_keeps_the_pipeline(rng):
+    mult, disc = case(rng, 9, 37, 5)
+    out = poisoned(disc.shape)
+    discount_app.multiply(mult, disc, out, space="host", chunk_axis="id", host_budget="16KiB")
+    report = discount_app.last_report()
+    assert "direct" not in report["output"] and report["slabs"]["total"] > 1
+    assert_bit_exact(out, expected_cv(mult, disc))
+
+
 def test_in_place_out_is_disc(rng):
     mult, disc = case(rng, 7, 29, 5)
     expected = expected_cv(mult, disc)

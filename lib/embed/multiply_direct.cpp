@@ -1,0 +1,131 @@
+#include "embed/multiply_direct.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <chrono>
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "common/region.hpp"
+#include "kernels/apply.hpp"
+#include "pipeline/test_hooks.hpp"
+#include "plan/stages.hpp"
+
+namespace discount::embed {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Slabs of a direct multiply at the most (fewer when the budgets' slabs are larger).
+constexpr std::int64_t kDirectSlabs = 8;
+
+bool plain_f64(const ArrayRef& a) { return a.type == ElementType::f64 && a.c_contiguous(); }
+
+// out must be disc itself (in place, elementwise) or share no byte with it:
+// a partial overlap would read values the kernel has already overwritten.
+bool apart_or_same(const ArrayRef& disc, const ArrayRef& out) {
+  if (disc.data == out.data) return true;
+  const auto* d = static_cast<const char*>(disc.data);
+  const auto* o = static_cast<const char*>(out.data);
+  const auto bytes = static_cast<std::size_t>(disc.elements()) * sizeof(double);
+  return o + bytes <= d || d + bytes <= o;
+}
+
+// The slab's extent along axis a.
+Range along(Axis a, const Slab& slab) {
+  return a == Axis::date ? slab.dates : a == Axis::id ? slab.ids : Range{0, slab.nums};
+}
+
+}  // namespace
+
+bool direct_applies(const MultiplyRequest& request, const Plan& plan, bool device_copies) {
+  const bool chunk_fits = !request.chunk_axis || *request.chunk_axis == request.axes[0];
+  return !request.device_arrays && !device_copies && plain_f64(request.mult) && plain_f64(request.disc) &&
+         plain_f64(request.out) && apart_or_same(request.disc, request.out) && chunk_fits && !plan.slabs.empty() &&
+         request.axes[0] != Axis::num;  // slabs cut dates or ids
+}
+
+std::vector<Slab> direct_slabs(const MultiplyRequest& request, const Plan& plan) {
+  const Axis outer = request.axes[0];
+  std::int64_t dates = 0;
+  for (std::size_t j = 0; j < 3; ++j)
+    if (request.axes[j] == Axis::date) dates = request.disc.shape[j];
+  const std::int64_t n = request.disc.shape[0];
+  // No staging buffers to fit, so the budgets' slab extent is only a floor.
+  // Several entries of the outer axis per slab let the kernel's column tiles
+  // (kernels/detail/host_loops.hpp) read each multBy column once per slab,
+  // not once per date; kDirectSlabs slabs keep progress and stops prompt.
+  const std::int64_t floor = plan.request.chunk_axis == outer ? plan.slab_extent : 1;
+  const std::int64_t per = std::max<std::int64_t>({floor, (n + kDirectSlabs - 1) / kDirectSlabs, 1});
+  std::vector<Slab> slabs;
+  for (std::int64_t b = 0; b < n; b += per) {
+    const Range part{b, std::min(n, b + per)};
+    Slab slab;
+    slab.index = static_cast<int>(slabs.size());
+    slab.dates = outer == Axis::date ? part : Range{0, dates};
+    slab.ids = outer == Axis::id ? part : Range{0, request.mult.shape[0]};
+    slab.nums = request.mult.shape[1];
+    slabs.push_back(slab);
+  }
+  return slabs;
+}
+
+void multiply_direct(const MultiplyRequest& request, const JobSpec& spec, const Plan& plan, RunReport& report,
+                     const std::atomic<int>* stop, const Progress& progress) {
+  using Memory = Kokkos::HostSpace;
+  const Kokkos::DefaultHostExecutionSpace exec;
+  const auto& shape = request.disc.shape;
+  const std::int64_t inner = shape[1] * shape[2];  // elements per index of the outermost axis
+  const auto* mult = static_cast<const double*>(request.mult.data);
+  const auto* disc = static_cast<const double*>(request.disc.data);
+  auto* out = static_cast<double*>(request.out.data);
+  const TestHold test_hold;
+  const auto stopping = [stop] { return stop && stop->load() != 0; };
+
+  StageStats kernel;
+  kernel.name = stage_name(Stage::kernel);
+  const auto start = Clock::now();
+  std::uint64_t written_bytes = 0;
+  const std::vector<Slab> slabs = direct_slabs(request, plan);
+  report.slabs_total = static_cast<int>(slabs.size());
+  for (const Slab& slab : slabs) {
+    if (stopping()) break;
+    const Range outer = along(request.axes[0], slab);
+    std::array<std::int64_t, 3> extent{};
+    std::array<std::int64_t, 3> mult_stride{};
+    for (std::size_t j = 0; j < 3; ++j) {
+      extent[j] = along(request.axes[j], slab).size();
+      mult_stride[j] = request.axes[j] == Axis::date ? 0 : request.axes[j] == Axis::id ? slab.nums : 1;
+    }
+    // The kernel indexes multBy from the slab's first id.
+    const std::int64_t mult_offset = slab.ids.begin * slab.nums;
+    const std::int64_t offset = outer.begin * inner;
+    const auto t0 = Clock::now();
+    {
+      const Region region("discount::kernel");
+      const ConstFlatView<Memory> mult_view(mult + mult_offset, static_cast<std::size_t>(slab.ids.size() * slab.nums));
+      const ConstSlabView<Memory> in(disc + offset, extent[0], extent[1], extent[2]);
+      const SlabView<Memory> result(out + offset, extent[0], extent[1], extent[2]);
+      apply_mdrange(exec, spec.pipeline.slicing, mult_view, in, result, mult_stride);
+      exec.fence();
+    }
+    SlabTraffic moved;
+    moved.elements = static_cast<std::uint64_t>(slab.elements());
+    moved.mult_elements = static_cast<std::uint64_t>(slab.ids.size() * slab.nums);
+    kernel.bytes += stage_bytes(Stage::kernel, moved);
+    kernel.seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+    ++kernel.slabs;
+    written_bytes += stage_bytes(Stage::write, moved);
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    if (progress) progress(progress_fields("", kernel.slabs, report.slabs_total, written_bytes, seconds));
+    test_hold.after_slab(kernel.slabs, stopping);  // tests only (pipeline/test_hooks.hpp)
+  }
+  report.stages = {kernel};
+  report.slabs_run = kernel.slabs;
+  report.any_stage_seconds = kernel.seconds;
+  report.interrupted = kernel.slabs < report.slabs_total;
+}
+
+}  // namespace discount::embed
