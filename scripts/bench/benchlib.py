@@ -236,13 +236,13 @@ def write_config(path: str | Path, config: dict) -> None:
 
 
 def run_app(app: str, config_path: str | Path, report_path: str | Path, extra: list[str] | None = None,
-            then_sync: bool = False) -> dict:
+            then_sync: bool = False, env: dict | None = None) -> dict:
     """Runs `discount_app run CONFIG --report REPORT`. Returns wall seconds of the
     process, of the following `sync` (if asked), the parsed report and stderr."""
     remove(report_path)
     cmd = [app, "run", str(config_path), "--report", str(report_path)] + list(extra or [])
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=None if env is None else {**os.environ, **env})
     app_s = time.perf_counter() - t0
     sync_s = sync() if then_sync else 0.0
     result = {"cmd": " ".join(cmd), "rc": proc.returncode, "app_s": app_s, "sync_s": sync_s,

@@ -7,7 +7,8 @@
 #   scripts/bench/gpu_suite.sh [--part 1|2|all|STEP,STEP,...] [--logs DIR] [--no-build]
 # Steps: build kernel_large kernel_seed pcie stream kernel_host host_slicings host_slicings_large peers_gpu
 #        peers_host ctest stream_large ctest_mpi pcie_all scale_gpu scale_gpu_path scale_host scale_host_unbound full_scale file16
-#        file80 (80 GB in and out: the 4-GPU kind's disk) startup16 fast_storage storage_split
+#        file80 (80 GB in and out: the 4-GPU kind's disk) startup16 fast_storage storage_split io_threads
+#        python_host python_large
 # --mpi: build the cuda-mpi preset (needed by ctest_mpi, scale_gpu, scale_host).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -161,6 +162,29 @@ s_storage_split() {
   rm -rf "$work/split_disk"
 }
 
+# Item 5 of issue 22: the split layout on /dev/shm with the I/O-side threads
+# (DISCOUNT_IO_THREADS: readers' and writers' copies) at the default and more.
+s_io_threads() {
+  step io_threads 560 $py scripts/bench/storage_split.py --app $app --dir /dev/shm/discount_io \
+    --size 20GB --writers $threads --space device,host --only dd_pair,split --io-threads 12,16 \
+    --json "$logs/io_threads.json"
+  rm -rf /dev/shm/discount_io
+}
+
+# Python (issue 23): multiply in host space against Numba and NumPy on 16
+# threads; on the device at 100 x 10M x 5 (40 GB in host RAM each way)
+# against the PCIe limits, a CuPy loop and Numba, measured in the same call.
+s_python_host() {
+  PYTHONPATH=build/$preset/python step python_host 300 $py scripts/bench/python_multiply.py --space host \
+    --threads $threads --dates 20 --ids 4000000 --repeat 3 --calls 10 --run-ids 1000000 --app $app \
+    --json "$logs/python_host.json"
+}
+s_python_large() {
+  PYTHONPATH=build/$preset/python step python_large 580 $py scripts/bench/python_multiply.py --space device \
+    --threads $threads --dates 100 --ids 10000000 --repeat 1 --calls 5 --run-ids 1000000 --app $app \
+    --json "$logs/python_large.json"
+}
+
 # Full size, file to file (80 GB in, 80 GB out: needs about 170 GB of disk),
 # one rank per GPU when the build has MPI, against the disk's O_DIRECT write
 # speed measured in the same call; verified by sampling and by h5py on whole dates.
@@ -195,7 +219,7 @@ esac
 for s in $steps; do "s_$s"; done
 
 echo; echo "===== summary tables ====="
-for f in kernel_large kernel_seed pcie stream stream_large kernel_host host_slicings host_slicings_large peers_gpu peers_host ctest ctest_mpi pcie_all scale_gpu scale_gpu_path scale_host scale_host_unbound full_scale generate16 file16 cp16 verify16 h5py16 startup16 fast_storage storage_split_device storage_split_host storage_split_disk disk80 generate80 file80 verify80 h5py80; do
+for f in kernel_large kernel_seed pcie stream stream_large kernel_host host_slicings host_slicings_large peers_gpu peers_host ctest ctest_mpi pcie_all scale_gpu scale_gpu_path scale_host scale_host_unbound full_scale generate16 file16 cp16 verify16 h5py16 startup16 fast_storage storage_split_device storage_split_host storage_split_tmpfs storage_split_disk io_threads python_host python_large disk80 generate80 file80 verify80 h5py80; do
   [[ -f $logs/$f.log ]] || continue
   echo "--- $f"; grep -vE "^\[deps\]|OMP_PROC_BIND|OpenMP 4.0|OpenMP 3.1|unit testing" "$logs/$f.log" | tail -25
 done

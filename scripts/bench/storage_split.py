@@ -57,6 +57,10 @@ def parse_args(argv=None):
                    help="compute.space of the app runs, or a comma list (device,host on a GPU node: both in one call)")
     p.add_argument("--max-slab", default="", help="memory.max_slab for the app runs (default: the app's)")
     p.add_argument("--host-budget", default="", help="memory.host_budget for the app runs (default: the app's)")
+    p.add_argument("--io-threads", default="",
+                   help="comma list: extra split runs with DISCOUNT_IO_THREADS set to each (the thread split, item 5)")
+    p.add_argument("--only", default="",
+                   help="comma list of contenders to run (dd_pair,cp,h5py,single,split); default all")
     p.add_argument("--repeat", type=int, default=1, help="runs of each contender; the best counts")
     p.add_argument("--keep", action="store_true", help="keep the folder's files")
     p.add_argument("--json", help="write every figure here")
@@ -148,29 +152,41 @@ def main(argv=None) -> int:
     block = max(1, (256 << 20) // (ids * NUMS * 8))
     spaces = [s for s in args.space.split(",") if s]
     # One space: contenders "single" and "split"; several: "single_<space>", "split_<space>".
-    apps = []
+    only = [c for c in args.only.split(",") if c]
+    wanted = lambda contender: not only or contender in only  # noqa: E731
+    apps = []  # (name, config, environment)
     for space in spaces:
         tag = "" if len(spaces) == 1 else f"_{space}"
         for layout in ("single", "split"):
-            apps.append((layout + tag, job_yaml(folder, layout + tag, layout, space, args)))
+            if wanted(layout):
+                apps.append((layout + tag, job_yaml(folder, layout + tag, layout, space, args), None))
+        for n in [int(t) for t in args.io_threads.split(",") if t]:
+            name = f"split{tag}_io{n}"
+            apps.append((name, job_yaml(folder, name, "split", space, args), {"DISCOUNT_IO_THREADS": str(n)}))
 
-    times: dict[str, list[float]] = {k: [] for k in ["dd_pair", "cp", "h5py"] + [name for name, _ in apps]}
-    described = {}
+    tools = [k for k in ("dd_pair", "cp", "h5py") if wanted(k)]
+    times: dict[str, list[float]] = {k: [] for k in tools + [name for name, _, _ in apps]}
+    described, stages = {}, {}
     for rep in range(args.repeat):
-        times["dd_pair"].append(dd_pair(folder, src, nbytes, args.writers, durable))
-        for i in range(args.writers):
-            bl.remove(os.path.join(folder, f"dd_w{i}"))
-        times["cp"].append(timed([["cp", src, os.path.join(folder, "cp.h5")]], durable))
-        bl.remove(os.path.join(folder, "cp.h5"))
-        times["h5py"].append(timed([[sys.executable, h5py_script, src, os.path.join(folder, "h5py.h5"), str(block)]],
-                                   durable))
-        check_dates(src, os.path.join(folder, "h5py.h5"))
-        bl.remove(os.path.join(folder, "h5py.h5"))
-        for name, yaml in apps:
+        if wanted("dd_pair"):
+            times["dd_pair"].append(dd_pair(folder, src, nbytes, args.writers, durable))
+            for i in range(args.writers):
+                bl.remove(os.path.join(folder, f"dd_w{i}"))
+        if wanted("cp"):
+            times["cp"].append(timed([["cp", src, os.path.join(folder, "cp.h5")]], durable))
+            bl.remove(os.path.join(folder, "cp.h5"))
+        if wanted("h5py"):
+            times["h5py"].append(timed([[sys.executable, h5py_script, src, os.path.join(folder, "h5py.h5"),
+                                         str(block)]], durable))
+            check_dates(src, os.path.join(folder, "h5py.h5"))
+            bl.remove(os.path.join(folder, "h5py.h5"))
+        for name, yaml, env in apps:
             remove_output(folder, name)
-            run = bl.run_app(app, yaml, os.path.join(folder, f"{name}_run.json"), then_sync=durable)
+            run = bl.run_app(app, yaml, os.path.join(folder, f"{name}_run.json"), then_sync=durable, env=env)
             times[name].append(run["wall_s"])
             described[name] = run["report"].get("output", "")
+            stages[name] = ", ".join(f"{st['name']} {st.get('gb_per_s', 0):.1f} GB/s busy {st.get('seconds', 0):.2f} s"
+                                     for st in run["report"].get("stages", []))
             check_dates(src, os.path.join(folder, f"{name}.h5"))
             remove_output(folder, name)
         print(f"repeat {rep + 1}: " + ", ".join(f"{k} {v[-1]:.2f} s" for k, v in times.items()))
@@ -181,19 +197,26 @@ def main(argv=None) -> int:
     ratios = {}
     for space in spaces:
         tag = "" if len(spaces) == 1 else f"_{space}"
-        split, single = best["split" + tag], best["single" + tag]
         where = "" if len(spaces) == 1 else f" [{space}]"
-        ratios[f"split / dd pair (target <= 1.4){where}"] = split / best["dd_pair"]
-        ratios[f"cp / split (target >= 3){where}"] = best["cp"] / split
-        ratios[f"h5py / split (target >= 4){where}"] = best["h5py"] / split
-        ratios[f"single / split{where}"] = single / split
+        for name in [n for n, _, _ in apps if n == "split" + tag or n.startswith(f"split{tag}_io")]:
+            split = best[name]
+            label = where if name == "split" + tag else f" [{name}]"
+            if "dd_pair" in best:
+                ratios[f"split / dd pair (target <= 1.4){label}"] = split / best["dd_pair"]
+            if "cp" in best:
+                ratios[f"cp / split (target >= 3){label}"] = best["cp"] / split
+            if "h5py" in best:
+                ratios[f"h5py / split (target >= 4){label}"] = best["h5py"] / split
+            if "single" + tag in best:
+                ratios[f"single / split{label}"] = best["single" + tag] / split
     bl.print_table(["ratio", "value"], [[k, f"{v:.2f}"] for k, v in ratios.items()], title="ratios (same run)")
     for name, text in described.items():
-        print(f"{name}: output {text}")
+        print(f"{name}: output {text}\n    stages: {stages.get(name, '')}")
     if args.json:
         bl.write_json(args.json, {"machine": info, "folder": folder, "durable": durable, "bytes": nbytes,
                                   "shape": [args.dates, ids, NUMS], "writers": args.writers, "times": times,
-                                  "best": best, "ratios": ratios, "outputs": described})
+                                  "best": best, "ratios": ratios, "outputs": described,
+                                  "stages": stages})
     if not args.keep:
         shutil.rmtree(folder, ignore_errors=True)
     return 0
