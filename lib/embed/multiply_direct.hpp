@@ -2,7 +2,7 @@
 // pass over the data. The pipeline's host path would copy each slab into a
 // staging buffer, run the kernel there and copy the result out (three passes
 // through memory); here the kernel reads `disc` and writes `out` directly,
-// in up to 8 slabs along the outermost axis, with the same progress, stop, test
+// in slabs along the outermost axis, with the same progress, stop, test
 // hold and Kokkos Tools region as the pipeline. Arrays it cannot take
 // (float32, strided, partly overlapping) and slabs that are not contiguous
 // (a chunk_axis other than the arrays' outermost, or num outermost) keep
@@ -23,8 +23,8 @@ namespace discount::embed {
 // itself or apart from it, slabs cut along the outermost axis).
 bool direct_applies(const MultiplyRequest& request, const Plan& plan, bool device_copies);
 
-// The slabs it runs: along the outermost axis (date or id), each at least
-// the plan's slab, at most kDirectSlabs of them.
+// The slabs it runs, along the outermost axis (date or id): as the budgets
+// cut them when the caller gave one, else of 4 GiB or more.
 std::vector<Slab> direct_slabs(const MultiplyRequest& request, const Plan& plan);
 
 // Runs plan's slabs in order on the arrays; fills report's stages, slab
