@@ -26,8 +26,11 @@ collectively, host_parallel, run_on_threads) or the callee is a lambda's:
 the lower folder runs what it was handed and names nothing above it. The hard check: no edge from io/, plan/ or kernels/ into
 report/ or commands/ (the script exits 1 if there is one).
 
-Usage: /usr/bin/python3 scripts/arch/crossings.py [--build-dir build/crossings]
+Usage: /usr/bin/python3 scripts/arch/crossings.py [--source DIR] [--build-dir DIR]
        [--skip-build] [--edges] (--edges lists every crossing by name)
+An earlier commit is measured the same way from an extracted copy:
+  mkdir /tmp/base && git archive 00a5ef8 | tar -x -C /tmp/base && ln -s "$PWD/deps" /tmp/base/deps
+  /usr/bin/python3 scripts/arch/crossings.py --source /tmp/base
 Needs g++, cmake, ninja, addr2line and nm; the build takes a few minutes.
 """
 import argparse
@@ -49,14 +52,14 @@ def sh(cmd, **kw):
     return subprocess.run(cmd, check=True, **kw)
 
 
-def build(bdir):
+def build(bdir, source):
     os.makedirs(bdir, exist_ok=True)
     tracer = os.path.join(bdir, "tracer.o")
     sh(["g++", "-std=c++17", "-O2", "-c", os.path.join(ROOT, "scripts/arch/tracer.cpp"), "-o", tracer])
     # DWARF 4: with this toolchain addr2line names the including .cpp, not the
     # header, for an inline function of a DWARF 5 build.
     flags = "-g1 -gdwarf-4 -finstrument-functions -finstrument-functions-exclude-file-list=deps/,/usr/"
-    sh(["cmake", "-S", ROOT, "-B", bdir, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
+    sh(["cmake", "-S", source, "-B", bdir, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
         "-DCMAKE_PREFIX_PATH=" + os.path.join(ROOT, "deps/install/openmp"), "-DDISCOUNT_ENABLE_TESTS=OFF",
         "-DDISCOUNT_BUILD_BENCH=OFF", "-DCMAKE_CXX_FLAGS=" + flags, "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -DNDEBUG",
         "-DCMAKE_INTERPROCEDURAL_OPTIMIZATION=OFF", "-DCMAKE_EXE_LINKER_FLAGS=-no-pie", "-DCMAKE_CXX_STANDARD_LIBRARIES=" + tracer],
@@ -143,7 +146,7 @@ def report(edges, names, title, show_edges):
     print(f"upward other than callbacks: {len(direct_up)}; crossings into functions other than constructors, "
           f"destructors and assignments: {len(plain)} (upward {len([c for c in plain if c in up])})")
     print("entries per folder: " + ", ".join(f"{k} {v}" for k, v in into.most_common()))
-    print("per folder pair (from -> to: count, U = upward, S = sideways):")
+    print(f"per folder pair ({len(pairs)} pairs; from -> to: count, U = upward, S = sideways):")
     for (a, b), n in sorted(pairs.items(), key=lambda kv: (-kv[1], kv[0])):
         mark = " U" if LAYER[b] > LAYER[a] else " S" if LAYER[b] == LAYER[a] else ""
         print(f"  {a:>8} -> {b:<8} {n:3d}{mark}")
@@ -163,12 +166,15 @@ def report(edges, names, title, show_edges):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--build-dir", default=os.path.join(ROOT, "build/crossings"))
+    ap.add_argument("--source", default=ROOT, help="the tree to measure (an earlier commit: git archive it there)")
+    ap.add_argument("--build-dir", help="default: <source>/build/crossings")
     ap.add_argument("--skip-build", action="store_true", help="reuse the instrumented build as it is")
     ap.add_argument("--edges", action="store_true", help="list every crossing by function name")
     a = ap.parse_args()
+    a.source = os.path.abspath(a.source)
+    a.build_dir = a.build_dir or os.path.join(a.source, "build/crossings")
     if not a.skip_build:
-        build(a.build_dir)
+        build(a.build_dir, a.source)
     binary = os.path.join(a.build_dir, "app", "discount_app")
     run_root = symbol_address(binary, "run_command")
     plan_root = symbol_address(binary, "plan_command")
