@@ -55,7 +55,8 @@ void Pipeline<ExecSpace>::reader(const std::vector<int>& pending) {
 // its discount box and the multBy rows it uses (date slabs all use the
 // whole resident multBy, summed once). Reads members only: runs on helper threads.
 template <class ExecSpace>
-InputSums Pipeline<ExecSpace>::input_sums(const Slab& slab, Range dates, Range ids, const double* buffer, int host) const {
+InputSums Pipeline<ExecSpace>::input_sums(const Slab& slab, Range dates, Range ids, const double* buffer,
+                                          int host) const {
   const Region region("discount::input_sums");  // on the helper thread that takes the sums
   InputSums sums;
   sums.known = true;

@@ -19,12 +19,13 @@ apart.
 Layers, from the link graph the lib/*/CMakeLists.txt files declare (a folder
 sits one above the highest folder it links): common 0; config, plan, ranks 1;
 io, resolve, kernels 2; report 3; pipeline 4; probe 5; commands 6; embed 7;
-app 8. A crossing is upward when the callee's layer is above the caller's; between
-folders of one layer it is sideways. An upward edge is a callback when the
-caller is a template instantiated with the higher folder's code (ranks::
-collectively, host_parallel, run_on_threads) or the callee is a lambda's:
-the lower folder runs what it was handed and names nothing above it. The hard check: no edge from io/, plan/ or kernels/ into
-report/ or commands/ (the script exits 1 if there is one).
+app 8. A crossing is upward when the callee's layer is above the caller's;
+between folders of one layer it is sideways. An upward edge is a callback when
+the caller is a template instantiated with the higher folder's code (ranks::
+collectively, host_parallel, run_on_threads) or the callee is a lambda's: the
+lower folder runs what it was handed and names nothing above it. The hard
+check: no edge from io/, plan/ or kernels/ into report/ or commands/ (the
+script exits 1 if there is one).
 
 Usage: /usr/bin/python3 scripts/arch/crossings.py [--source DIR] [--build-dir DIR]
        [--skip-build] [--edges] (--edges lists every crossing by name)
@@ -62,7 +63,9 @@ def build(bdir, source):
     sh(["cmake", "-S", source, "-B", bdir, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
         "-DCMAKE_PREFIX_PATH=" + os.path.join(ROOT, "deps/install/openmp"), "-DDISCOUNT_ENABLE_TESTS=OFF",
         "-DDISCOUNT_BUILD_BENCH=OFF", "-DCMAKE_CXX_FLAGS=" + flags, "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -DNDEBUG",
-        "-DCMAKE_INTERPROCEDURAL_OPTIMIZATION=OFF", "-DCMAKE_EXE_LINKER_FLAGS=-no-pie", "-DCMAKE_CXX_STANDARD_LIBRARIES=" + tracer],
+        "-DCMAKE_INTERPROCEDURAL_OPTIMIZATION=OFF", "-DCMAKE_EXE_LINKER_FLAGS=-no-pie",
+        # linked into C++ executables only (the C compiler check would fail on it)
+        "-DCMAKE_CXX_STANDARD_LIBRARIES=" + tracer],
        stdout=subprocess.DEVNULL)
     app = os.path.join(bdir, "app", "discount_app")
     if os.path.exists(app):
