@@ -1,0 +1,43 @@
+// One dataset of an HDF5 input, opened and checked: what Hdf5Input
+// (io/input.cpp) needs to read slabs of it, by positional reads when the
+// storage allows, else through HDF5.
+#pragma once
+
+#include <hdf5.h>
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "config/config.hpp"
+#include "io/hdf5_handle.hpp"
+#include "io/input_checks.hpp"
+#include "io/posix_io.hpp"
+
+namespace discount {
+
+struct DatasetInfo {
+  h5::Id id;
+  std::vector<hsize_t> dims;
+  // Positional reads: contiguous, allocated, unfiltered, in the HDF5 file
+  // itself (not external raw storage, not virtual), native float64. `fd` is
+  // a duplicate of the descriptor HDF5 opened for the file that holds the
+  // dataset, which an external link makes another file than input.file.
+  bool fast = false;
+  UniqueFd fd;
+  haddr_t offset = HADDR_UNDEF;
+  std::string holder;     // the file holding the dataset, when not input.file (external link)
+  std::string slow_why;   // why HDF5 reads it, when not fast
+  std::string type_text;
+  StorageFacts storage;
+  std::size_t element_size = 8;
+};
+
+// Opens dataset `name` of `file` (the HDF5 file of config.file) as the input
+// key `key` ("input.discount") names it, of the given rank. Throws
+// discount::Error naming the key, file and dataset when it is missing, of
+// another rank, of an unsupported type or damaged storage.
+DatasetInfo open_input_dataset(hid_t file, const InputConfig& config, const std::string& name, const std::string& key,
+                               int rank);
+
+}  // namespace discount

@@ -1,0 +1,196 @@
+// class Pipeline<ExecSpace>: the streaming pipeline's state (the staging
+// ring, device buffers, queues between the stages, per-stage counters) and
+// the small members every stage uses (guarded, record, the staging thread).
+// Its constructor and run() are in pipeline/pipeline.cpp, the stage threads
+// (reader, uploader, compute, downloader, writers) in
+// pipeline/stage_threads.hpp. Included by pipeline.cpp only.
+#pragma once
+
+#include <unistd.h>
+
+#include <Kokkos_Core.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <exception>
+#include <future>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "common/affinity.hpp"
+#include "common/error.hpp"
+#include "common/host_pages.hpp"
+#include "common/quote.hpp"
+#include "common/region.hpp"
+#include "common/startup.hpp"
+#include "io/finite.hpp"
+#include "kernels/apply.hpp"
+#include "kernels/features.hpp"
+#ifdef DISCOUNT_HAVE_KOKKOSKERNELS
+#include "kernels/blas.hpp"
+#endif
+#include "pipeline/backend.hpp"
+#include "pipeline/input_sums.hpp"
+#include "pipeline/pipeline.hpp"
+#include "pipeline/queue.hpp"
+#include "pipeline/stage_parts.hpp"
+#include "pipeline/test_hooks.hpp"
+
+namespace discount::pipeline_detail {
+
+template <class ExecSpace>
+class Pipeline {
+  using ComputeMemory = typename ExecSpace::memory_space;
+  static constexpr bool copies = !host_accessible<ExecSpace>();
+  using StagingSpace = std::conditional_t<copies, PinnedHostSpace, Kokkos::HostSpace>;
+  // Staging buffers are views of memory the pipeline owns: pinned
+  // allocations for a GPU, else HostPages (common/host_pages.hpp says why).
+  using HostBuffer = Kokkos::View<double*, StagingSpace, Kokkos::MemoryUnmanaged>;
+  // Pinned memory is taken through the memory space itself, not a managed
+  // View: the stager thread allocates it while the pipeline runs.
+  static constexpr bool kLazyStaging = !std::is_same_v<StagingSpace, Kokkos::HostSpace>;
+  using DeviceBuffer = Kokkos::View<double*, ComputeMemory>;
+
+ public:
+  Pipeline(const PipelineJob& job, RunReport& report);  // reads a resident multBy (pipeline.cpp)
+  void run();                                           // the stage threads, then the report's figures
+
+ private:
+  HostBuffer host_buffer(std::size_t elements) {
+    if constexpr (kLazyStaging) {
+      pinned_.emplace_back(elements * sizeof(double));
+      return HostBuffer(static_cast<double*>(pinned_.back().data()), elements);
+    } else {
+      host_pages_.emplace_back(elements * sizeof(double));
+      return HostBuffer(static_cast<double*>(host_pages_.back().data()), elements);
+    }
+  }
+
+  // Staging buffer s (and its multBy rows when each slab brings its own).
+  void make_staging(int s) {
+    host_slab_[static_cast<std::size_t>(s)] = host_buffer(plan_.slab_bytes / sizeof(double));
+    if (plan_.mult_per_slab)
+      host_mult_[static_cast<std::size_t>(s)] = host_buffer(plan_.slab_mult_bytes / sizeof(double));
+  }
+
+  // Pinning host memory runs at a few GB/s, and so does the first touch of
+  // fresh pages (far less in a VM whose memory the hypervisor hands out page
+  // by page: 0.1-0.2 GB/s on the development VM), so a ring of several GB
+  // made ready up front held the first read back by seconds. Here each
+  // buffer is pinned, or its pages touched, in turn on this thread and handed
+  // to the reader as soon as it is ready, while the first slabs are already
+  // read and moved: no stage's figure pays for it, and the report books it
+  // on its own line. Only this thread touches pinned_ and host_pages_ until
+  // the pipeline ends; host_slab_ is sized up front and entry s is written
+  // before s is queued (the queue orders the two).
+  void stage_buffers() {
+    for (int s = 0; s < plan_.host_buffers; ++s) {
+      const auto t0 = Clock::now();
+      const Region region("discount::staging");
+      make_staging(s);
+      if constexpr (!kLazyStaging) {
+        touch_pages(host_slab_[static_cast<std::size_t>(s)].data(), plan_.slab_bytes);
+        if (plan_.mult_per_slab) touch_pages(host_mult_[static_cast<std::size_t>(s)].data(), plan_.slab_mult_bytes);
+      }
+      staging_bytes_ += plan_.slab_bytes + plan_.slab_mult_bytes;
+      staging_seconds_ += seconds_since(t0);
+      free_host_.push(s);
+    }
+  }
+
+  // Runs a stage; on failure records the first error and closes every queue
+  // so the other stages stop; on success closes the stage's output queues.
+  template <class Body>
+  void guarded(Body&& body, std::initializer_list<BlockingQueue<Ticket>*> outputs) {
+    // Over the CPUs the process started with (a launcher's binding, else the job's cpuset).
+    if (std::this_thread::get_id() != main_thread_) use_process_affinity();
+    try {
+      body();
+    } catch (...) {
+      {
+        std::lock_guard<std::mutex> lock(error_mutex_);
+        if (!first_error_) first_error_ = std::current_exception();
+      }
+      aborted_ = true;
+      for (auto* q : {&loaded_, &uploaded_, &kernel_done_, &computed_}) q->close();
+      free_host_.close();
+      free_device_.close();
+    }
+    for (auto* q : outputs) q->close();
+  }
+
+  bool stop_requested() const { return aborted_ || (job_.stop && job_.stop->load() != 0); }
+
+  void read_multiplier(Range ids, double* buffer);
+
+  Range absolute(Range r, Range selection) const { return {selection.begin + r.begin, selection.begin + r.end}; }
+
+  // The stage threads (pipeline/stage_threads.hpp).
+  void reader(const std::vector<int>& pending);
+  InputSums input_sums(const Slab& slab, Range dates, Range ids, const double* buffer, int host) const;
+  void uploader(const ExecSpace& exec);
+  void compute(const ExecSpace& exec);
+  void downloader(const ExecSpace& exec);
+  void writer();
+
+  // One slab's work on a stage, timed from t0, counted by plan/stages.hpp.
+  // The interval is kept too: the stages overlap, so the time in no stage is
+  // the wall time less their union.
+  void record(Stage stage, const Slab& slab, Clock::time_point t0) {
+    const auto t1 = Clock::now();
+    StageStats& s = stats(stage);
+    s.bytes += stage_bytes(stage, traffic(plan_, slab));
+    s.seconds += std::chrono::duration<double>(t1 - t0).count();
+    ++s.slabs;
+    std::lock_guard<std::mutex> lock(busy_mutex_);
+    busy_intervals_.emplace_back(t0, t1);
+  }
+  // Each stage's counters are written by its own thread only, read after join.
+  StageStats& stats(Stage stage) { return stats_[static_cast<std::size_t>(stage)]; }
+
+  const PipelineJob& job_;
+  const PipelineSpec& spec_;
+  const Plan& plan_;
+  RunReport& report_;
+  std::array<Axis, 3> axes_{};
+  bool blas_ = false, scan_ = false;
+  int total_pending_ = 0;
+
+  std::vector<HostPages> host_pages_;  // own the memory of the host buffers below
+  std::uint64_t staging_bytes_ = 0;    // the staging ring, made ready by stage_buffers()
+  double staging_seconds_ = 0.0;
+  std::list<PinnedBlock<StagingSpace>> pinned_;  // or these (pinned; the blocks do not move)
+  std::vector<HostBuffer> host_slab_, host_mult_;
+  std::vector<DeviceBuffer> device_slab_, device_mult_;
+  HostBuffer resident_mult_host_;
+  std::uint64_t whole_mult_sum_ = 0;  // of resident_mult_host_, taken once it is read
+  DeviceBuffer resident_mult_device_;
+
+  BlockingQueue<int> free_host_, free_device_;
+  BlockingQueue<Ticket> loaded_, uploaded_, kernel_done_, computed_;
+  const std::thread::id main_thread_ = std::this_thread::get_id();
+  int writers_ = 1, writers_done_ = 0;  // writer threads, and those that have finished (under write_mutex_)
+  std::mutex write_mutex_;              // the write stage's counts, progress figures and test hold
+  std::vector<std::pair<Clock::time_point, Clock::time_point>> write_intervals_;  // under write_mutex_
+  const Clock::time_point write_start_ = Clock::now();
+  const TestHold test_hold_;  // DISCOUNT_TEST_HOLD: the e2e tests' pause points
+  Clock::time_point first_upload_{}, last_download_{};  // each written by one thread, read after join
+  std::atomic<bool> aborted_{false};
+  std::mutex error_mutex_;
+  std::mutex busy_mutex_;
+  std::vector<std::pair<Clock::time_point, Clock::time_point>> busy_intervals_;  // every stage's timed work
+  std::exception_ptr first_error_;
+  std::array<StageStats, kStageCount> stats_ = [] {
+    std::array<StageStats, kStageCount> named{};
+    for (Stage stage : kAllStages) named[static_cast<std::size_t>(stage)].name = stage_name(stage);
+    return named;
+  }();
+};
+
+}  // namespace discount::pipeline_detail

@@ -1,0 +1,117 @@
+// The small pieces the pipeline's stages share (pipeline/pipeline_engine.hpp):
+// the clock, a slab's geometry in the file's axis order, the ticket a slab
+// carries from stage to stage, pinned staging blocks, the union of busy
+// intervals and the non-finite value message. Included by the pipeline only.
+#pragma once
+
+#include <Kokkos_Core.hpp>
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <future>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/error.hpp"
+#include "common/quote.hpp"
+#include "io/input.hpp"
+#include "pipeline/input_sums.hpp"
+#include "plan/plan.hpp"
+
+namespace discount::pipeline_detail {
+
+using Clock = std::chrono::steady_clock;
+inline double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+template <class Space>
+constexpr bool host_accessible() {
+  return Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Space::memory_space>::accessible;
+}
+
+// Slab geometry in the buffer's memory order (the file's axis order).
+struct Geometry {
+  std::array<std::int64_t, 3> extent;
+  std::array<std::int64_t, 3> mult_stride;
+  std::int64_t elements() const { return extent[0] * extent[1] * extent[2]; }
+};
+
+inline Geometry geometry(const std::array<Axis, 3>& axes, const Slab& slab) {
+  Geometry g{};
+  g.extent = discount_box({slab.dates.end, slab.ids.end, slab.nums}, axes, slab.dates, slab.ids).count;
+  for (int j = 0; j < 3; ++j) g.mult_stride[j] = axes[j] == Axis::date ? 0 : axes[j] == Axis::id ? slab.nums : 1;
+  return g;
+}
+
+// Seconds covered by at least one of the intervals (which may overlap).
+inline double union_seconds(std::vector<std::pair<Clock::time_point, Clock::time_point>> intervals) {
+  std::sort(intervals.begin(), intervals.end());
+  double total = 0.0;
+  Clock::time_point covered{};  // the end of what has been counted so far
+  for (const auto& [begin, end] : intervals) {
+    const auto from = std::max(begin, covered);
+    if (end > from) total += std::chrono::duration<double>(end - from).count();
+    covered = std::max(covered, end);
+  }
+  return total;
+}
+
+// The first n elements of src into dst, asynchronously on exec.
+template <class ExecSpace, class Dst, class Src>
+void copy_prefix(const ExecSpace& exec, const Dst& dst, const Src& src, std::size_t n) {
+  Kokkos::deep_copy(exec, Kokkos::subview(dst, std::make_pair(std::size_t{0}, n)),
+                    Kokkos::subview(src, std::make_pair(std::size_t{0}, n)));
+}
+
+struct Ticket {
+  int slab = -1;
+  int host = -1;
+  int device = -1;
+  // Of the input bytes read for the slab, when the sink records them: taken
+  // by a helper thread while the reader goes on, settled before the kernel
+  // overwrites the staging buffer.
+  std::shared_ptr<std::future<InputSums>> pending_sums;
+  InputSums sums;
+  void settle_sums() {
+    if (!pending_sums) return;
+    sums = pending_sums->get();
+    pending_sums.reset();
+  }
+};
+
+// `key` is the YAML key that names the dataset (input.multiplier or
+// input.discount), as the user writes it; `dataset` the name it gives.
+[[noreturn]] inline void nonfinite_error(const char* key, const std::string& dataset, double value, const std::string& where) {
+  throw data_error(std::string(key) + ": dataset " + quote_for_message(dataset) + ": " +
+                   (value != value ? "NaN" : value > 0 ? "+Inf" : "-Inf") + " at [" + where +
+                   "] (input.nonfinite: error; set it to propagate to let NaN/Inf through)");
+}
+
+// Names the element at `index` of a packed slab buffer by its axes.
+inline std::string slab_coordinates(std::int64_t index, const std::array<Axis, 3>& axes,
+                             const std::array<std::int64_t, 3>& extent, const std::array<std::int64_t, 3>& origin) {
+  const std::int64_t coord[3] = {index / (extent[1] * extent[2]), index / extent[2] % extent[1], index % extent[2]};
+  std::string where;
+  for (int j = 0; j < 3; ++j)
+    where += std::string(j ? ", " : "") + axis_name(axes[j]) + " " + std::to_string(origin[j] + coord[j]);
+  return where;
+}
+
+// `bytes` of a memory space's memory, freed on destruction.
+template <class Space>
+class PinnedBlock {
+ public:
+  explicit PinnedBlock(std::size_t bytes) : bytes_(bytes), data_(Space().allocate(bytes)) {}
+  PinnedBlock(const PinnedBlock&) = delete;
+  PinnedBlock& operator=(const PinnedBlock&) = delete;
+  ~PinnedBlock() { Space().deallocate(data_, bytes_); }
+  void* data() const { return data_; }
+
+ private:
+  std::size_t bytes_;
+  void* data_;
+};
+
+}  // namespace discount::pipeline_detail
