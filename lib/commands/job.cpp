@@ -1,10 +1,15 @@
 #include "commands/job.hpp"
 
+#include <sys/stat.h>
+
 #include <cstdlib>
 #include <iostream>
 
 #include "commands/commands.hpp"
 #include "common/affinity.hpp"
+#include "common/paths.hpp"
+#include "io/output_existing.hpp"
+#include "io/posix_io.hpp"
 #include "io/output.hpp"
 #include "pipeline/pipeline.hpp"
 #include "pipeline/system_memory.hpp"
@@ -13,6 +18,15 @@
 namespace discount {
 
 namespace {
+
+// The output's folder, or its nearest existing ancestor (a missing folder is
+// created with the output, on the file system of that ancestor).
+std::string existing_folder(const std::string& path) {
+  std::string dir = dir_of(path);
+  struct stat st {};
+  while (::stat(dir.c_str(), &st) != 0 && dir != "/" && dir != ".") dir = dir_of(dir);
+  return dir;
+}
 
 // This rank's facts: its share of the node's free host memory and, for a
 // kernel on the device, of its GPU's free memory (asking makes that GPU
@@ -26,6 +40,7 @@ SystemFacts local_facts(const Config& config, const InputSource& input) {
     facts.device_bytes = device_share(device_free_bytes(ranks::local_device(visible_devices())),
                                       ranks::local_size(), visible_devices());
   facts.writer_threads = DirectWriter::threads();
+  if (config.output.mode == OutputMode::file) facts.output_memory_backed = memory_backed(existing_folder(config.output.file));
   facts.rank = ranks::rank();
   facts.ranks = ranks::size();
   return facts;
@@ -74,6 +89,20 @@ void add_recorded_chunk_axis(const Config& config, bool restart, SystemFacts& fa
   });
   ranks::broadcast(axis);
   ranks::broadcast(where);
+  std::string layout, layout_where;  // output.layout: auto keeps an earlier run's layout
+  ranks::collectively([&] {
+    if (!ranks::is_root() || config.output.layout != OutputLayout::automatic) return;
+    if (const auto recorded = recorded_layout(*job.existing, config.output.overwrite, restart)) {
+      layout = recorded->split ? "split" : "single";
+      layout_where = recorded->where;
+    }
+  });
+  ranks::broadcast(layout);
+  ranks::broadcast(layout_where);
+  if (!layout.empty()) {
+    facts.recorded_layout = layout == "split" ? OutputLayout::split : OutputLayout::single;
+    facts.recorded_layout_in = layout_where;
+  }
   if (axis.empty()) return;
   facts.recorded_chunk_axis = axis == "id" ? Axis::id : Axis::date;
   facts.recorded_in = where;
@@ -84,6 +113,15 @@ void add_recorded_chunk_axis(const Config& config, bool restart, SystemFacts& fa
 void quiet_openmp_warning() { ::setenv("OMP_PROC_BIND", "false", 0); }
 
 }  // namespace
+
+std::string layout_text(const JobSpec& spec) {
+  if (spec.output_mode != OutputMode::file) return {};
+  const OutputSpec& out = spec.output;
+  std::string text = out.layout == OutputLayout::split
+                         ? "split, " + std::to_string(out.parts) + " parts, " + std::to_string(out.writers) + " writer(s)"
+                         : "single";
+  return text + " (" + spec.report.layout_reason + ")";
+}
 
 // Checks the config, opens the input, resolves the job and makes the plan,
 // before Kokkos starts or any output exists. Collective under MPI.

@@ -33,6 +33,11 @@ struct Job {
 // before Kokkos starts or any output exists. Collective under MPI.
 Job prepare(const Config& config, bool restart = false);
 
+// The output's layout and why, for `plan` and the run's header: "split, 10
+// parts, 10 writers (auto: ...)" or "single (set by output.layout)"; empty
+// for a checksum output.
+std::string layout_text(const JobSpec& spec);
+
 // Starts Kokkos unless a caller (tests, an embedding code) already runs it.
 void start_kokkos(std::optional<Kokkos::ScopeGuard>& kokkos, const std::vector<std::string>& user_args);
 

@@ -101,7 +101,7 @@ RunReport start_report(const Job& job, const OutputSink& sink) {
 }
 
 // Status lines: time-stamped when stdout is a log (report/progress.hpp).
-void announce(const RunReport& report, const Plan& plan) {
+void announce(const RunReport& report, const Plan& plan, const std::string& layout) {
   const std::string tag = status_prefix();
   std::cout << tag << "input  " << report.input << "\n" << tag << "output " << report.output << "\n" << tag
             << "kernel " << report.space << ", " << report.slicing << "\n" << tag << "plan   " << plan.slabs.size()
@@ -110,6 +110,7 @@ void announce(const RunReport& report, const Plan& plan) {
   if (ranks::multi()) std::cout << ", per rank; " << ranks::size() << " ranks";
   std::cout << "\n" << tag << "chunk  " << axis_name(plan.request.chunk_axis) << " ("
             << plan.request.chunk_axis_reason << ")";
+  if (!layout.empty()) std::cout << "\n" << tag << "layout " << layout;
   std::cout << std::endl;
 }
 
@@ -312,7 +313,7 @@ int run_command(const Config& config, const RunOptions& options) {
   }
   FileOutput* fresh_output = file_output && file_output->state() == FileOutput::State::fresh ? file_output : nullptr;
   RunReport report = start_report(job, *sink);
-  if (talk) announce(report, job.plan);
+  if (talk) announce(report, job.plan, layout_text(job.spec));
 
   Limits limits;
   std::exception_ptr failure =

@@ -320,7 +320,9 @@ class Parser {
     }
     if (node["layout"])
       out.layout = choice<OutputLayout>(node["layout"], "output.layout",
-                                        {{"single", OutputLayout::single}, {"split", OutputLayout::split}});
+                                        {{"single", OutputLayout::single},
+                                         {"split", OutputLayout::split},
+                                         {"auto", OutputLayout::automatic}});
     if (node["parts"]) {
       const auto& value = node["parts"];
       scalar(value, "output.parts");

@@ -65,8 +65,10 @@ struct InputConfig {
   std::optional<SyntheticSource> synthetic;
 };
 
-// output.layout: cv in the one result file, or split over part files beside it.
-enum class OutputLayout { single, split };
+// output.layout: cv in the one result file, or split over part files beside
+// it; automatic (`auto`) lets resolve() choose (resolve/layout_choice.hpp).
+// Only the configuration holds `automatic`: the output's spec never does.
+enum class OutputLayout { single, split, automatic };
 
 struct OutputConfig {
   std::string file;
@@ -77,7 +79,7 @@ struct OutputConfig {
   double checkpoint_seconds = 10.0;
   // Write cv with O_DIRECT (page-cache writes where the file system refuses it).
   bool direct_io = true;
-  OutputLayout layout = OutputLayout::single;
+  OutputLayout layout = OutputLayout::automatic;
   int parts = 0;  // split: part files; 0: auto (io/output_parts.hpp)
   // MPI_Info hints for the single layout's MPI-IO open (key -> value).
   std::map<std::string, std::string> mpi_hints;

@@ -61,7 +61,10 @@ std::string Config::to_yaml() const {
   out << YAML::Key << "mode" << YAML::Value << (output.mode == OutputMode::file ? "file" : "checksum");
   out << YAML::Key << "checkpoint_seconds" << YAML::Value << output.checkpoint_seconds;
   out << YAML::Key << "direct_io" << YAML::Value << output.direct_io;
-  out << YAML::Key << "layout" << YAML::Value << (output.layout == OutputLayout::split ? "split" : "single");
+  out << YAML::Key << "layout" << YAML::Value
+      << (output.layout == OutputLayout::split    ? "split"
+          : output.layout == OutputLayout::single ? "single"
+                                                  : "auto");
   if (output.parts > 0) out << YAML::Key << "parts" << YAML::Value << output.parts;
   else out << YAML::Key << "parts" << YAML::Value << "auto";
   if (!output.mpi_hints.empty()) {

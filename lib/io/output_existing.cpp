@@ -41,20 +41,40 @@ ExistingOutput inspect_output(const std::string& path) {
   return existing;
 }
 
-std::optional<RecordedChunkAxis> recorded_chunk_axis(const ExistingOutput& existing, bool overwrite, bool restart) {
-  if (restart) return std::nullopt;
-  const auto axis_of = [](const std::string& text) -> std::optional<Axis> {
-    if (text == "date") return Axis::date;
-    if (text == "id") return Axis::id;
-    return std::nullopt;
-  };
+namespace {
+
+// The file whose record a new run follows: the partial when there is one,
+// else (without overwrite) the finished output; null with restart or neither.
+const StoredOutput* recorded_file(const ExistingOutput& existing, bool overwrite, bool restart, std::string& where) {
+  if (restart) return nullptr;
   if (existing.partial.exists) {
-    if (const auto axis = axis_of(existing.partial.chunk_axis)) return RecordedChunkAxis{*axis, "the existing partial"};
-    return std::nullopt;
+    where = "the existing partial";
+    return &existing.partial;
   }
-  if (!overwrite && existing.finished.exists)
-    if (const auto axis = axis_of(existing.finished.chunk_axis)) return RecordedChunkAxis{*axis, "the finished output"};
+  if (!overwrite && existing.finished.exists) {
+    where = "the finished output";
+    return &existing.finished;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::optional<RecordedChunkAxis> recorded_chunk_axis(const ExistingOutput& existing, bool overwrite, bool restart) {
+  std::string where;
+  const StoredOutput* file = recorded_file(existing, overwrite, restart, where);
+  if (!file) return std::nullopt;
+  if (file->chunk_axis == "date") return RecordedChunkAxis{Axis::date, where};
+  if (file->chunk_axis == "id") return RecordedChunkAxis{Axis::id, where};
   return std::nullopt;
+}
+
+std::optional<RecordedLayout> recorded_layout(const ExistingOutput& existing, bool overwrite, bool restart) {
+  std::string where;
+  const StoredOutput* file = recorded_file(existing, overwrite, restart, where);
+  // Only an output with discount_app's record (its identity) says how it was written.
+  if (!file || file->identity.empty()) return std::nullopt;
+  return RecordedLayout{!file->parts_folder.empty(), where};
 }
 
 std::optional<RecordedChunkAxis> recorded_chunk_axis(const std::string& path, bool overwrite, bool restart) {

@@ -43,6 +43,15 @@ struct RecordedChunkAxis {
 std::optional<RecordedChunkAxis> recorded_chunk_axis(const ExistingOutput& existing, bool overwrite, bool restart);
 std::optional<RecordedChunkAxis> recorded_chunk_axis(const std::string& path, bool overwrite, bool restart);
 
+// The layout an earlier run of this output used, from the same file and with
+// the same rules as recorded_chunk_axis: split when its record names a part
+// folder, single otherwise (output.layout: auto keeps it).
+struct RecordedLayout {
+  bool split = false;
+  std::string where;
+};
+std::optional<RecordedLayout> recorded_layout(const ExistingOutput& existing, bool overwrite, bool restart);
+
 // The discount_app group that holds the record and these attributes.
 constexpr const char* kOutputGroup = "discount_app";
 

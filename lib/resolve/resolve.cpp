@@ -5,6 +5,7 @@
 #include "common/error.hpp"
 #include "common/sizes.hpp"
 #include "io/part_count.hpp"
+#include "resolve/layout_choice.hpp"
 #include "io/posix_io.hpp"
 #include "kernels/features.hpp"
 #include "plan/defaults.hpp"
@@ -59,7 +60,8 @@ void check_tile(const Config& config, const Slicing& slicing, bool gpu_order) {
 // chunk_axis is the resolved one (date or id, never auto): a job that auto
 // resolves to date has the identity it had when date was the default, so
 // its partials resume.
-std::string identity_text(const Config& config, const InputFacts& input, Range dates, Range ids, Axis chunk_axis) {
+std::string identity_text(const Config& config, const InputFacts& input, Range dates, Range ids, Axis chunk_axis,
+                          OutputLayout layout) {
   const auto& in = config.input;
   const auto range = [](Range r) { return "[" + std::to_string(r.begin) + ", " + std::to_string(r.end) + ")"; };
   // One `key: value` line each (io/identity.hpp names the lines that differ).
@@ -78,7 +80,7 @@ std::string identity_text(const Config& config, const InputFacts& input, Range d
          (config.output.dtype == OutputType::float32 ? "output.dtype: float32\n" : "") +
          "memory.chunk_axis: " + axis_name(chunk_axis) + "\n" +
          // Only a split output says so: a single one keeps the identity earlier versions wrote.
-         (config.output.layout == OutputLayout::split ? "output.layout: split\n" : "");
+         (layout == OutputLayout::split ? "output.layout: split\n" : "");
 }
 }  // namespace
 
@@ -151,7 +153,15 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
   request.nums = input.nums;
   request.pipeline_depth = config.memory.pipeline_depth;
   int split_parts = config.output.parts, split_writers_n = 0;
-  if (config.output.mode == OutputMode::file && config.output.layout == OutputLayout::split) {
+  LayoutFacts layout_facts;
+  layout_facts.output_bytes =
+      static_cast<std::uint64_t>(request.dates) * request.ids * request.nums * stored_bytes(config.output.dtype);
+  layout_facts.cores = 2 * std::max(1u, facts.writer_threads);
+  layout_facts.memory_backed = facts.output_memory_backed;
+  layout_facts.recorded = facts.recorded_layout;
+  layout_facts.recorded_in = facts.recorded_layout_in;
+  const LayoutChoice layout = choose_layout(config.output.layout, config.output.mode, layout_facts);
+  if (layout.layout == OutputLayout::split) {
     // The part count (auto: from the output's size and the cores, about twice
     // the I/O writer threads), and one writer per part; the ring gets two
     // buffers more than the writers, so that they write at once while the
@@ -215,16 +225,16 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
   output.checkpoint_seconds = config.output.checkpoint_seconds;
   output.direct_io = config.output.direct_io;
   output.direct_piece = direct_piece;
-  output.layout = config.output.layout;
+  output.layout = layout.layout;
   output.parts = split_parts;
-  output.parts_auto = config.output.layout == OutputLayout::split && config.output.parts <= 0;
+  output.parts_auto = layout.layout == OutputLayout::split && config.output.parts <= 0;
   output.writers = split_writers_n;
   output.mpi_hints = config.output.mpi_hints;
   output.owner = facts.rank == 0;
   output.rank = facts.rank;
   output.ranks = facts.ranks;
   spec.output_mode = config.output.mode;
-  spec.identity = identity_text(config, input, dates, ids, request.chunk_axis);
+  spec.identity = identity_text(config, input, dates, ids, request.chunk_axis, layout.layout);
   output.identity = spec.identity;
   output.input_stat = input.file_stat;
   output.decor = {config.input.synthetic ? std::string() : config.input.file, config.input.discount, input.axes, dates,
@@ -237,6 +247,8 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
   spec.report.slicing = config.compute.kernel == KernelKind::blas ? "KokkosBlas::mult over whole slabs"
                                                                   : pipeline.slicing.describe(input.axes);
   spec.report.config_yaml = config.to_yaml();
+  spec.report.layout_reason = layout.reason;
+  spec.report.output_memory_backed = facts.output_memory_backed;
   return spec;
 }
 

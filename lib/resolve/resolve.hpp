@@ -51,6 +51,11 @@ struct SystemFacts {
   // layout because the budgets changed.
   std::optional<Axis> recorded_chunk_axis;
   std::string recorded_in;
+  // output.layout: auto: whether the output's folder is memory-backed, and
+  // the layout an earlier run of this output used (resolve/layout_choice.hpp).
+  bool output_memory_backed = false;
+  std::optional<OutputLayout> recorded_layout;
+  std::string recorded_layout_in;
 };
 
 // memory.chunk_axis: auto takes date when one minimal date slab fits the
@@ -82,6 +87,8 @@ struct ReportSpec {
   std::string kernel;       // "mdrange" | "blas"
   std::string slicing;      // Slicing::describe, or the blas kernel's line
   std::string config_yaml;  // the effective configuration
+  std::string layout_reason;  // why the output has its layout (resolve/layout_choice.hpp); empty: no file
+  bool output_memory_backed = false;  // the output's folder is on tmpfs/ramfs
 };
 
 struct JobSpec {

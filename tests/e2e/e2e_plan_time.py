@@ -147,7 +147,7 @@ def summary_and_verbose(ctx):
     short = E.expect_rc(E.app(ctx, "plan", "--no-measure", yaml), 0, "plan").stdout
     lines = short.splitlines()
     E.check(8 <= len(lines) <= 16, f"the summary has {len(lines)} lines:\n{short}")
-    for head in ("input ", "shape ", "chunk axis ", "slab ", "host buffers ", "output ", "predicted wall "):
+    for head in ("input ", "shape ", "chunk axis ", "slab ", "host buffers ", "output ", "layout ", "predicted wall "):
         E.check(any(line.startswith(head) for line in lines), f"the summary lacks {head.strip()!r}:\n{short}")
     # write is the slowest link here: 0.25 GB/s against 0.5 and 2.
     m = re.search(r"^predicted wall (\d+\.\d+) s plus start-up and finish; bottleneck write: \S+ \S+ at 0\.25 GB/s"
@@ -155,6 +155,11 @@ def summary_and_verbose(ctx):
     E.check(m, f"no predicted wall time with its bottleneck:\n{short}")
     out_bytes = 8 * SHAPE[0] * SHAPE[1] * SHAPE[2]
     E.check(abs(float(m.group(1)) - out_bytes / 0.25e9) < 0.2 * out_bytes / 0.25e9 + 0.01, f"wall:\n{short}")
+    # output.layout: auto keeps one file for this small output, says why, and
+    # since the write sets the pace, names split and the wall it would give.
+    E.check(re.search(r"^layout +single \(auto: ", short, re.M), f"no layout line:\n{short}")
+    hint = re.search(r"^hint .*output\.layout: split.* (\d+\.\d+)x faster.* about (\d+\.\d+) s$", short, re.M)
+    E.check(hint and float(hint.group(1)) > 1 and float(hint.group(2)) <= float(m.group(1)), f"no split hint:\n{short}")
     for needle in ("resolved configuration (every default", "predicted      stage", "limits ", "pipeline_depth:"):
         E.check(needle not in short, f"the summary shows {needle!r}:\n{short}")
     full = E.expect_rc(E.app(ctx, "plan", "--verbose", "--no-measure", yaml), 0, "plan --verbose").stdout

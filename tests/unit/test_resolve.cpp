@@ -11,6 +11,7 @@
 #include "kernels/features.hpp"
 #include "plan/defaults.hpp"
 #include "plan/plan.hpp"
+#include "resolve/layout_choice.hpp"
 #include "resolve/resolve.hpp"
 
 using namespace discount;
@@ -559,4 +560,66 @@ TEST(Resolve, SplitLayoutPartsWritersAndRing) {
   SystemFacts three = facts(2000, 100003, 5);
   three.ranks = 3;
   EXPECT_EQ(resolve(c, three).output.parts, 6);
+}
+
+// output.layout: auto (the default): split on a memory-backed file system
+// from two parts' worth of output (auto_parts: 256 MiB), single on other file
+// systems and below that; an earlier run's layout wins; a configured layout
+// and a checksum output are kept as they are.
+TEST(LayoutChoice, AutoFollowsTheFileSystemTheSizeAndAnEarlierRun) {
+  LayoutFacts f;
+  f.cores = 16;
+  f.memory_backed = true;
+  f.output_bytes = (std::uint64_t{256} << 20) - 1;
+  LayoutChoice c = choose_layout(OutputLayout::automatic, OutputMode::file, f);
+  EXPECT_EQ(c.layout, OutputLayout::single);
+  EXPECT_NE(c.reason.find("under 256 MiB"), std::string::npos) << c.reason;
+  f.output_bytes += 1;
+  c = choose_layout(OutputLayout::automatic, OutputMode::file, f);
+  EXPECT_EQ(c.layout, OutputLayout::split);
+  EXPECT_NE(c.reason.find("memory-backed"), std::string::npos) << c.reason;
+  f.memory_backed = false;
+  f.output_bytes = std::uint64_t{80} << 30;
+  c = choose_layout(OutputLayout::automatic, OutputMode::file, f);
+  EXPECT_EQ(c.layout, OutputLayout::single);
+  EXPECT_NE(c.reason.find("not a memory-backed"), std::string::npos) << c.reason;
+  // What an earlier run of this output used is kept, either way.
+  f.recorded = OutputLayout::split;
+  f.recorded_in = "the existing partial";
+  c = choose_layout(OutputLayout::automatic, OutputMode::file, f);
+  EXPECT_EQ(c.layout, OutputLayout::split);
+  EXPECT_EQ(c.reason, "auto: kept from the existing partial");
+  f.memory_backed = true;
+  f.recorded = OutputLayout::single;
+  EXPECT_EQ(choose_layout(OutputLayout::automatic, OutputMode::file, f).layout, OutputLayout::single);
+  // A configured layout, and a checksum output (no file: no layout).
+  EXPECT_EQ(choose_layout(OutputLayout::split, OutputMode::file, f).layout, OutputLayout::split);
+  EXPECT_EQ(choose_layout(OutputLayout::single, OutputMode::file, f).reason, "set by output.layout");
+  f.recorded.reset();
+  c = choose_layout(OutputLayout::automatic, OutputMode::checksum, f);
+  EXPECT_EQ(c.layout, OutputLayout::single);
+  EXPECT_TRUE(c.reason.empty());
+}
+
+// resolve() with layout auto: the split decision reaches the output's spec,
+// its part count and the identity (a resume must find the same layout).
+TEST(Resolve, AutoLayoutSplitsOnMemoryBackedFileSystems) {
+  Config c = base_config();
+  ASSERT_EQ(c.output.layout, OutputLayout::automatic);  // the default
+  SystemFacts f = facts(2000, 100003, 5);               // 8 GB of output
+  JobSpec spec = resolve(c, f);
+  EXPECT_EQ(spec.output.layout, OutputLayout::single);
+  EXPECT_EQ(spec.identity.find("output.layout"), std::string::npos);
+  f.output_memory_backed = true;
+  spec = resolve(c, f);
+  EXPECT_EQ(spec.output.layout, OutputLayout::split);
+  EXPECT_EQ(spec.output.parts, 4);
+  EXPECT_TRUE(spec.output.parts_auto);
+  EXPECT_NE(spec.identity.find("output.layout: split\n"), std::string::npos);
+  EXPECT_NE(spec.report.layout_reason.find("memory-backed"), std::string::npos);
+  f.recorded_layout = OutputLayout::single;  // a partial written single stays single
+  f.recorded_layout_in = "the existing partial";
+  spec = resolve(c, f);
+  EXPECT_EQ(spec.output.layout, OutputLayout::single);
+  EXPECT_EQ(spec.report.layout_reason, "auto: kept from the existing partial");
 }

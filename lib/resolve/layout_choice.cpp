@@ -1,0 +1,23 @@
+#include "resolve/layout_choice.hpp"
+
+#include "io/part_count.hpp"
+
+namespace discount {
+
+LayoutChoice choose_layout(OutputLayout configured, OutputMode mode, const LayoutFacts& facts) {
+  if (mode != OutputMode::file) return {OutputLayout::single, ""};
+  if (configured != OutputLayout::automatic) return {configured, "set by output.layout"};
+  if (facts.recorded)
+    return {*facts.recorded, "auto: kept from " + (facts.recorded_in.empty() ? std::string("an earlier run") : facts.recorded_in)};
+  if (!facts.memory_backed)
+    return {OutputLayout::single,
+            "auto: not a memory-backed file system; on a disk split wrote 1.12x faster (development VM): "
+            "output.layout: split tries it"};
+  if (auto_parts(facts.output_bytes, facts.cores) < 2)
+    return {OutputLayout::single, "auto: memory-backed file system, but under 256 MiB of output"};
+  return {OutputLayout::split,
+          "auto: memory-backed file system, where part files write in parallel: 1.67x single for 20 GB "
+          "on the H200 node's /dev/shm"};
+}
+
+}  // namespace discount
