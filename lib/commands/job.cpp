@@ -1,7 +1,5 @@
 #include "commands/job.hpp"
 
-#include <sys/stat.h>
-
 #include <cstdlib>
 #include <iostream>
 
@@ -19,15 +17,6 @@ namespace discount {
 
 namespace {
 
-// The output's folder, or its nearest existing ancestor (a missing folder is
-// created with the output, on the file system of that ancestor).
-std::string existing_folder(const std::string& path) {
-  std::string dir = dir_of(path);
-  struct stat st {};
-  while (::stat(dir.c_str(), &st) != 0 && dir != "/" && dir != ".") dir = dir_of(dir);
-  return dir;
-}
-
 // This rank's facts: its share of the node's free host memory and, for a
 // kernel on the device, of its GPU's free memory (asking makes that GPU
 // current, so a host job does not ask).
@@ -40,7 +29,7 @@ SystemFacts local_facts(const Config& config, const InputSource& input) {
     facts.device_bytes = device_share(device_free_bytes(ranks::local_device(visible_devices())),
                                       ranks::local_size(), visible_devices());
   facts.writer_threads = DirectWriter::threads();
-  if (config.output.mode == OutputMode::file) facts.output_memory_backed = memory_backed(existing_folder(config.output.file));
+  if (config.output.mode == OutputMode::file) facts.output_memory_backed = memory_backed(existing_folder(dir_of(config.output.file)));
   facts.rank = ranks::rank();
   facts.ranks = ranks::size();
   return facts;

@@ -35,22 +35,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-bool is_directory(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-// The folder itself, or the nearest parent that exists.
-std::string existing_folder(const std::string& folder) {
-  std::string at = folder;
-  while (!is_directory(at)) {
-    const std::string up = dir_of(at);
-    if (up == at) break;
-    at = up;
-  }
-  return at;
-}
-
 std::uint64_t auto_piece(const Plan& plan, const ProbeBudget& budget) {
   const std::uint64_t row = static_cast<std::uint64_t>(plan.request.nums) * plan.request.element_bytes;
   std::uint64_t piece = budget.piece_bytes;
@@ -222,7 +206,7 @@ WriteProbe probe_write(const OutputSpec& output, OutputMode mode, const Plan& pl
 
 std::uint64_t free_disk_bytes(const std::string& path) {
   struct statvfs info {};
-  if (::statvfs(dir_of(path).c_str(), &info) != 0) return 0;
+  if (::statvfs(existing_folder(dir_of(path)).c_str(), &info) != 0) return 0;
   return static_cast<std::uint64_t>(info.f_bavail) * static_cast<std::uint64_t>(info.f_frsize);
 }
 

@@ -16,15 +16,18 @@ written reads as whatever the pages hold, never the NumPy values.
   - the lock refuses a second job; a finished rerun has nothing to do;
     verify passes, and fails on a changed byte in a part;
   - a folder left by a kill before its master was renamed is removed by the
-    next run.
+    next run;
+  - output.layout: auto (the default) splits 267 MiB on /dev/shm, and says so.
 """
 
 import glob
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 
 import h5py
 import numpy as np
@@ -199,6 +202,33 @@ def case_parts_auto_small(ctx):
     check_master(out, expected, 1)
 
 
+def case_auto_splits_memory_backed(ctx):
+    """output.layout: auto (the default) on /dev/shm splits an output of 256 MiB and more, says so in plan
+    and the run's header, and a rerun finds the split set complete."""
+    if subprocess.run(["stat", "-f", "-c", "%T", "/dev/shm"], capture_output=True, text=True).stdout.strip() != "tmpfs":
+        raise E.Skip("/dev/shm is not a tmpfs here")
+    d = tempfile.mkdtemp(prefix="discount_e2e_auto_", dir="/dev/shm")
+    try:
+        dates, ids, nums = 35, 200003, 5  # 267 MiB of cv: two parts by auto_parts (256 MiB and up)
+        rng = np.random.default_rng(11)
+        src = E.write_input(os.path.join(d, "in.h5"), E.random_nonzero(rng, (ids, nums)),
+                            E.random_nonzero(rng, (dates, ids, nums)))
+        yaml = E.write_job(os.path.join(d, "job.yaml"), "in.h5", "out/cv.h5")  # every other key at its default
+        plan = E.expect_rc(E.app(ctx, "plan", "--no-measure", yaml, cwd=d), 0, "plan").stdout
+        E.check(re.search(r"^layout +split, 2 parts, \d+ writer\(s\) \(auto: memory-backed", plan, re.M),
+                f"plan does not say split and why:\n{plan}")
+        r = E.expect_rc(E.app(ctx, "run", yaml, cwd=d), 0, "run")
+        E.check(re.search(r"layout split, 2 parts", r.stdout), f"the run's header does not say split:\n{r.stdout}")
+        out = os.path.join(d, "out", "cv.h5")
+        with h5py.File(out, "r") as f:
+            E.check(f["cv"].is_virtual and len(f["cv"].virtual_sources()) == 2, "cv is not split over 2 parts")
+            E.assert_bits_equal(f["cv"][...], E.expected_cv(src), "auto-split cv")
+        again = E.expect_rc(E.app(ctx, "run", yaml, cwd=d), 0, "rerun")
+        E.check("already complete" in again.stdout, f"the rerun did not find the split set complete:\n{again}")
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
 CASES = [
     ("matches_numpy_and_moves", case_matches_numpy_and_moves),
     ("verify_and_rerun", case_verify_and_rerun),
@@ -206,6 +236,7 @@ CASES = [
     ("overwrite_keeps_old_set", case_overwrite_keeps_old_set),
     ("single_to_split_restart", case_single_to_split_restart),
     ("parts_auto_small", case_parts_auto_small),
+    ("auto_splits_memory_backed", case_auto_splits_memory_backed),
 ]
 
 if __name__ == "__main__":
