@@ -29,7 +29,8 @@ SystemFacts local_facts(const Config& config, const InputSource& input) {
     facts.device_bytes = device_share(device_free_bytes(ranks::local_device(visible_devices())),
                                       ranks::local_size(), visible_devices());
   facts.writer_threads = DirectWriter::threads();
-  if (config.output.mode == OutputMode::file) facts.output_memory_backed = memory_backed(existing_folder(dir_of(config.output.file)));
+  if (config.output.mode == OutputMode::file)  // output.layout: auto (resolve/layout_choice.hpp)
+    facts.output_memory_backed = memory_backed(existing_folder(dir_of(config.output.file)));
   facts.rank = ranks::rank();
   facts.ranks = ranks::size();
   return facts;

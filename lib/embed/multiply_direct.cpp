@@ -2,8 +2,8 @@
 
 #include <Kokkos_Core.hpp>
 
-#include <chrono>
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <vector>
 

@@ -5,10 +5,10 @@
 #include "common/error.hpp"
 #include "common/sizes.hpp"
 #include "io/part_count.hpp"
-#include "resolve/layout_choice.hpp"
 #include "io/posix_io.hpp"
 #include "kernels/features.hpp"
 #include "plan/defaults.hpp"
+#include "resolve/layout_choice.hpp"
 
 namespace discount {
 
