@@ -31,9 +31,9 @@ bool plain_f64(const ArrayRef& a) { return a.type == ElementType::f64 && a.c_con
 // a partial overlap would read values the kernel has already overwritten.
 bool apart_or_same(const ArrayRef& disc, const ArrayRef& out) {
   if (disc.data == out.data) return true;
-  const auto* d = static_cast<const char*>(disc.data);
-  const auto* o = static_cast<const char*>(out.data);
-  const auto bytes = static_cast<std::size_t>(disc.elements()) * sizeof(double);
+  const auto d = reinterpret_cast<std::uintptr_t>(disc.data);
+  const auto o = reinterpret_cast<std::uintptr_t>(out.data);
+  const auto bytes = static_cast<std::uintptr_t>(disc.elements()) * sizeof(double);
   return o + bytes <= d || d + bytes <= o;
 }
 
