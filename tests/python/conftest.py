@@ -5,6 +5,7 @@ tree's (ctest puts build/<preset>/python first on PYTHONPATH) or the one
 installed in a virtual environment (.ci/run). Expected results are computed
 here with NumPy alone and compared bit for bit through uint64 views.
 """
+import contextlib
 import os
 import sys
 import threading
@@ -92,16 +93,30 @@ def hold(tmp_path, monkeypatch):
                 h.release(int(name[5:]))
 
 
-def sigint_when(what, predicate):
-    """A thread that sends this process SIGINT once predicate() holds (an event, not a delay)."""
+@contextlib.contextmanager
+def sigint_when(what, predicate, release, timeout=300.0):
+    """While the `with` body runs, a thread sends this process SIGINT once predicate() holds
+    (an event, not a delay). Hang guard: should the predicate not hold, or the body not end,
+    within `timeout` s (an interrupt lost), release() lets the held job go on, so the test
+    fails (its call returns uninterrupted) instead of hanging the suite."""
     import signal
+    finished = threading.Event()
 
     def body():
-        wait_for(what, predicate)
+        try:
+            wait_for(what, predicate, timeout)
+        except AssertionError:
+            release()
+            return
         os.kill(os.getpid(), signal.SIGINT)
+        if not finished.wait(timeout):
+            release()
     t = threading.Thread(target=body, daemon=True)
     t.start()
-    return t
+    try:
+        yield t
+    finally:
+        finished.set()
 
 
 @pytest.fixture

@@ -228,9 +228,9 @@ def test_sigint_while_held_stops_the_call(rng, hold):
     mult, disc = case(rng, 29, 201, 5)
     out = poisoned(disc.shape)
     h = hold(2)
-    sigint_when("slab 2 held", lambda: h.reached(2))
-    with pytest.raises(discount_app.Interrupted):
-        discount_app.multiply(mult, disc, out, host_budget="64KiB", chunk_axis="date")
+    with sigint_when("slab 2 held", lambda: h.reached(2), lambda: h.release(2)):
+        with pytest.raises(discount_app.Interrupted):
+            discount_app.multiply(mult, disc, out, host_budget="64KiB", chunk_axis="date")
     done = ~np.isnan(out).all(axis=(1, 2))
     assert 2 <= done.sum() < out.shape[0]
     assert_bit_exact(out[done], expected_cv(mult, disc)[done])

@@ -82,9 +82,9 @@ def test_ctrl_c_keeps_the_partial_and_the_next_call_resumes(tmp_path, rng, hold)
     mult, disc = make_input(tmp_path / "in.h5", rng)
     job = write_job(tmp_path, JOB)
     h = hold(3)
-    sigint_when("slab 3 held", lambda: h.reached(3))
-    with pytest.raises(discount_app.Interrupted) as info:
-        discount_app.run(job)
+    with sigint_when("slab 3 held", lambda: h.reached(3), lambda: h.release(3)):
+        with pytest.raises(discount_app.Interrupted) as info:
+            discount_app.run(job)
     assert isinstance(info.value, KeyboardInterrupt) and info.value.exit_code == 75
     assert "cv.h5.partial" in info.value.message and "resume" in info.value.message
     assert os.path.exists(tmp_path / "cv.h5.partial") and not os.path.exists(tmp_path / "cv.h5")
