@@ -63,39 +63,31 @@ void check_budgets_against_machine(const Plan& plan, const SystemFacts& facts) {
   if (!warning.empty() && ranks::is_root()) std::cerr << "discount_app: warning: " << warning << std::endl;
 }
 
-// memory.chunk_axis: auto keeps the axis an earlier run of this output
-// recorded (rank 0 reads it; every rank resolves the same job).
-void add_recorded_chunk_axis(const Config& config, bool restart, SystemFacts& facts, Job& job) {
+// memory.chunk_axis: auto and output.layout: auto keep what an earlier run
+// of this output recorded (rank 0 reads it; every rank resolves the same job).
+void add_recorded_output(const Config& config, bool restart, SystemFacts& facts, Job& job) {
   if (config.output.mode != OutputMode::file) return;
-  std::string axis, where;
+  std::string axis, layout, where;
   ranks::collectively([&] {
     if (!ranks::is_root()) return;
     job.existing = std::make_shared<const ExistingOutput>(inspect_output(config.output.file));
-    if (config.memory.chunk_axis) return;
-    if (const auto recorded = recorded_chunk_axis(*job.existing, config.output.overwrite, restart)) {
-      axis = axis_name(recorded->axis);
-      where = recorded->where;
-    }
+    if (!config.memory.chunk_axis)
+      if (const auto recorded = recorded_chunk_axis(*job.existing, config.output.overwrite, restart)) {
+        axis = axis_name(recorded->axis);
+        where = recorded->where;
+      }
+    if (config.output.layout == OutputLayout::automatic)
+      if (const auto recorded = recorded_layout(*job.existing, config.output.overwrite, restart)) {
+        layout = recorded->split ? "split" : "single";
+        where = recorded->where;  // the same file as the axis's (io/output_existing.hpp)
+      }
   });
   ranks::broadcast(axis);
-  ranks::broadcast(where);
-  std::string layout, layout_where;  // output.layout: auto keeps an earlier run's layout
-  ranks::collectively([&] {
-    if (!ranks::is_root() || config.output.layout != OutputLayout::automatic) return;
-    if (const auto recorded = recorded_layout(*job.existing, config.output.overwrite, restart)) {
-      layout = recorded->split ? "split" : "single";
-      layout_where = recorded->where;
-    }
-  });
   ranks::broadcast(layout);
-  ranks::broadcast(layout_where);
-  if (!layout.empty()) {
-    facts.recorded_layout = layout == "split" ? OutputLayout::split : OutputLayout::single;
-    facts.recorded_layout_in = layout_where;
-  }
-  if (axis.empty()) return;
-  facts.recorded_chunk_axis = axis == "id" ? Axis::id : Axis::date;
+  ranks::broadcast(where);
   facts.recorded_in = where;
+  if (!axis.empty()) facts.recorded_chunk_axis = axis == "id" ? Axis::id : Axis::date;
+  if (!layout.empty()) facts.recorded_layout = layout == "split" ? OutputLayout::split : OutputLayout::single;
 }
 
 // Kokkos 3.4 warns on stderr when OMP_PROC_BIND is unset; "false" is what an
@@ -122,7 +114,7 @@ Job prepare(const Config& config, bool restart) {
     job.input = open_input(config.input);
   });
   SystemFacts facts = system_facts(config, *job.input);
-  add_recorded_chunk_axis(config, restart, facts, job);
+  add_recorded_output(config, restart, facts, job);
   job.spec = ranks::collectively([&] { return resolve(config, facts); });
   job.plan = ranks::collectively([&] { return make_plan(job.spec.plan); });
   check_budgets_against_machine(job.plan, facts);

@@ -192,6 +192,13 @@ void print_output_and_ranks(const Job& job) {
               << (plan.slabs.size() + ranks::size() - 1) / ranks::size() << ")\n";
 }
 
+// The stage predicted to take longest.
+std::vector<StagePrediction>::const_iterator slowest_stage(const std::vector<StagePrediction>& stages) {
+  return std::max_element(stages.begin(), stages.end(), [](const auto& a, const auto& b) {
+    return a.seconds < b.seconds;
+  });
+}
+
 // The one line of the summary: the predicted wall time and the stage that
 // takes longest, or why there is no prediction.
 void print_wall_summary(const std::vector<StagePrediction>& stages, const WallPrediction& wall) {
@@ -203,9 +210,7 @@ void print_wall_summary(const std::vector<StagePrediction>& stages, const WallPr
                  " set, or set them under limits:)\n";
     return;
   }
-  const auto slowest = std::max_element(stages.begin(), stages.end(), [](const auto& a, const auto& b) {
-    return a.seconds < b.seconds;
-  });
+  const auto slowest = slowest_stage(stages);
   char line[320];
   std::snprintf(line, sizeof line, "predicted wall %.2f s%s; bottleneck %s: %s at %.2f GB/s (%s)\n", wall.seconds,
                 wall.fixed_known ? "" : " plus start-up and finish", slowest->stage.c_str(),
@@ -215,12 +220,11 @@ void print_wall_summary(const std::vector<StagePrediction>& stages, const WallPr
 
 // A single file whose write stage sets the pace: what split would give, from
 // the gain it measured on this kind of file system (resolve/layout_choice.hpp).
-void print_split_hint(const Job& job, const std::vector<StagePrediction>& stages, const PlanRates& rates) {
+void print_split_hint(const Job& job, const std::vector<StagePrediction>& stages, const WallPrediction& now,
+                      const PlanRates& rates) {
   const JobSpec& spec = job.spec;
   if (spec.output_mode != OutputMode::file || spec.output.layout != OutputLayout::single || ranks::multi()) return;
-  const auto slowest = std::max_element(stages.begin(), stages.end(), [](const auto& a, const auto& b) {
-    return a.seconds < b.seconds;
-  });
+  const auto slowest = slowest_stage(stages);
   if (slowest == stages.end() || slowest->stage != stage_name(Stage::write) || slowest->seconds <= 0) return;
   const bool memory = spec.report.output_memory_backed;
   const double gain = memory ? kSplitGainMemoryBacked : kSplitGainDisk;
@@ -231,7 +235,6 @@ void print_split_hint(const Job& job, const std::vector<StagePrediction>& stages
       s.gb_per_s *= gain;
     }
   const WallPrediction wall = predict_wall(job.plan, split, rates.fixed);
-  const WallPrediction now = predict_wall(job.plan, stages, rates.fixed);
   if (!wall.unknown.empty() || wall.seconds > 0.95 * now.seconds) return;  // under 5%: not worth a folder of parts
   char line[400];
   std::snprintf(line, sizeof line,
@@ -252,7 +255,7 @@ int print_plan(const Job& job, const PlanRates& rates, bool verbose) {
   const WallPrediction wall = predict_wall(plan, stages, rates.fixed);
   if (!verbose) {
     print_wall_summary(stages, wall);
-    print_split_hint(job, stages, rates);
+    print_split_hint(job, stages, wall, rates);
     std::cout << "               (plan --verbose: each rate's source, the prediction's derivation, the resolved"
                  " configuration)\n";
     return 0;
@@ -264,7 +267,7 @@ int print_plan(const Job& job, const PlanRates& rates, bool verbose) {
   for (std::size_t n = 0; n < rates.notes.size(); ++n)
     std::cout << (n ? "               " : "rates          ") << rates.notes[n] << "\n";
   std::cout << describe_prediction(plan, stages, wall);
-  print_split_hint(job, stages, rates);
+  print_split_hint(job, stages, wall, rates);
   std::cout << "\nresolved configuration (every default filled in; `discount_app config` prints the same):\n"
             << job.spec.report.config_yaml;
   return 0;

@@ -82,12 +82,10 @@ Config multiply_config(const MultiplyRequest& request) {
 void multiply_on_device(const MultiplyRequest& request, const JobSpec& spec, RunReport& report) {
   using Memory = Kokkos::DefaultExecutionSpace::memory_space;
   const auto& d = request.disc.shape;
-  std::array<std::int64_t, 3> mult_stride{};
-  for (int j = 0; j < 3; ++j)
-    mult_stride[static_cast<std::size_t>(j)] = request.axes[static_cast<std::size_t>(j)] == Axis::date ? 0
-                                               : request.axes[static_cast<std::size_t>(j)] == Axis::id
-                                                   ? request.mult.shape[1]
-                                                   : 1;
+  Slab whole;  // the arrays as one slab
+  whole.dates = {0, spec.plan.dates};
+  whole.ids = {0, spec.plan.ids};
+  whole.nums = spec.plan.nums;
   Kokkos::fence();  // work other libraries queued on these arrays is finished first
   const auto t0 = Clock::now();
   Kokkos::DefaultExecutionSpace exec;
@@ -95,7 +93,7 @@ void multiply_on_device(const MultiplyRequest& request, const JobSpec& spec, Run
                                    static_cast<std::size_t>(request.mult.elements()));
   const ConstSlabView<Memory> in(static_cast<const double*>(request.disc.data), d[0], d[1], d[2]);
   const SlabView<Memory> out(static_cast<double*>(request.out.data), d[0], d[1], d[2]);
-  apply_mdrange(exec, spec.pipeline.slicing, mult, in, out, mult_stride);
+  apply_mdrange(exec, spec.pipeline.slicing, mult, in, out, geometry(request.axes, whole).mult_stride);
   exec.fence();
   check_device_errors("discount::apply (device arrays)");
   StageStats kernel;
@@ -106,10 +104,6 @@ void multiply_on_device(const MultiplyRequest& request, const JobSpec& spec, Run
   report.stages = {kernel};
   report.slabs_total = report.slabs_run = 1;
 }
-
-}  // namespace
-
-namespace {
 
 // Host arrays through the pipeline: slabs staged, computed and copied out.
 void multiply_pipelined(const JobSpec& spec, const Plan& plan, MemoryInput& input,
@@ -153,7 +147,7 @@ RunReport multiply(const MultiplyRequest& request, const std::atomic<int>* stop,
     report.output = sink.describe();
     report.plan = plan.describe();
     // Host memory and arrays the kernel can take as they are: one pass, no staging.
-    if (direct_applies(request, plan, plan.request.device_copies)) {
+    if (direct_applies(request, plan)) {
       report.output += " (direct: the kernel reads disc and writes out, no staging)";
       multiply_direct(request, spec, plan, report, stop, progress);
     } else {

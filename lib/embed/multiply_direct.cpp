@@ -9,6 +9,7 @@
 
 #include "common/region.hpp"
 #include "kernels/apply.hpp"
+#include "pipeline/pipeline.hpp"
 #include "pipeline/test_hooks.hpp"
 #include "plan/stages.hpp"
 
@@ -37,16 +38,11 @@ bool apart_or_same(const ArrayRef& disc, const ArrayRef& out) {
   return o + bytes <= d || d + bytes <= o;
 }
 
-// The slab's extent along axis a.
-Range along(Axis a, const Slab& slab) {
-  return a == Axis::date ? slab.dates : a == Axis::id ? slab.ids : Range{0, slab.nums};
-}
-
 }  // namespace
 
-bool direct_applies(const MultiplyRequest& request, const Plan& plan, bool device_copies) {
+bool direct_applies(const MultiplyRequest& request, const Plan& plan) {
   const bool chunk_fits = !request.chunk_axis || *request.chunk_axis == request.axes[0];
-  return !request.device_arrays && !device_copies && plain_f64(request.mult) && plain_f64(request.disc) &&
+  return !request.device_arrays && !plan.request.device_copies && plain_f64(request.mult) && plain_f64(request.disc) &&
          plain_f64(request.out) && apart_or_same(request.disc, request.out) && chunk_fits && !plan.slabs.empty() &&
          request.axes[0] != Axis::num;  // slabs cut dates or ids
 }
@@ -98,23 +94,17 @@ void multiply_direct(const MultiplyRequest& request, const JobSpec& spec, const 
   report.slabs_total = static_cast<int>(slabs.size());
   for (const Slab& slab : slabs) {
     if (stopping()) break;
-    const Range outer = along(request.axes[0], slab);
-    std::array<std::int64_t, 3> extent{};
-    std::array<std::int64_t, 3> mult_stride{};
-    for (std::size_t j = 0; j < 3; ++j) {
-      extent[j] = along(request.axes[j], slab).size();
-      mult_stride[j] = request.axes[j] == Axis::date ? 0 : request.axes[j] == Axis::id ? slab.nums : 1;
-    }
+    const Geometry g = geometry(request.axes, slab);
     // The kernel indexes multBy from the slab's first id.
     const std::int64_t mult_offset = slab.ids.begin * slab.nums;
-    const std::int64_t offset = outer.begin * inner;
+    const std::int64_t offset = (request.axes[0] == Axis::date ? slab.dates.begin : slab.ids.begin) * inner;
     const auto t0 = Clock::now();
     {
       const Region region("discount::kernel");
       const ConstFlatView<Memory> mult_view(mult + mult_offset, static_cast<std::size_t>(slab.ids.size() * slab.nums));
-      const ConstSlabView<Memory> in(disc + offset, extent[0], extent[1], extent[2]);
-      const SlabView<Memory> result(out + offset, extent[0], extent[1], extent[2]);
-      apply_mdrange(exec, spec.pipeline.slicing, mult_view, in, result, mult_stride);
+      const ConstSlabView<Memory> in(disc + offset, g.extent[0], g.extent[1], g.extent[2]);
+      const SlabView<Memory> result(out + offset, g.extent[0], g.extent[1], g.extent[2]);
+      apply_mdrange(exec, spec.pipeline.slicing, mult_view, in, result, g.mult_stride);
       exec.fence();
     }
     SlabTraffic moved;

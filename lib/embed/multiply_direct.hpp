@@ -21,7 +21,7 @@ namespace discount::embed {
 // Whether request can run on the arrays directly under `plan` (host arrays,
 // a kernel in host memory, float64 C-contiguous arrays, out either disc
 // itself or apart from it, slabs cut along the outermost axis).
-bool direct_applies(const MultiplyRequest& request, const Plan& plan, bool device_copies);
+bool direct_applies(const MultiplyRequest& request, const Plan& plan);
 
 // The slabs it runs, along the outermost axis (date or id): as the budgets
 // cut them when the caller gave one, else of 4 GiB or more.

@@ -4,6 +4,7 @@
 // the kernel works in place on the staging buffer.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -18,6 +19,23 @@
 #include "resolve/resolve.hpp"
 
 namespace discount {
+
+// A slab's box in the buffer's memory order (the file's axis order, `axes`),
+// and the multBy strides the kernel indexes it with (kernels/apply.hpp): 0
+// along date, so one multBy row serves every date. Used by the pipeline's
+// stages and by the in-process multiply that runs on arrays directly.
+struct Geometry {
+  std::array<std::int64_t, 3> extent;
+  std::array<std::int64_t, 3> mult_stride;
+  std::int64_t elements() const { return extent[0] * extent[1] * extent[2]; }
+};
+
+inline Geometry geometry(const std::array<Axis, 3>& axes, const Slab& slab) {
+  Geometry g{};
+  g.extent = discount_box({slab.dates.end, slab.ids.end, slab.nums}, axes, slab.dates, slab.ids).count;
+  for (int j = 0; j < 3; ++j) g.mult_stride[j] = axes[j] == Axis::date ? 0 : axes[j] == Axis::id ? slab.nums : 1;
+  return g;
+}
 
 // The writer's figures after each slab it wrote (`done`: once more when the
 // writer stops, however the run ends). Whoever shows progress draws them

@@ -1,5 +1,5 @@
 // The small pieces the pipeline's stages share (pipeline/pipeline_engine.hpp):
-// the clock, a slab's geometry in the file's axis order, the ticket a slab
+// the clock, the ticket a slab
 // carries from stage to stage, pinned staging blocks, the union of busy
 // intervals and the non-finite value message. Included by the pipeline only.
 #pragma once
@@ -19,6 +19,7 @@
 #include "common/quote.hpp"
 #include "io/input.hpp"
 #include "pipeline/input_sums.hpp"
+#include "pipeline/pipeline.hpp"
 #include "plan/plan.hpp"
 
 namespace discount::pipeline_detail {
@@ -29,20 +30,6 @@ inline double seconds_since(Clock::time_point t0) { return std::chrono::duration
 template <class Space>
 constexpr bool host_accessible() {
   return Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Space::memory_space>::accessible;
-}
-
-// Slab geometry in the buffer's memory order (the file's axis order).
-struct Geometry {
-  std::array<std::int64_t, 3> extent;
-  std::array<std::int64_t, 3> mult_stride;
-  std::int64_t elements() const { return extent[0] * extent[1] * extent[2]; }
-};
-
-inline Geometry geometry(const std::array<Axis, 3>& axes, const Slab& slab) {
-  Geometry g{};
-  g.extent = discount_box({slab.dates.end, slab.ids.end, slab.nums}, axes, slab.dates, slab.ids).count;
-  for (int j = 0; j < 3; ++j) g.mult_stride[j] = axes[j] == Axis::date ? 0 : axes[j] == Axis::id ? slab.nums : 1;
-  return g;
 }
 
 // Seconds covered by at least one of the intervals (which may overlap).

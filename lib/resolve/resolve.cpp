@@ -159,7 +159,7 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
   layout_facts.cores = 2 * std::max(1u, facts.writer_threads);
   layout_facts.memory_backed = facts.output_memory_backed;
   layout_facts.recorded = facts.recorded_layout;
-  layout_facts.recorded_in = facts.recorded_layout_in;
+  layout_facts.recorded_in = facts.recorded_in;
   const LayoutChoice layout = choose_layout(config.output.layout, config.output.mode, layout_facts);
   if (layout.layout == OutputLayout::split) {
     // The part count (auto: from the output's size and the cores, about twice

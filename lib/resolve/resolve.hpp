@@ -52,10 +52,10 @@ struct SystemFacts {
   std::optional<Axis> recorded_chunk_axis;
   std::string recorded_in;
   // output.layout: auto: whether the output's folder is memory-backed, and
-  // the layout an earlier run of this output used (resolve/layout_choice.hpp).
+  // the layout an earlier run of this output used, found where recorded_in
+  // says (resolve/layout_choice.hpp).
   bool output_memory_backed = false;
   std::optional<OutputLayout> recorded_layout;
-  std::string recorded_layout_in;
 };
 
 // memory.chunk_axis: auto takes date when one minimal date slab fits the

@@ -618,7 +618,7 @@ TEST(Resolve, AutoLayoutSplitsOnMemoryBackedFileSystems) {
   EXPECT_NE(spec.identity.find("output.layout: split\n"), std::string::npos);
   EXPECT_NE(spec.report.layout_reason.find("memory-backed"), std::string::npos);
   f.recorded_layout = OutputLayout::single;  // a partial written single stays single
-  f.recorded_layout_in = "the existing partial";
+  f.recorded_in = "the existing partial";
   spec = resolve(c, f);
   EXPECT_EQ(spec.output.layout, OutputLayout::single);
   EXPECT_EQ(spec.report.layout_reason, "auto: kept from the existing partial");
