@@ -92,26 +92,34 @@ def ncdump_header(path):
     return r.stdout
 
 
+def write_netcdf_input(ctx, seed, shape, discount_attrs, coords, attrs=None):
+    """in.nc written by xarray (netCDF4): discount [date][id][num] with its
+    attributes and multBy [id][num], random non-zero (discount drawn first),
+    with the given coordinates and global attributes. Returns (disc, mult)."""
+    import xarray as xr
+    D, I, N = shape
+    rng = np.random.default_rng(seed)
+    disc = E.random_nonzero(rng, (D, I, N))
+    mult = E.random_nonzero(rng, (I, N))
+    xr.Dataset({"discount": (("date", "id", "num"), disc, discount_attrs), "multBy": (("id", "num"), mult)},
+               coords=coords, attrs=attrs or {}).to_netcdf(os.path.join(ctx.work, "in.nc"), engine="netcdf4")
+    return disc, mult
+
+
 def case_netcdf_roundtrip(ctx):
     """The user's own netCDF4 file written by xarray (datetime dates, string
     ids, scaled nums, units and long_name, title/source/history): a selection
     with offsets comes back with its coordinates and attributes."""
     need_xarray()
     import pandas as pd
-    import xarray as xr
-    rng = np.random.default_rng(24)
     D, I, N = 11, 7, 5
-    disc = E.random_nonzero(rng, (D, I, N))
-    mult = E.random_nonzero(rng, (I, N))
     dates = pd.date_range("2024-03-01", periods=D, freq="D")
     ids = np.array([f"station-{k:02d}" for k in range(I)])
     nums = (np.arange(N) * 2.5 + 1).astype(np.float64)
-    src = xr.Dataset(
-        {"discount": (("date", "id", "num"), disc, {"units": "1", "long_name": "discount factor", "model": "m7"}),
-         "multBy": (("id", "num"), mult)},
+    disc, mult = write_netcdf_input(
+        ctx, 24, (D, I, N), {"units": "1", "long_name": "discount factor", "model": "m7"},
         coords={"date": dates, "id": ids, "num": ("num", nums, {"units": "years"})},
         attrs={"title": "curves of 2024", "source": "pricing model X", "history": "written by the user"})
-    src.to_netcdf(os.path.join(ctx.work, "in.nc"), engine="netcdf4")
     sel = {"dates": [3, 9], "ids": [2, 6]}
     _, out, _ = run_job(ctx, "in.nc", sel)
     expected = mult[None, 2:6, :] * disc[3:9, 2:6, :]
@@ -242,15 +250,9 @@ def case_split_layout(ctx):
     also after master and part folder are moved together."""
     need_xarray()
     import shutil
-    import xarray as xr
-    rng = np.random.default_rng(31)
     D, I, N = 13, 9, 3
-    disc = E.random_nonzero(rng, (D, I, N))
-    mult = E.random_nonzero(rng, (I, N))
-    src = xr.Dataset({"discount": (("date", "id", "num"), disc, {"units": "1", "long_name": "discount factor"}),
-                      "multBy": (("id", "num"), mult)},
-                     coords={"date": np.arange(1000, 1000 + D), "id": np.arange(50, 50 + I) * 3})
-    src.to_netcdf(os.path.join(ctx.work, "in.nc"), engine="netcdf4")
+    disc, mult = write_netcdf_input(ctx, 31, (D, I, N), {"units": "1", "long_name": "discount factor"},
+                                    coords={"date": np.arange(1000, 1000 + D), "id": np.arange(50, 50 + I) * 3})
     _, out, _ = run_job(ctx, "in.nc", {"dates": [2, 12]}, output={"layout": "split", "parts": 3},
                         memory={"max_slab": I * N * 8, "chunk_axis": "date"})
     expected = mult[None, :, :] * disc[2:12, :, :]
