@@ -68,4 +68,13 @@ std::uint64_t box_sum(const double* buffer, const std::array<std::int64_t, 3>& d
 std::uint64_t box_sum(const float* buffer, const std::array<std::int64_t, 3>& dims,
                       const std::array<std::int64_t, 3>& start, const std::array<std::int64_t, 3>& count, SumKey key);
 
+// The part of box_sum from elements [begin, end) of that packed buffer, on
+// the calling thread: the sums of pieces that tile the buffer add up to box_sum.
+std::uint64_t box_range_sum(const double* buffer, const std::array<std::int64_t, 3>& dims,
+                            const std::array<std::int64_t, 3>& start, const std::array<std::int64_t, 3>& count,
+                            std::int64_t begin, std::int64_t end, SumKey key);
+std::uint64_t box_range_sum(const float* buffer, const std::array<std::int64_t, 3>& dims,
+                            const std::array<std::int64_t, 3>& start, const std::array<std::int64_t, 3>& count,
+                            std::int64_t begin, std::int64_t end, SumKey key);
+
 }  // namespace discount

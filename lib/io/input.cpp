@@ -37,6 +37,16 @@ FileBox discount_box(const InputShape& shape, const std::array<Axis, 3>& axes, R
   return box;
 }
 
+void InputSource::read_discount_visited(Range dates, Range ids, double* buffer, const PieceVisitor& visit) {
+  read_discount(dates, ids, buffer);
+  const FileBox box = discount_box(shape_, axes_, dates, ids);
+  const std::int64_t n = box.count[0] * box.count[1] * box.count[2];
+  constexpr std::int64_t kPiece = std::int64_t{1} << 17;  // elements: 1 MiB
+  host_parallel(n, io_threads(), [&](std::int64_t b, std::int64_t e, unsigned) {
+    for (std::int64_t s = b; s < e; s += kPiece) visit(s, std::min(e, s + kPiece) - s);
+  });
+}
+
 namespace {
 
 std::string axes_string(const std::array<Axis, 3>& axes) {
@@ -166,6 +176,18 @@ class Hdf5Input final : public InputSource {
   void read_discount(Range dates, Range ids, double* buffer) override {
     const FileBox box = discount_box(shape_, axes_, dates, ids);
     read_box(disc_, config_.discount, box.start, box.count, buffer);
+  }
+  void read_discount_visited(Range dates, Range ids, double* buffer, const PieceVisitor& visit) override {
+    if (!disc_.fast) {
+      InputSource::read_discount_visited(dates, ids, buffer, visit);
+      return;
+    }
+    const FileBox box = discount_box(shape_, axes_, dates, ids);
+    pread_runs(disc_.fd.get(), disc_.offset, box_runs(box.dims, box.start, box.count), buffer, sizeof(double),
+               "reading '" + config_.discount + "' from " + config_.file,
+               [&visit](std::uint64_t offset, std::uint64_t bytes) {
+                 visit(static_cast<std::int64_t>(offset / sizeof(double)), static_cast<std::int64_t>(bytes / sizeof(double)));
+               });
   }
   void read_multiplier(Range ids, double* buffer) override {
     if (!transposed()) {

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -50,6 +51,14 @@ class InputSource {
   const std::array<Axis, 2>& multiplier_axes() const { return multiplier_axes_; }
   // Ranges are absolute in the source; every num is read.
   virtual void read_discount(Range dates, Range ids, double* buffer) = 0;
+  // Elements [first, first + count) of a discount buffer that have arrived.
+  using PieceVisitor = std::function<void(std::int64_t first, std::int64_t count)>;
+  // read_discount, handing every element of the buffer to `visit` exactly
+  // once (several threads may visit at once). Positional reads visit each
+  // piece as it lands, while it is still in cache, so a scan or a checksum
+  // costs no pass over memory of its own; other sources visit the buffer in
+  // parallel pieces after reading it.
+  virtual void read_discount_visited(Range dates, Range ids, double* buffer, const PieceVisitor& visit);
   virtual void read_multiplier(Range ids, double* buffer) = 0;
   virtual std::string describe() const = 0;
   // Stable text that changes when the inputs' content changes (resume

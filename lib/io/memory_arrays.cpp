@@ -51,7 +51,7 @@ void copy_box_as(const ArrayRef& a, const std::array<std::int64_t, 3>& start, co
   const std::int64_t rows = count[0] * count[1], n = count[2];
   if (rows == 0 || n == 0) return;
   // Small boxes on this thread; large ones in row bands over the I/O threads.
-  const unsigned threads = rows * n < (std::int64_t{1} << 20) ? 1u : io_threads();
+  const unsigned threads = rows * n < (std::int64_t{1} << 20) ? 1u : memory_threads();
   run_on_threads(threads, [&](unsigned t) {
     const std::int64_t first = rows * t / threads, last = rows * (t + 1) / threads;
     for (std::int64_t r = first; r < last; ++r) {

@@ -6,6 +6,7 @@
 #include <dirent.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <future>
@@ -13,6 +14,7 @@
 
 #include "common/clock.hpp"
 #include "common/error.hpp"
+#include "common/host_parallel.hpp"
 #include "io/box.hpp"
 #include "io/make_folders.hpp"
 #include "io/checksum.hpp"
@@ -190,13 +192,41 @@ void FileOutput::write_slab(const Slab& slab, const double* values, const InputS
   if (spec_.dtype == OutputType::float32)
     buffer = narrow_in_place(const_cast<double*>(values), static_cast<std::size_t>(slab.elements()));
   const std::size_t element = stored_bytes(spec_.dtype);
-  // The checksum of what is written, taken while the write goes on.
-  std::future<std::uint64_t> out_sum = std::async(std::launch::async, [&] {
+  const auto sum_of = [&](std::int64_t begin, std::int64_t end) {
     return spec_.dtype == OutputType::float32
-               ? box_sum(static_cast<const float*>(buffer), box.dims, box.start, box.count, SumKey::output)
-               : box_sum(values, box.dims, box.start, box.count, SumKey::output);
-  });
+               ? box_range_sum(static_cast<const float*>(buffer), box.dims, box.start, box.count, begin, end,
+                               SumKey::output)
+               : box_range_sum(values, box.dims, box.start, box.count, begin, end, SumKey::output);
+  };
   const auto [b, e] = units_of(slab);
+  // The checksum of what is written: piece by piece as each is written, while
+  // it is in cache, when the slab goes whole to one file written through the
+  // page cache; else on a helper thread while the write goes on.
+  bool mpio = false;
+#ifdef DISCOUNT_HDF5_PARALLEL
+  mpio = static_cast<bool>(mpio_data_);
+#endif
+  const bool one_file = !mpio && file_of(b) == file_of(e - 1);
+  const DirectWriter* direct = one_file ? files_[file_of(b)]->direct.get() : nullptr;
+  const bool fused = one_file && (!direct || direct->hooks_while_writing());
+  std::atomic<std::uint64_t> fused_sum{0};
+  PieceHook hook;
+  if (fused)
+    hook = [&](std::uint64_t offset, std::uint64_t bytes) {
+      const auto first = static_cast<std::int64_t>(offset / element);
+      fused_sum.fetch_add(sum_of(first, first + static_cast<std::int64_t>(bytes / element)),
+                          std::memory_order_relaxed);
+    };
+  std::future<std::uint64_t> out_sum;
+  if (!fused)
+    out_sum = std::async(std::launch::async, [&] {
+      const std::int64_t n = box.count[0] * box.count[1] * box.count[2];
+      std::atomic<std::uint64_t> sum{0};
+      host_parallel(n, io_threads(), [&](std::int64_t begin, std::int64_t end, unsigned) {
+        sum.fetch_add(sum_of(begin, end), std::memory_order_relaxed);
+      });
+      return sum.load();
+    });
 #ifdef DISCOUNT_HDF5_PARALLEL
   if (mpio_data_) {
     std::lock_guard<std::mutex> lock(h5::library_mutex());
@@ -243,7 +273,7 @@ void FileOutput::write_slab(const Slab& slab, const double* values, const InputS
         data = piece.data();
       }
       write_box(file.fd.get(), file.direct.get(), file.offset, file.dims, start, count, data, element,
-                "writing '" + file.path + "'");
+                "writing '" + file.path + "'", hook);
       file.dirty = true;
     }
   }
@@ -251,7 +281,7 @@ void FileOutput::write_slab(const Slab& slab, const double* values, const InputS
   done.begin = b;
   done.end = e;
   done.run = run_;
-  done.out_sum = out_sum.get();
+  done.out_sum = fused ? fused_sum.load() : out_sum.get();
   if (input.known) {
     done.flags = kHasInputSums;
     done.in_disc = input.disc;

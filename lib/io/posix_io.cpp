@@ -33,6 +33,7 @@ struct Segment {
 };
 
 constexpr std::uint64_t kPiece = std::uint64_t{16} << 20;  // enough in flight, not too many syscalls
+constexpr std::uint64_t kHotPiece = std::uint64_t{1} << 20;  // within a core's L2 on the nodes we target
 
 // Appends the file range [file_offset, file_offset + bytes) in pieces of at
 // most `piece` bytes; the buffer holds the ranges packed in order, and
@@ -47,12 +48,20 @@ void add_pieces(std::vector<Segment>& out, std::uint64_t& buffer_offset, std::ui
   }
 }
 
-std::vector<Segment> segments(std::uint64_t base, const std::vector<Run>& runs, std::size_t element_bytes) {
+// With a hook, pieces small enough to be still in the core's cache when the
+// hook reads them (whole elements): the hook then costs no pass over memory
+// of its own.
+std::uint64_t piece_for_hook(const PieceHook& after, std::size_t element_bytes) {
+  return after ? kHotPiece / element_bytes * element_bytes : kPiece;
+}
+
+std::vector<Segment> segments(std::uint64_t base, const std::vector<Run>& runs, std::size_t element_bytes,
+                              std::uint64_t piece = kPiece) {
   std::vector<Segment> out;
   std::uint64_t buffer_offset = 0;
   for (const auto& run : runs)
     add_pieces(out, buffer_offset, base + static_cast<std::uint64_t>(run.offset) * element_bytes,
-               static_cast<std::uint64_t>(run.length) * element_bytes, kPiece, false);
+               static_cast<std::uint64_t>(run.length) * element_bytes, piece, false);
   return out;
 }
 
@@ -66,7 +75,8 @@ std::string reason(int err) {
 // Runs op(segment, bytes done, thread) until each segment is done, on up to
 // `threads` threads; the first error stops the rest and is thrown.
 template <class Op>
-void transfer(const std::vector<Segment>& work, unsigned threads, const std::string& what, const char* verb, Op op) {
+void transfer(const std::vector<Segment>& work, unsigned threads, const std::string& what, const char* verb, Op op,
+              const PieceHook* after = nullptr) {
   std::atomic<std::size_t> next{0};
   std::atomic<int> first_error{0};
   std::mutex mutex;
@@ -90,6 +100,7 @@ void transfer(const std::vector<Segment>& work, unsigned threads, const std::str
         }
         return;
       }
+      if (after) (*after)(seg.buffer_offset, seg.bytes);
     }
   };
   run_on_threads(static_cast<unsigned>(std::min<std::size_t>(threads, work.size())), worker);
@@ -99,23 +110,25 @@ void transfer(const std::vector<Segment>& work, unsigned threads, const std::str
 }  // namespace
 
 void pread_runs(int fd, std::uint64_t base, const std::vector<Run>& runs, void* buffer, std::size_t element_bytes,
-                const std::string& what) {
+                const std::string& what, const PieceHook& after) {
   auto* bytes = static_cast<char*>(buffer);
-  transfer(segments(base, runs, element_bytes), io_threads(), what, "read",
+  transfer(segments(base, runs, element_bytes, piece_for_hook(after, element_bytes)), io_threads(), what, "read",
            [&](const Segment& seg, std::uint64_t done, unsigned) {
              return ::pread(fd, bytes + seg.buffer_offset + done, seg.bytes - done,
                             static_cast<off_t>(seg.file_offset + done));
-           });
+           },
+           after ? &after : nullptr);
 }
 
 void pwrite_runs(int fd, std::uint64_t base, const std::vector<Run>& runs, const void* buffer,
-                 std::size_t element_bytes, const std::string& what) {
+                 std::size_t element_bytes, const std::string& what, const PieceHook& after) {
   const auto* bytes = static_cast<const char*>(buffer);
-  transfer(segments(base, runs, element_bytes), io_threads(), what, "write",
+  transfer(segments(base, runs, element_bytes, piece_for_hook(after, element_bytes)), io_threads(), what, "write",
            [&](const Segment& seg, std::uint64_t done, unsigned) {
              return ::pwrite(fd, bytes + seg.buffer_offset + done, seg.bytes - done,
                              static_cast<off_t>(seg.file_offset + done));
-           });
+           },
+           after ? &after : nullptr);
 }
 
 unsigned DirectWriter::threads() {
@@ -167,8 +180,8 @@ void DirectWriter::close() {
 // is an error return there, where a plain store would raise SIGBUS) and
 // copies into them. A kernel without MADV_POPULATE_WRITE gets pwrite().
 void mapped_write_runs(int fd, std::uint64_t base, const std::vector<Run>& runs, const void* buffer,
-                       std::size_t element_bytes, const std::string& what, unsigned threads) {
-  const std::vector<Segment> work = segments(base, runs, element_bytes);
+                       std::size_t element_bytes, const std::string& what, unsigned threads, const PieceHook& after) {
+  const std::vector<Segment> work = segments(base, runs, element_bytes, piece_for_hook(after, element_bytes));
   if (work.empty()) return;
   const std::uint64_t page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
   std::uint64_t lo = work.front().file_offset, hi = 0;
@@ -178,7 +191,7 @@ void mapped_write_runs(int fd, std::uint64_t base, const std::vector<Run>& runs,
   }
   lo = lo / page * page;
   void* map = ::mmap(nullptr, hi - lo, PROT_READ | PROT_WRITE, MAP_SHARED, fd, static_cast<off_t>(lo));
-  if (map == MAP_FAILED) return pwrite_runs(fd, base, runs, buffer, element_bytes, what);
+  if (map == MAP_FAILED) return pwrite_runs(fd, base, runs, buffer, element_bytes, what, after);
   char* const span = static_cast<char*>(map);
   const auto* bytes = static_cast<const char*>(buffer);
   try {
@@ -195,7 +208,7 @@ void mapped_write_runs(int fd, std::uint64_t base, const std::vector<Run>& runs,
       }
       std::memcpy(dst, src, n);
       return static_cast<ssize_t>(n);
-    });
+    }, after ? &after : nullptr);
   } catch (...) {
     ::munmap(map, hi - lo);
     throw;
@@ -204,9 +217,23 @@ void mapped_write_runs(int fd, std::uint64_t base, const std::vector<Run>& runs,
 }
 
 void DirectWriter::write_runs(int fd, std::uint64_t base, const std::vector<Run>& runs, const void* buffer,
-                              std::size_t element_bytes, const std::string& what) {
-  if (memory_backed_) return mapped_write_runs(fd, base, runs, buffer, element_bytes, what, threads());
-  if (!active()) return pwrite_runs(fd, base, runs, buffer, element_bytes, what);
+                              std::size_t element_bytes, const std::string& what, const PieceHook& after) {
+  if (memory_backed_) return mapped_write_runs(fd, base, runs, buffer, element_bytes, what, threads(), after);
+  if (!active()) return pwrite_runs(fd, base, runs, buffer, element_bytes, what, after);
+  if (after) {  // O_DIRECT pieces need not end between elements (see the header)
+    write_runs(fd, base, runs, buffer, element_bytes, what);
+    std::uint64_t total = 0;
+    for (const auto& run : runs) total += static_cast<std::uint64_t>(run.length) * element_bytes;
+    const std::uint64_t piece = piece_for_hook(after, element_bytes);
+    host_parallel(static_cast<std::int64_t>((total + piece - 1) / piece), io_threads(),
+                  [&](std::int64_t b, std::int64_t e, unsigned) {
+                    for (std::int64_t k = b; k < e; ++k) {
+                      const std::uint64_t at = static_cast<std::uint64_t>(k) * piece;
+                      after(at, std::min(piece, total - at));
+                    }
+                  });
+    return;
+  }
   std::lock_guard<std::mutex> lock(mutex_);
   // Split every run at the 4 KiB boundaries of the file: edges buffered, the
   // middle direct in pieces of at most one bounce buffer.

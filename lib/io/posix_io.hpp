@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -37,13 +38,19 @@ class UniqueFd {
   int fd_ = -1;
 };
 
+// Called with (buffer offset, bytes) of each piece of a read as soon as it
+// has arrived, on the thread that read it (several threads at once).
+using PieceHook = std::function<void(std::uint64_t, std::uint64_t)>;
+
 // Moves the runs (element units of `element_bytes`) between the file at
 // `base` bytes and the packed buffer. Throws discount::Error (io_error) with
-// `what` and the OS reason on failure.
+// `what` and the OS reason on failure. With `after`, the runs go in pieces of
+// 1 MiB (whole elements), each handed to `after` once it is read or written,
+// while still in cache.
 void pread_runs(int fd, std::uint64_t base, const std::vector<Run>& runs, void* buffer, std::size_t element_bytes,
-                const std::string& what);
+                const std::string& what, const PieceHook& after = {});
 void pwrite_runs(int fd, std::uint64_t base, const std::vector<Run>& runs, const void* buffer,
-                 std::size_t element_bytes, const std::string& what);
+                 std::size_t element_bytes, const std::string& what, const PieceHook& after = {});
 
 // True when `path` is on a memory-backed file system (tmpfs, ramfs).
 bool memory_backed(const std::string& path);
@@ -81,8 +88,12 @@ class DirectWriter {
   // The file lives in memory (tmpfs, ramfs): written through the page cache
   // on purpose, straight from the caller's buffer.
   bool memory_backed() const { return memory_backed_; }
+  // `after` as for pwrite_runs; through O_DIRECT the pieces are handed over
+  // after the whole write (its 4 KiB pieces need not end between elements).
   void write_runs(int fd, std::uint64_t base, const std::vector<Run>& runs, const void* buffer,
-                  std::size_t element_bytes, const std::string& what);
+                  std::size_t element_bytes, const std::string& what, const PieceHook& after = {});
+  // Pieces reach `after` as they are written (not after the whole write).
+  bool hooks_while_writing() const { return memory_backed_ || !active(); }
   void close();
 
  private:

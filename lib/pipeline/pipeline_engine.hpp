@@ -14,7 +14,6 @@
 #include <cstdio>
 #include <ctime>
 #include <exception>
-#include <future>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -29,6 +28,7 @@
 #include "common/quote.hpp"
 #include "common/region.hpp"
 #include "common/startup.hpp"
+#include "io/checksum.hpp"
 #include "io/finite.hpp"
 #include "kernels/apply.hpp"
 #include "kernels/features.hpp"
@@ -133,7 +133,7 @@ class Pipeline {
 
   // The stage threads (pipeline/stage_threads.hpp).
   void reader(const std::vector<int>& pending);
-  InputSums input_sums(const Slab& slab, Range dates, Range ids, const double* buffer, int host) const;
+  std::uint64_t slab_mult_sum(const Slab& slab, Range ids, int host) const;
   void uploader(const ExecSpace& exec);
   void compute(const ExecSpace& exec);
   void downloader(const ExecSpace& exec);

@@ -9,7 +9,6 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
-#include <future>
 #include <memory>
 #include <string>
 #include <utility>
@@ -56,16 +55,7 @@ struct Ticket {
   int slab = -1;
   int host = -1;
   int device = -1;
-  // Of the input bytes read for the slab, when the sink records them: taken
-  // by a helper thread while the reader goes on, settled before the kernel
-  // overwrites the staging buffer.
-  std::shared_ptr<std::future<InputSums>> pending_sums;
-  InputSums sums;
-  void settle_sums() {
-    if (!pending_sums) return;
-    sums = pending_sums->get();
-    pending_sums.reset();
-  }
+  InputSums sums;  // of the input bytes read for the slab, when the sink records them
 };
 
 // `key` is the YAML key that names the dataset (input.multiplier or

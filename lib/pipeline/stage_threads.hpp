@@ -23,6 +23,7 @@ void Pipeline<ExecSpace>::read_multiplier(Range ids, double* buffer) {
 
 template <class ExecSpace>
 void Pipeline<ExecSpace>::reader(const std::vector<int>& pending) {
+  const bool sums = job_.sink->wants_input_sums();
   for (int index : pending) {
     Ticket t;
     if (!free_host_.pop(t.host) || stop_requested()) break;
@@ -34,42 +35,43 @@ void Pipeline<ExecSpace>::reader(const std::vector<int>& pending) {
     const Range dates = absolute(slab.dates, spec_.dates), ids = absolute(slab.ids, spec_.ids);
     if (plan_.mult_per_slab) read_multiplier(ids, host_mult_[t.host].data());
     double* buffer = host_slab_[t.host].data();
-    const Geometry g = geometry(axes_, slab);
-    job_.input->read_discount(dates, ids, buffer);
-    if (scan_) {
-      const std::int64_t bad = find_nonfinite(buffer, g.elements());
-      if (bad >= 0) {
-        const auto origin = discount_box(job_.input->shape(), axes_, dates, ids).start;
-        nonfinite_error("input.discount", spec_.discount, buffer[bad], slab_coordinates(bad, axes_, g.extent, origin));
-      }
+    if (scan_ || sums) {
+      // The non-finite scan and the input checksum take each piece as it
+      // lands (InputSource::read_discount_visited): no pass of their own.
+      const FileBox box = discount_box(job_.input->shape(), axes_, dates, ids);
+      std::atomic<std::int64_t> first_bad{-1};
+      std::atomic<std::uint64_t> disc_sum{0};
+      job_.input->read_discount_visited(dates, ids, buffer, [&](std::int64_t first, std::int64_t count) {
+        if (scan_) {
+          const std::int64_t bad = find_nonfinite_here(buffer + first, count);
+          if (bad >= 0) keep_lowest(first_bad, first + bad);
+        }
+        if (sums)
+          disc_sum.fetch_add(box_range_sum(buffer, box.dims, box.start, box.count, first, first + count,
+                                           SumKey::discount),
+                             std::memory_order_relaxed);
+      });
+      if (const std::int64_t bad = first_bad.load(); bad >= 0)
+        nonfinite_error("input.discount", spec_.discount, buffer[bad],
+                        slab_coordinates(bad, axes_, geometry(axes_, slab).extent, box.start));
+      if (sums) t.sums = {disc_sum.load(), slab_mult_sum(slab, ids, t.host), true};
+    } else {
+      job_.input->read_discount(dates, ids, buffer);
     }
-    if (job_.sink->wants_input_sums())
-      t.pending_sums = std::make_shared<std::future<InputSums>>(std::async(
-          std::launch::async, [this, &slab, dates, ids, buffer, t] { return input_sums(slab, dates, ids, buffer, t.host); }));
     record(Stage::read, slab, t0);
     loaded_.push(t);
   }
 }
 
-// The checksums of the bytes just read for a slab (pipeline/input_sums.hpp):
-// its discount box and the multBy rows it uses (date slabs all use the
-// whole resident multBy, summed once). Reads members only: runs on helper threads.
+// The checksum of the multBy rows a slab uses (pipeline/input_sums.hpp):
+// date slabs all use the whole resident multBy, summed once.
 template <class ExecSpace>
-InputSums Pipeline<ExecSpace>::input_sums(const Slab& slab, Range dates, Range ids, const double* buffer,
-                                          int host) const {
-  const Region region("discount::input_sums");  // on the helper thread that takes the sums
-  InputSums sums;
-  sums.known = true;
-  sums.disc = discount_sum(buffer, job_.input->shape(), axes_, dates, ids);
+std::uint64_t Pipeline<ExecSpace>::slab_mult_sum(const Slab& slab, Range ids, int host) const {
   const std::int64_t nums = plan_.request.nums;
-  if (plan_.mult_per_slab) {
-    sums.mult = multiplier_sum(host_mult_[host].data(), ids, nums);
-  } else if (ids.begin == spec_.ids.begin && ids.end == spec_.ids.end) {
-    sums.mult = whole_mult_sum_;
-  } else {
-    sums.mult = multiplier_sum(resident_mult_host_.data() + slab.ids.begin * nums, ids, nums);
-  }
-  return sums;
+  if (!plan_.mult_per_slab && ids.begin == spec_.ids.begin && ids.end == spec_.ids.end) return whole_mult_sum_;
+  const Region region("discount::input_sums");
+  if (plan_.mult_per_slab) return multiplier_sum(host_mult_[host].data(), ids, nums);
+  return multiplier_sum(resident_mult_host_.data() + slab.ids.begin * nums, ids, nums);
 }
 
 template <class ExecSpace>
@@ -98,7 +100,6 @@ void Pipeline<ExecSpace>::compute(const ExecSpace& exec) {
   auto& output = copies ? kernel_done_ : computed_;
   Ticket t;
   while (input.pop(t) && !aborted_) {
-    t.settle_sums();  // before the kernel overwrites the staging buffer (host kernels work in place)
     const auto t0 = Clock::now();
     const Region region("discount::kernel");
     const Slab& slab = plan_.slabs[t.slab];

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -80,6 +81,7 @@ ProbeResult probe_read(InputSource& input, const Plan& plan, Range dates, Range 
   }
   HostPages buffer = touched(largest, touch_gb_per_s);
   std::vector<double> mult;
+  std::atomic<bool> nonfinite{false};  // the scan's finding, unused: a probe only times it
   auto* data = static_cast<double*>(buffer.data());
   const auto start = Clock::now();
   for (const Slab& piece : pieces) {
@@ -91,8 +93,13 @@ ProbeResult probe_read(InputSource& input, const Plan& plan, Range dates, Range 
       input.read_multiplier(i, mult.data());
       result.bytes += mult.size() * sizeof(double);
     }
-    input.read_discount(d, i, data);
-    if (scan) (void)find_nonfinite(data, piece.elements());
+    // As the run's reader: a scan takes each piece as it lands.
+    if (scan)
+      input.read_discount_visited(d, i, data, [data, &nonfinite](std::int64_t first, std::int64_t count) {
+        if (find_nonfinite_here(data + first, count) >= 0) nonfinite = true;
+      });
+    else
+      input.read_discount(d, i, data);
     result.bytes += piece_bytes_of(piece, plan);
     ++result.pieces;
     if (seconds_since(start) >= budget.seconds) break;

@@ -172,16 +172,21 @@ s_io_threads() {
 }
 
 # Python (issue 23): multiply in host space against Numba and NumPy on 16
-# threads; on the device at 100 x 10M x 5 (40 GB in host RAM each way)
+# threads; on the device at 50 x 10M x 5 (20 GB in host RAM each way)
 # against the PCIe limits, a CuPy loop and Numba, measured in the same call.
 s_python_host() {
-  PYTHONPATH=build/$preset/python step python_host 300 $py scripts/bench/python_multiply.py --space host \
+  # OMP_PROC_BIND=false: with binding, libgomp pins the Python process's main
+  # thread to one core at import, and Numba's threads and the CLI it starts
+  # inherit that one core (seen on the node: Numba "16 threads" ran on 1).
+  OMP_PROC_BIND=false PYTHONPATH=build/$preset/python step python_host 300 $py scripts/bench/python_multiply.py --space host \
     --threads $threads --dates 20 --ids 4000000 --repeat 3 --calls 10 --run-ids 1000000 --app $app \
     --json "$logs/python_host.json"
 }
 s_python_large() {
-  PYTHONPATH=build/$preset/python step python_large 580 $py scripts/bench/python_multiply.py --space device \
-    --threads $threads --dates 100 --ids 10000000 --repeat 1 --calls 5 --run-ids 1000000 --app $app \
+  # 50 dates (20 GB each way): at 100 dates the benchmark's arrays and its
+  # peers' (80 GB) plus the staging were killed for memory on the 125 GB node.
+  OMP_PROC_BIND=false PYTHONPATH=build/$preset/python step python_large 580 $py scripts/bench/python_multiply.py --space device \
+    --threads $threads --dates 50 --ids 10000000 --repeat 1 --calls 5 --run-ids 1000000 --app $app \
     --json "$logs/python_large.json"
 }
 

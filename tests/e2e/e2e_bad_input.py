@@ -20,6 +20,7 @@ name says what is wrong. They stay enabled so the fix shows up as a pass.
 
 import os
 import re
+import shlex
 import subprocess
 import sys
 
@@ -102,6 +103,17 @@ def nonfinite_input(where, index, value):
         (m if where == "multBy" else d)[index] = value
         h5(path, multBy=m, discount=d)
     return write
+
+
+def nan_first_of_two(ctx, d):
+    """Two NaNs in one slab of 1.8M elements, in different 1 MiB pieces that
+    four reader threads scan at once: the message names the first in the file."""
+    rng = np.random.default_rng(5)
+    m, disc = E.random_nonzero(rng, (120007, 5)), E.random_nonzero(rng, (3, 120007, 5))
+    disc[2, 10, 1] = np.nan
+    disc[0, 110000, 3] = np.nan
+    h5(os.path.join(d, "in.h5"), multBy=m, discount=disc)
+    return ["bash", "-c", f"DISCOUNT_IO_THREADS=4 exec {shlex.quote(ctx.app)} run -q {shlex.quote(job(d))}"]
 
 
 MULTI_SLAB = {"max_slab": SHAPE[1] * SHAPE[2] * 8}  # one date per slab: the NaN is found after slabs were written
@@ -410,6 +422,7 @@ ROWS = [
                                                                   memory=MULTI_SLAB), 65, "NaN at [date 3, id 17, num 2]"),
     Row("inf_in_multby", with_input(nonfinite_input("multBy", (5, 1), np.inf)),
         65, "+Inf at [id 5, num 1]"),
+    Row("nan_first_of_two_pieces", nan_first_of_two, 65, "NaN at [date 0, id 110000, num 3]"),
     Row("nan_in_discount_quiet", with_input(nonfinite_input("discount", (3, 17, 2), np.nan), memory=MULTI_SLAB),
         65, "NaN at [date 3, id 17, num 2]", argv=["run", "-q"]),
     Row("inf_in_multby_quiet", with_input(nonfinite_input("multBy", (5, 1), np.inf)), 65, "id 5, num 1",
