@@ -86,6 +86,13 @@ def main():
     os.environ.setdefault("OMP_PROC_BIND", "false")
     import numpy as np
     import discount_app
+    # With OMP_PROC_BIND set, libgomp pins this process to one core when it
+    # loads; Numba's threads and the CLI started from here would inherit it.
+    cpus = len(os.sched_getaffinity(0))
+    if cpus < a.threads:
+        print(f"warning: this process may use {cpus} CPU(s), fewer than --threads {a.threads} "
+              f"(OMP_PROC_BIND={os.environ.get('OMP_PROC_BIND')}): the peers' figures would not compare; "
+              "run with OMP_PROC_BIND=false", file=sys.stderr)
     app = None if a.no_run else B.find_app(a.app)
     info = B.machine_info(app)
     rng = np.random.default_rng(1)

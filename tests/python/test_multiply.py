@@ -115,6 +115,20 @@ def test_host_space_runs_the_kernel_on_the_arrays(rng, axes):
     assert_bit_exact(out, expected_cv(mult, disc, axes))
 
 
+def test_auto_space_computes_numpy_arrays_on_the_host(rng):
+    # space="auto" (the default): NumPy arrays take host space and its one-pass
+    # path, on a CUDA build too (the report names the execution space).
+    mult, disc = case(rng, 9, 37, 5)
+    out = poisoned(disc.shape)
+    discount_app.multiply(mult, disc, out, space="host", host_budget="16KiB")
+    host_space = discount_app.last_report()["space"]
+    out[...] = np.nan
+    discount_app.multiply(mult, disc, out, host_budget="16KiB")
+    report = discount_app.last_report()
+    assert report["space"] == host_space and "direct" in report["output"], report
+    assert_bit_exact(out, expected_cv(mult, disc))
+
+
 def test_host_space_with_another_chunk_axis_keeps_the_pipeline(rng):
     mult, disc = case(rng, 9, 37, 5)
     out = poisoned(disc.shape)
