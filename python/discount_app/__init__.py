@@ -236,8 +236,9 @@ def multiply(mult: Any, disc: Any, out: Optional[Any] = None, *,
     space: ``"auto"`` (device arrays on the GPU, host arrays on the host
         cores), ``"device"`` (the GPU in a CUDA build; the host cores
         otherwise) or ``"host"`` (YAML ``compute.space``). Host arrays on the
-        GPU cross PCIe and a staging copy each way: on the H200 node that ran
-        at 16.5 GB/s against 94 GB/s on its 16 cores, hence ``"auto"``.
+        GPU cross PCIe and a staging copy each way: on the H200 node they
+        moved at 16.5 GB/s, host space at 94 GB/s on its 16 cores, hence
+        ``"auto"`` (docs/python.md).
     device_budget, host_budget: ``"16GiB"``, ``"512MiB"``, ``"80%"``, ...
         (YAML ``memory.*``; None: the defaults, 80% and 25% of what is free).
     parallel_dims: the axes the kernel's MDRange spans (``compute.parallel_dims``).
