@@ -37,16 +37,6 @@ FileBox discount_box(const InputShape& shape, const std::array<Axis, 3>& axes, R
   return box;
 }
 
-void InputSource::read_discount_visited(Range dates, Range ids, double* buffer, const PieceVisitor& visit) {
-  read_discount(dates, ids, buffer);
-  const FileBox box = discount_box(shape_, axes_, dates, ids);
-  const std::int64_t n = box.count[0] * box.count[1] * box.count[2];
-  constexpr std::int64_t kPiece = std::int64_t{1} << 17;  // elements: 1 MiB
-  host_parallel(n, io_threads(), [&](std::int64_t b, std::int64_t e, unsigned) {
-    for (std::int64_t s = b; s < e; s += kPiece) visit(s, std::min(e, s + kPiece) - s);
-  });
-}
-
 namespace {
 
 std::string axes_string(const std::array<Axis, 3>& axes) {

@@ -3,6 +3,7 @@
 // the synthetic formula. Buffers are packed in the file's axis order.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "common/host_parallel.hpp"
 #include "config/config.hpp"
 
 namespace discount {
@@ -58,7 +60,14 @@ class InputSource {
   // piece as it lands, while it is still in cache, so a scan or a checksum
   // costs no pass over memory of its own; other sources visit the buffer in
   // parallel pieces after reading it.
-  virtual void read_discount_visited(Range dates, Range ids, double* buffer, const PieceVisitor& visit);
+  // Inline, like every other member with a body here: a virtual function
+  // defined in input.cpp would make that file the only home of the class's
+  // type information, which the sanitizers' checks need in code that does
+  // not link io (resolve, the unit tests' fake sources).
+  virtual void read_discount_visited(Range dates, Range ids, double* buffer, const PieceVisitor& visit) {
+    read_discount(dates, ids, buffer);
+    visit_in_pieces(dates.size() * ids.size() * shape_.nums, visit);
+  }
   virtual void read_multiplier(Range ids, double* buffer) = 0;
   virtual std::string describe() const = 0;
   // Stable text that changes when the inputs' content changes (resume
@@ -87,6 +96,14 @@ class InputSource {
   virtual std::string hdf5_file() const { return {}; }
 
  protected:
+  // visit(first, count) over [0, n) in pieces of 1 MiB, spread over the I/O threads.
+  static void visit_in_pieces(std::int64_t n, const PieceVisitor& visit) {
+    constexpr std::int64_t kPiece = std::int64_t{1} << 17;  // elements
+    host_parallel(n, io_threads(), [&](std::int64_t b, std::int64_t e, unsigned) {
+      for (std::int64_t s = b; s < e; s += kPiece) visit(s, std::min(e, s + kPiece) - s);
+    });
+  }
+
   InputShape shape_;
   std::array<Axis, 3> axes_{Axis::date, Axis::id, Axis::num};
   std::array<Axis, 2> multiplier_axes_{Axis::id, Axis::num};
