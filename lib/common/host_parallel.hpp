@@ -29,6 +29,11 @@ inline unsigned io_threads() {
   return n;
 }
 
+// The piece a thread checks right after moving it (posix_io's PieceHook,
+// InputSource::read_discount_visited): within a core's L2 on the nodes we
+// target, so the check reads it from cache.
+constexpr std::uint64_t kCachePieceBytes = std::uint64_t{1} << 20;
+
 // Threads for copies between memory and memory (arrays handed in by the
 // Python module, and the staging buffers): every CPU the process may use,
 // at least io_threads(). Such copies wait on nothing but memory: on the GPU

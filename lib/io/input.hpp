@@ -96,9 +96,9 @@ class InputSource {
   virtual std::string hdf5_file() const { return {}; }
 
  protected:
-  // visit(first, count) over [0, n) in pieces of 1 MiB, spread over the I/O threads.
+  // visit(first, count) over [0, n) in pieces of kCachePieceBytes, spread over the I/O threads.
   static void visit_in_pieces(std::int64_t n, const PieceVisitor& visit) {
-    constexpr std::int64_t kPiece = std::int64_t{1} << 17;  // elements
+    constexpr auto kPiece = static_cast<std::int64_t>(kCachePieceBytes / sizeof(double));
     host_parallel(n, io_threads(), [&](std::int64_t b, std::int64_t e, unsigned) {
       for (std::int64_t s = b; s < e; s += kPiece) visit(s, std::min(e, s + kPiece) - s);
     });

@@ -14,7 +14,6 @@
 
 #include "common/clock.hpp"
 #include "common/error.hpp"
-#include "common/host_parallel.hpp"
 #include "io/box.hpp"
 #include "io/make_folders.hpp"
 #include "io/checksum.hpp"
@@ -192,12 +191,6 @@ void FileOutput::write_slab(const Slab& slab, const double* values, const InputS
   if (spec_.dtype == OutputType::float32)
     buffer = narrow_in_place(const_cast<double*>(values), static_cast<std::size_t>(slab.elements()));
   const std::size_t element = stored_bytes(spec_.dtype);
-  const auto sum_of = [&](std::int64_t begin, std::int64_t end) {
-    return spec_.dtype == OutputType::float32
-               ? box_range_sum(static_cast<const float*>(buffer), box.dims, box.start, box.count, begin, end,
-                               SumKey::output)
-               : box_range_sum(values, box.dims, box.start, box.count, begin, end, SumKey::output);
-  };
   const auto [b, e] = units_of(slab);
   // The checksum of what is written: piece by piece as each is written, while
   // it is in cache, when the slab goes whole to one file written through the
@@ -214,18 +207,20 @@ void FileOutput::write_slab(const Slab& slab, const double* values, const InputS
   if (fused)
     hook = [&](std::uint64_t offset, std::uint64_t bytes) {
       const auto first = static_cast<std::int64_t>(offset / element);
-      fused_sum.fetch_add(sum_of(first, first + static_cast<std::int64_t>(bytes / element)),
-                          std::memory_order_relaxed);
+      const auto last = first + static_cast<std::int64_t>(bytes / element);
+      fused_sum.fetch_add(
+          spec_.dtype == OutputType::float32
+              ? box_range_sum(static_cast<const float*>(buffer), box.dims, box.start, box.count, first, last,
+                              SumKey::output)
+              : box_range_sum(values, box.dims, box.start, box.count, first, last, SumKey::output),
+          std::memory_order_relaxed);
     };
   std::future<std::uint64_t> out_sum;
   if (!fused)
     out_sum = std::async(std::launch::async, [&] {
-      const std::int64_t n = box.count[0] * box.count[1] * box.count[2];
-      std::atomic<std::uint64_t> sum{0};
-      host_parallel(n, io_threads(), [&](std::int64_t begin, std::int64_t end, unsigned) {
-        sum.fetch_add(sum_of(begin, end), std::memory_order_relaxed);
-      });
-      return sum.load();
+      return spec_.dtype == OutputType::float32
+                 ? box_sum(static_cast<const float*>(buffer), box.dims, box.start, box.count, SumKey::output)
+                 : box_sum(values, box.dims, box.start, box.count, SumKey::output);
     });
 #ifdef DISCOUNT_HDF5_PARALLEL
   if (mpio_data_) {

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <cstdint>
 #include <mutex>
+#include <stdexcept>
 
 #include "common/error.hpp"
 #include "common/host_parallel.hpp"
@@ -33,7 +34,6 @@ struct Segment {
 };
 
 constexpr std::uint64_t kPiece = std::uint64_t{16} << 20;  // enough in flight, not too many syscalls
-constexpr std::uint64_t kHotPiece = std::uint64_t{1} << 20;  // within a core's L2 on the nodes we target
 
 // Appends the file range [file_offset, file_offset + bytes) in pieces of at
 // most `piece` bytes; the buffer holds the ranges packed in order, and
@@ -52,7 +52,7 @@ void add_pieces(std::vector<Segment>& out, std::uint64_t& buffer_offset, std::ui
 // hook reads them (whole elements): the hook then costs no pass over memory
 // of its own.
 std::uint64_t piece_for_hook(const PieceHook& after, std::size_t element_bytes) {
-  return after ? kHotPiece / element_bytes * element_bytes : kPiece;
+  return after ? kCachePieceBytes / element_bytes * element_bytes : kPiece;
 }
 
 std::vector<Segment> segments(std::uint64_t base, const std::vector<Run>& runs, std::size_t element_bytes,
@@ -220,20 +220,9 @@ void DirectWriter::write_runs(int fd, std::uint64_t base, const std::vector<Run>
                               std::size_t element_bytes, const std::string& what, const PieceHook& after) {
   if (memory_backed_) return mapped_write_runs(fd, base, runs, buffer, element_bytes, what, threads(), after);
   if (!active()) return pwrite_runs(fd, base, runs, buffer, element_bytes, what, after);
-  if (after) {  // O_DIRECT pieces need not end between elements (see the header)
-    write_runs(fd, base, runs, buffer, element_bytes, what);
-    std::uint64_t total = 0;
-    for (const auto& run : runs) total += static_cast<std::uint64_t>(run.length) * element_bytes;
-    const std::uint64_t piece = piece_for_hook(after, element_bytes);
-    host_parallel(static_cast<std::int64_t>((total + piece - 1) / piece), io_threads(),
-                  [&](std::int64_t b, std::int64_t e, unsigned) {
-                    for (std::int64_t k = b; k < e; ++k) {
-                      const std::uint64_t at = static_cast<std::uint64_t>(k) * piece;
-                      after(at, std::min(piece, total - at));
-                    }
-                  });
-    return;
-  }
+  // O_DIRECT pieces split at the file's 4 KiB boundaries, which need not
+  // fall between elements: no hook here (hooks_while_writing() is false).
+  if (after) throw std::logic_error("DirectWriter::write_runs: a piece hook on an O_DIRECT write");
   std::lock_guard<std::mutex> lock(mutex_);
   // Split every run at the 4 KiB boundaries of the file: edges buffered, the
   // middle direct in pieces of at most one bounce buffer.

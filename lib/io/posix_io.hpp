@@ -88,8 +88,8 @@ class DirectWriter {
   // The file lives in memory (tmpfs, ramfs): written through the page cache
   // on purpose, straight from the caller's buffer.
   bool memory_backed() const { return memory_backed_; }
-  // `after` as for pwrite_runs; through O_DIRECT the pieces are handed over
-  // after the whole write (its 4 KiB pieces need not end between elements).
+  // `after` as for pwrite_runs, only where hooks_while_writing(): O_DIRECT
+  // pieces need not end between elements (std::logic_error otherwise).
   void write_runs(int fd, std::uint64_t base, const std::vector<Run>& runs, const void* buffer,
                   std::size_t element_bytes, const std::string& what, const PieceHook& after = {});
   // Pieces reach `after` as they are written (not after the whole write).
