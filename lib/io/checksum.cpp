@@ -13,15 +13,18 @@ namespace {
 template <class T>
 std::uint64_t range_sum_of(const T* buffer, const std::array<std::int64_t, 3>& dims,
                            const std::array<std::int64_t, 3>& start, const std::array<std::int64_t, 3>& count,
-                           std::int64_t begin, std::int64_t end, SumKey key) {
+                           std::int64_t begin, std::int64_t end, SumKey key, bool* nonfinite = nullptr) {
   const std::int64_t row = count[2];
   std::uint64_t sum = 0;
+  if (nonfinite) *nonfinite = false;
   while (begin < end) {
     const std::int64_t r = begin / row, column = begin % row;
     const std::int64_t stop = std::min(end, (r + 1) * row);
     const std::int64_t a = r / count[1], b = r % count[1];
     const std::int64_t first = ((start[0] + a) * dims[1] + start[1] + b) * dims[2] + start[2] + column;
-    sum += run_sum(buffer + begin, stop - begin, first, key);
+    bool row_nonfinite = false;
+    sum += run_sum(buffer + begin, stop - begin, first, key, nonfinite ? &row_nonfinite : nullptr);
+    if (row_nonfinite) *nonfinite = true;
     begin = stop;
   }
   return sum;
@@ -52,8 +55,8 @@ std::uint64_t box_sum(const double* buffer, const std::array<std::int64_t, 3>& d
 
 std::uint64_t box_range_sum(const double* buffer, const std::array<std::int64_t, 3>& dims,
                             const std::array<std::int64_t, 3>& start, const std::array<std::int64_t, 3>& count,
-                            std::int64_t begin, std::int64_t end, SumKey key) {
-  return range_sum_of(buffer, dims, start, count, begin, end, key);
+                            std::int64_t begin, std::int64_t end, SumKey key, bool* nonfinite) {
+  return range_sum_of(buffer, dims, start, count, begin, end, key, nonfinite);
 }
 
 std::uint64_t box_range_sum(const float* buffer, const std::array<std::int64_t, 3>& dims,

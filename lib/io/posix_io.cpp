@@ -121,9 +121,10 @@ void pread_runs(int fd, std::uint64_t base, const std::vector<Run>& runs, void* 
 }
 
 void pwrite_runs(int fd, std::uint64_t base, const std::vector<Run>& runs, const void* buffer,
-                 std::size_t element_bytes, const std::string& what, const PieceHook& after) {
+                 std::size_t element_bytes, const std::string& what, const PieceHook& after, unsigned threads) {
   const auto* bytes = static_cast<const char*>(buffer);
-  transfer(segments(base, runs, element_bytes, piece_for_hook(after, element_bytes)), io_threads(), what, "write",
+  transfer(segments(base, runs, element_bytes, piece_for_hook(after, element_bytes)), threads ? threads : io_threads(),
+           what, "write",
            [&](const Segment& seg, std::uint64_t done, unsigned) {
              return ::pwrite(fd, bytes + seg.buffer_offset + done, seg.bytes - done,
                              static_cast<off_t>(seg.file_offset + done));

@@ -42,14 +42,17 @@ void Pipeline<ExecSpace>::reader(const std::vector<int>& pending) {
       std::atomic<std::int64_t> first_bad{-1};
       std::atomic<std::uint64_t> disc_sum{0};
       job_.input->read_discount_visited(dates, ids, buffer, [&](std::int64_t first, std::int64_t count) {
-        if (scan_) {
+        // With the checksum, its pass also tells whether the piece holds a
+        // NaN or Inf; only then does the scan look for the first one.
+        bool suspect = scan_;
+        if (sums)
+          disc_sum.fetch_add(box_range_sum(buffer, box.dims, box.start, box.count, first, first + count,
+                                           SumKey::discount, scan_ ? &suspect : nullptr),
+                             std::memory_order_relaxed);
+        if (suspect) {
           const std::int64_t bad = find_nonfinite_here(buffer + first, count);
           if (bad >= 0) keep_lowest(first_bad, first + bad);
         }
-        if (sums)
-          disc_sum.fetch_add(box_range_sum(buffer, box.dims, box.start, box.count, first, first + count,
-                                           SumKey::discount),
-                             std::memory_order_relaxed);
       });
       if (const std::int64_t bad = first_bad.load(); bad >= 0)
         nonfinite_error("input.discount", spec_.discount, buffer[bad],

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -164,4 +165,37 @@ TEST(Checksum, SumsDoNotDependOnPiecesAndSeeEveryChange) {
   std::swap(swapped[3], swapped[40]);
   EXPECT_NE(box_sum(swapped.data(), dims, {0, 0, 0}, dims, SumKey::output), whole);
   EXPECT_NE(box_sum(all.data(), dims, {0, 0, 0}, dims, SumKey::discount), whole);
+}
+
+// The reader's non-finite scan rides on the input checksum's pass: the sum is
+// the same with or without the scan, and the flag sees NaN and both
+// infinities wherever they are (first, last, in the tail after the 4-wide
+// body) and nothing in finite data, the largest finite value included.
+TEST(Checksum, OnePassAlsoFlagsNonFiniteValues) {
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> value(-1e300, 1e300);
+  std::vector<double> data(103);
+  for (auto& v : data) v = value(rng);
+  data[50] = std::numeric_limits<double>::max();
+  data[51] = -std::numeric_limits<double>::max();
+  data[52] = std::numeric_limits<double>::denorm_min();
+  const auto n = static_cast<std::int64_t>(data.size());
+  bool flagged = true;
+  const std::uint64_t plain = run_sum(data.data(), n, 9, SumKey::discount);
+  EXPECT_EQ(run_sum(data.data(), n, 9, SumKey::discount, &flagged), plain);
+  EXPECT_FALSE(flagged);
+  for (double bad : {std::numeric_limits<double>::quiet_NaN(), -std::numeric_limits<double>::quiet_NaN(),
+                     std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()})
+    for (std::size_t at : {std::size_t{0}, std::size_t{50}, std::size_t{101}, data.size() - 1}) {
+      std::vector<double> copy = data;
+      copy[at] = bad;
+      flagged = false;
+      EXPECT_EQ(run_sum(copy.data(), n, 9, SumKey::discount, &flagged), run_sum(copy.data(), n, 9, SumKey::discount));
+      EXPECT_TRUE(flagged) << "value " << bad << " at " << at;
+      // The box form passes the flag through, row by row.
+      const std::array<std::int64_t, 3> dims{1, 1, n};
+      flagged = false;
+      box_range_sum(copy.data(), dims, {0, 0, 0}, dims, 0, n, SumKey::discount, &flagged);
+      EXPECT_TRUE(flagged);
+    }
 }
