@@ -109,31 +109,10 @@ void transfer(const std::vector<Segment>& work, unsigned threads, const std::str
 
 }  // namespace
 
-namespace {
-
-bool type_is_memory(unsigned long type) {
-  constexpr unsigned long kTmpfs = 0x01021994, kRamfs = 0x858458f6;  // linux/magic.h
-  return type == kTmpfs || type == kRamfs;
-}
-
-// Reads from a memory-backed file take every usable CPU: they take no lock,
-// and each stream copies at about 1.3 GB/s on the H200 node (16 dd readers
-// of separate files reached 20 GB/s there). Other files: the I/O threads.
-// DISCOUNT_IO_THREADS, when set, decides for both.
-unsigned read_threads(int fd) {
-  struct statfs info {};
-  if (std::getenv("DISCOUNT_IO_THREADS") || ::fstatfs(fd, &info) != 0 ||
-      !type_is_memory(static_cast<unsigned long>(info.f_type)))
-    return io_threads();
-  return memory_threads();
-}
-
-}  // namespace
-
 void pread_runs(int fd, std::uint64_t base, const std::vector<Run>& runs, void* buffer, std::size_t element_bytes,
                 const std::string& what, const PieceHook& after) {
   auto* bytes = static_cast<char*>(buffer);
-  transfer(segments(base, runs, element_bytes, piece_for_hook(after, element_bytes)), read_threads(fd), what, "read",
+  transfer(segments(base, runs, element_bytes, piece_for_hook(after, element_bytes)), io_threads(), what, "read",
            [&](const Segment& seg, std::uint64_t done, unsigned) {
              return ::pread(fd, bytes + seg.buffer_offset + done, seg.bytes - done,
                             static_cast<off_t>(seg.file_offset + done));
@@ -161,7 +140,10 @@ unsigned DirectWriter::threads() {
 
 bool memory_backed(const std::string& path) {
   struct statfs info {};
-  return ::statfs(path.c_str(), &info) == 0 && type_is_memory(static_cast<unsigned long>(info.f_type));
+  if (::statfs(path.c_str(), &info) != 0) return false;
+  constexpr unsigned long kTmpfs = 0x01021994, kRamfs = 0x858458f6;  // linux/magic.h
+  const auto type = static_cast<unsigned long>(info.f_type);
+  return type == kTmpfs || type == kRamfs;
 }
 
 DirectWriter::DirectWriter(const std::string& path, std::uint64_t piece_bytes)

@@ -46,8 +46,7 @@ using PieceHook = std::function<void(std::uint64_t, std::uint64_t)>;
 // `base` bytes and the packed buffer. Throws discount::Error (io_error) with
 // `what` and the OS reason on failure. With `after`, the runs go in pieces of
 // 1 MiB (whole elements), each handed to `after` once it is read or written,
-// while still in cache. Reads take the I/O threads, or every usable CPU from
-// a memory-backed file. `threads` (0: io_threads()) caps the threads a
+// while still in cache. `threads` (0: io_threads()) caps the threads a
 // write takes: a memory-backed file takes one writer at a time (its inode
 // lock), and more threads only spin on that lock.
 void pread_runs(int fd, std::uint64_t base, const std::vector<Run>& runs, void* buffer, std::size_t element_bytes,
