@@ -28,6 +28,7 @@ import argparse
 import json
 import os
 import shutil
+import resource
 import subprocess
 import sys
 import time
@@ -166,23 +167,39 @@ def main(argv=None) -> int:
 
     tools = [k for k in ("dd_pair", "cp", "h5py") if wanted(k)]
     times: dict[str, list[float]] = {k: [] for k in tools + [name for name, _, _ in apps]}
+    # CPU seconds (user + system) of each contender's processes, from the
+    # children's rusage: whether a contender is short of cores or of memory.
+    cpu: dict[str, list[float]] = {k: [] for k in times}
+
+    def children_cpu() -> float:
+        r = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return r.ru_utime + r.ru_stime
+
     described, stages = {}, {}
     for rep in range(args.repeat):
         if wanted("dd_pair"):
+            c0 = children_cpu()
             times["dd_pair"].append(dd_pair(folder, src, nbytes, args.writers, durable))
+            cpu["dd_pair"].append(children_cpu() - c0)
             for i in range(args.writers):
                 bl.remove(os.path.join(folder, f"dd_w{i}"))
         if wanted("cp"):
+            c0 = children_cpu()
             times["cp"].append(timed([["cp", src, os.path.join(folder, "cp.h5")]], durable))
+            cpu["cp"].append(children_cpu() - c0)
             bl.remove(os.path.join(folder, "cp.h5"))
         if wanted("h5py"):
+            c0 = children_cpu()
             times["h5py"].append(timed([[sys.executable, h5py_script, src, os.path.join(folder, "h5py.h5"),
                                          str(block)]], durable))
+            cpu["h5py"].append(children_cpu() - c0)
             check_dates(src, os.path.join(folder, "h5py.h5"))
             bl.remove(os.path.join(folder, "h5py.h5"))
         for name, yaml, env in apps:
             remove_output(folder, name)
+            c0 = children_cpu()
             run = bl.run_app(app, yaml, os.path.join(folder, f"{name}_run.json"), then_sync=durable, env=env)
+            cpu[name].append(children_cpu() - c0)
             times[name].append(run["wall_s"])
             described[name] = run["report"].get("output", "")
             stages[name] = ", ".join(f"{st['name']} {st.get('gb_per_s', 0):.1f} GB/s busy {st.get('seconds', 0):.2f} s"
@@ -192,8 +209,11 @@ def main(argv=None) -> int:
         print(f"repeat {rep + 1}: " + ", ".join(f"{k} {v[-1]:.2f} s" for k, v in times.items()))
 
     best = {k: min(v) for k, v in times.items()}
-    rows = [[k, f"{best[k]:.3f}", f"{bl.gbps(2 * nbytes, best[k]):.2f}"] for k in best]
-    bl.print_table(["contender", "seconds (best)", "GB/s in+out"], rows, title="times")
+    # The CPU time of the best run, and the cores it kept busy on average.
+    best_cpu = {k: cpu[k][times[k].index(best[k])] for k in best}
+    rows = [[k, f"{best[k]:.3f}", f"{bl.gbps(2 * nbytes, best[k]):.2f}", f"{best_cpu[k]:.2f}",
+             f"{best_cpu[k] / best[k]:.1f}" if best[k] > 0 else "-"] for k in best]
+    bl.print_table(["contender", "seconds (best)", "GB/s in+out", "cpu s", "cores busy"], rows, title="times")
     ratios = {}
     for space in spaces:
         tag = "" if len(spaces) == 1 else f"_{space}"
@@ -214,7 +234,7 @@ def main(argv=None) -> int:
         print(f"{name}: output {text}\n    stages: {stages.get(name, '')}")
     if args.json:
         bl.write_json(args.json, {"machine": info, "folder": folder, "durable": durable, "bytes": nbytes,
-                                  "shape": [args.dates, ids, NUMS], "writers": args.writers, "times": times,
+                                  "shape": [args.dates, ids, NUMS], "writers": args.writers, "times": times, "cpu_s": cpu,
                                   "best": best, "ratios": ratios, "outputs": described,
                                   "stages": stages})
     if not args.keep:
