@@ -10,12 +10,15 @@ namespace discount {
 
 namespace {
 
+// A float64's bits without its sign, and those of infinity: a magnitude at or
+// above kInfinityBits is an Inf or a NaN.
+constexpr std::uint64_t kMagnitude = 0x7FFFFFFFFFFFFFFFull, kInfinityBits = 0x7FF0000000000000ull;
+
 // The loop of run_sum, written so that the compiler vectorises it: each
 // element's key from its own index (no carried sum of steps), and the
 // largest magnitude for the scan.
 template <bool Scan, class T>
 inline std::uint64_t sum_terms(const T* v, std::int64_t n, std::uint64_t first_key, std::uint64_t& largest) {
-  constexpr std::uint64_t kMagnitude = 0x7FFFFFFFFFFFFFFFull;
   std::uint64_t sum = 0, top = 0;
   for (std::int64_t j = 0; j < n; ++j) {
     std::uint64_t bits;
@@ -35,7 +38,7 @@ inline std::uint64_t run_sum_of(const T* v, std::int64_t n, std::int64_t first, 
   std::uint64_t largest = 0;
   if (!nonfinite) return sum_terms<false>(v, n, first_key, largest);
   const std::uint64_t sum = sum_terms<true>(v, n, first_key, largest);
-  *nonfinite = largest >= 0x7FF0000000000000ull;
+  *nonfinite = largest >= kInfinityBits;
   return sum;
 }
 

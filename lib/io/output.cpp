@@ -268,7 +268,7 @@ void FileOutput::write_slab(const Slab& slab, const double* values, const InputS
         data = piece.data();
       }
       write_box(file.fd.get(), file.direct.get(), file.offset, file.dims, start, count, data, element,
-                "writing '" + file.path + "'", hook, file.write_threads);
+                "writing '" + file.path + "'", hook);
       file.dirty = true;
     }
   }

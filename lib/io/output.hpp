@@ -51,7 +51,6 @@ struct DataFile {
   std::uint64_t offset = 0;            // its bytes' offset in the file
   UniqueFd fd;
   std::unique_ptr<DirectWriter> direct;  // when spec.direct_io
-  unsigned write_threads = 0;           // page-cache writes' threads (0: io_threads())
   std::atomic<bool> dirty{false};        // written since its last fdatasync
 };
 

@@ -120,10 +120,25 @@ void pread_runs(int fd, std::uint64_t base, const std::vector<Run>& runs, void* 
            after ? &after : nullptr);
 }
 
+namespace {
+
+bool memory_file_system(const struct statfs& info) {
+  constexpr unsigned long kTmpfs = 0x01021994, kRamfs = 0x858458f6;  // linux/magic.h
+  const auto type = static_cast<unsigned long>(info.f_type);
+  return type == kTmpfs || type == kRamfs;
+}
+
+}  // namespace
+
 void pwrite_runs(int fd, std::uint64_t base, const std::vector<Run>& runs, const void* buffer,
-                 std::size_t element_bytes, const std::string& what, const PieceHook& after, unsigned threads) {
+                 std::size_t element_bytes, const std::string& what, const PieceHook& after) {
+  // A memory-backed file takes one pwrite() at a time (its inode lock):
+  // further threads would only spin on that lock, taking the cores the
+  // reader and other files' writers need. One thread for such a file.
+  struct statfs info {};
+  const bool in_memory = ::fstatfs(fd, &info) == 0 && memory_file_system(info);
   const auto* bytes = static_cast<const char*>(buffer);
-  transfer(segments(base, runs, element_bytes, piece_for_hook(after, element_bytes)), threads ? threads : io_threads(),
+  transfer(segments(base, runs, element_bytes, piece_for_hook(after, element_bytes)), in_memory ? 1u : io_threads(),
            what, "write",
            [&](const Segment& seg, std::uint64_t done, unsigned) {
              return ::pwrite(fd, bytes + seg.buffer_offset + done, seg.bytes - done,
@@ -140,10 +155,7 @@ unsigned DirectWriter::threads() {
 
 bool memory_backed(const std::string& path) {
   struct statfs info {};
-  if (::statfs(path.c_str(), &info) != 0) return false;
-  constexpr unsigned long kTmpfs = 0x01021994, kRamfs = 0x858458f6;  // linux/magic.h
-  const auto type = static_cast<unsigned long>(info.f_type);
-  return type == kTmpfs || type == kRamfs;
+  return ::statfs(path.c_str(), &info) == 0 && memory_file_system(info);
 }
 
 DirectWriter::DirectWriter(const std::string& path, std::uint64_t piece_bytes)

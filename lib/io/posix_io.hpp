@@ -46,14 +46,12 @@ using PieceHook = std::function<void(std::uint64_t, std::uint64_t)>;
 // `base` bytes and the packed buffer. Throws discount::Error (io_error) with
 // `what` and the OS reason on failure. With `after`, the runs go in pieces of
 // 1 MiB (whole elements), each handed to `after` once it is read or written,
-// while still in cache. `threads` (0: io_threads()) caps the threads a
-// write takes: a memory-backed file takes one writer at a time (its inode
-// lock), and more threads only spin on that lock.
+// while still in cache. Writes to a memory-backed file take one thread: it
+// lets one writer in at a time (its inode lock), and more threads only spin.
 void pread_runs(int fd, std::uint64_t base, const std::vector<Run>& runs, void* buffer, std::size_t element_bytes,
                 const std::string& what, const PieceHook& after = {});
 void pwrite_runs(int fd, std::uint64_t base, const std::vector<Run>& runs, const void* buffer,
-                 std::size_t element_bytes, const std::string& what, const PieceHook& after = {},
-                 unsigned threads = 0);
+                 std::size_t element_bytes, const std::string& what, const PieceHook& after = {});
 
 // True when `path` is on a memory-backed file system (tmpfs, ramfs).
 bool memory_backed(const std::string& path);

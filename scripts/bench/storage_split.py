@@ -171,35 +171,32 @@ def main(argv=None) -> int:
     # children's rusage: whether a contender is short of cores or of memory.
     cpu: dict[str, list[float]] = {k: [] for k in times}
 
-    def children_cpu() -> float:
-        r = resource.getrusage(resource.RUSAGE_CHILDREN)
-        return r.ru_utime + r.ru_stime
+    def charged(name, run):
+        """run(), its children's CPU seconds added to cpu[name]; returns what run() returns."""
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        result = run()
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu[name].append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+        return result
 
     described, stages = {}, {}
     for rep in range(args.repeat):
         if wanted("dd_pair"):
-            c0 = children_cpu()
-            times["dd_pair"].append(dd_pair(folder, src, nbytes, args.writers, durable))
-            cpu["dd_pair"].append(children_cpu() - c0)
+            times["dd_pair"].append(charged("dd_pair", lambda: dd_pair(folder, src, nbytes, args.writers, durable)))
             for i in range(args.writers):
                 bl.remove(os.path.join(folder, f"dd_w{i}"))
         if wanted("cp"):
-            c0 = children_cpu()
-            times["cp"].append(timed([["cp", src, os.path.join(folder, "cp.h5")]], durable))
-            cpu["cp"].append(children_cpu() - c0)
+            times["cp"].append(charged("cp", lambda: timed([["cp", src, os.path.join(folder, "cp.h5")]], durable)))
             bl.remove(os.path.join(folder, "cp.h5"))
         if wanted("h5py"):
-            c0 = children_cpu()
-            times["h5py"].append(timed([[sys.executable, h5py_script, src, os.path.join(folder, "h5py.h5"),
-                                         str(block)]], durable))
-            cpu["h5py"].append(children_cpu() - c0)
+            times["h5py"].append(charged("h5py", lambda: timed(
+                [[sys.executable, h5py_script, src, os.path.join(folder, "h5py.h5"), str(block)]], durable)))
             check_dates(src, os.path.join(folder, "h5py.h5"))
             bl.remove(os.path.join(folder, "h5py.h5"))
         for name, yaml, env in apps:
             remove_output(folder, name)
-            c0 = children_cpu()
-            run = bl.run_app(app, yaml, os.path.join(folder, f"{name}_run.json"), then_sync=durable, env=env)
-            cpu[name].append(children_cpu() - c0)
+            run = charged(name, lambda: bl.run_app(app, yaml, os.path.join(folder, f"{name}_run.json"),
+                                                   then_sync=durable, env=env))
             times[name].append(run["wall_s"])
             described[name] = run["report"].get("output", "")
             stages[name] = ", ".join(f"{st['name']} {st.get('gb_per_s', 0):.1f} GB/s busy {st.get('seconds', 0):.2f} s"
