@@ -62,6 +62,12 @@ def parse_args(argv=None):
                    help="comma list: extra split runs with DISCOUNT_IO_THREADS set to each (the thread split, item 5)")
     p.add_argument("--only", default="",
                    help="comma list of contenders to run (dd_pair,cp,h5py,single,split); default all")
+    p.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                   help="a config value for every app run, e.g. output.direct_io=false or memory.pipeline_depth=8 "
+                        "(YAML value; repeatable)")
+    p.add_argument("--warm-memory", default="auto", choices=["auto", "on", "off"],
+                   help="touch the free memory once before timing (auto: on a memory-backed folder), so that no "
+                        "contender pays a VM's first touch of fresh pages that another does not")
     p.add_argument("--repeat", type=int, default=1, help="runs of each contender; the best counts")
     p.add_argument("--keep", action="store_true", help="keep the folder's files")
     p.add_argument("--json", help="write every figure here")
@@ -111,9 +117,25 @@ def job_yaml(folder: str, name: str, layout: str, space: str, args) -> str:
     config = {"input": {"file": "in.h5"}, "output": output, "compute": {"space": space}}
     if memory:
         config["memory"] = memory
+    for item in args.set:
+        key, sep, value = item.partition("=")
+        section, dot, field = key.partition(".")
+        if not sep or not dot:
+            sys.exit(f"--set {item}: expected SECTION.KEY=VALUE")
+        config.setdefault(section, {})[field] = yaml_value(value)
     path = os.path.join(folder, f"{name}.yaml")
     bl.write_config(path, config)
     return path
+
+
+def yaml_value(text: str):
+    """A --set value as YAML would read it: true/false, an integer, else the text."""
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    try:
+        return int(text)
+    except ValueError:
+        return text
 
 
 def remove_output(folder: str, name: str) -> None:
@@ -151,6 +173,12 @@ def main(argv=None) -> int:
     with open(h5py_script, "w") as f:
         f.write(H5PY_LOOP)
     block = max(1, (256 << 20) // (ids * NUMS * 8))
+    if args.warm_memory == "on" or (args.warm_memory == "auto" and not durable):
+        # All free memory but a margin (10%, at least 2 GiB) for the contenders' own.
+        avail = bl.mem_available()
+        seconds, touched = bl.warm_memory(avail - max(2 << 30, avail // 10), os.cpu_count() or 2)
+        print(f"warmed {bl.fmt_bytes(touched)} of free memory in {seconds:.1f} s "
+              f"({bl.gbps(touched, seconds):.2f} GB/s first touch), before any contender")
     spaces = [s for s in args.space.split(",") if s]
     # One space: contenders "single" and "split"; several: "single_<space>", "split_<space>".
     only = [c for c in args.only.split(",") if c]
