@@ -4,8 +4,11 @@
 
 namespace discount {
 
-std::uint64_t auto_max_slab(std::uint64_t job_bytes) {
-  return std::clamp(job_bytes / static_cast<std::uint64_t>(kAutoSlabs), kAutoSlabMin, kAutoSlabMax);
+std::uint64_t auto_max_slab(std::uint64_t job_bytes, int pinned_buffers) {
+  std::uint64_t most = kAutoSlabMax;
+  if (pinned_buffers > 0)
+    most = std::max(kAutoSlabMin, std::min(most, kAutoPinnedRing / static_cast<std::uint64_t>(pinned_buffers)));
+  return std::clamp(job_bytes / static_cast<std::uint64_t>(kAutoSlabs), kAutoSlabMin, most);
 }
 
 SlabReadShape slab_read_shape(const Plan& plan, const std::array<Axis, 3>& file_axes,

@@ -229,6 +229,9 @@ def main(argv=None) -> int:
             described[name] = run["report"].get("output", "")
             stages[name] = ", ".join(f"{st['name']} {st.get('gb_per_s', 0):.1f} GB/s busy {st.get('seconds', 0):.2f} s"
                                      for st in run["report"].get("stages", []))
+            if run["report"].get("staging_seconds"):
+                stages[name] += (f"; staging {bl.fmt_bytes(run['report'].get('staging_bytes', 0))} made ready in "
+                                 f"{run['report']['staging_seconds']:.2f} s")
             check_dates(src, os.path.join(folder, f"{name}.h5"))
             remove_output(folder, name)
         print(f"repeat {rep + 1}: " + ", ".join(f"{k} {v[-1]:.2f} s" for k, v in times.items()))

@@ -457,6 +457,34 @@ TEST(Defaults, AutoMaxSlabBetweenFloorAndCap) {
   EXPECT_EQ(resolve(c, facts(200, 250000, 5)).plan.max_slab, std::uint64_t{64} << 20);
 }
 
+// With copies to a GPU the pinned ring (pinned_buffers x the slab) stays
+// within kAutoPinnedRing, never below the floor; without copies it does not count.
+TEST(Defaults, AutoMaxSlabKeepsThePinnedRingSmall) {
+  const std::uint64_t big = std::uint64_t{80} << 30;
+  EXPECT_EQ(auto_max_slab(big, 0), kAutoSlabMax);
+  EXPECT_EQ(auto_max_slab(big, 4), kAutoSlabMax);  // 4 x 256 MiB = 1 GiB: at the bound
+  EXPECT_EQ(auto_max_slab(big, 5), kAutoPinnedRing / 5);
+  EXPECT_EQ(auto_max_slab(big, 12), kAutoPinnedRing / 12);
+  EXPECT_EQ(auto_max_slab(big, 64), kAutoSlabMin);  // 16 MiB: the floor wins
+  EXPECT_EQ(auto_max_slab(std::uint64_t{2} << 30, 12), kAutoPinnedRing / 12);  // 85 MiB, not 2 GiB / 16
+  EXPECT_EQ(auto_max_slab(std::uint64_t{2} << 30, 3), std::uint64_t{128} << 20);
+
+  // resolve(): device copies with split's ring of writers + 2 buffers.
+  Config c = base_config();
+  c.memory.host_budget = parse_memory_size("64GiB");
+  c.output.layout = OutputLayout::split;
+  c.output.parts = 10;
+  SystemFacts f = facts(200, 2500000, 5);  // 20 GB
+  f.writer_threads = 8;
+  f.separate_device_memory = true;
+  JobSpec spec = resolve(c, f);
+  ASSERT_TRUE(spec.plan.device_copies);
+  EXPECT_EQ(spec.plan.pipeline_depth, 12);
+  EXPECT_EQ(spec.plan.max_slab, kAutoPinnedRing / 12);
+  c.compute.space = Space::host;  // no copies: no pinned ring
+  EXPECT_EQ(resolve(c, f).plan.max_slab, kAutoSlabMax);
+}
+
 // How slabs lie in the file: the runs io/box.hpp's box_runs would cut.
 TEST(Defaults, SlabReadShapeMatchesTheBoxRuns) {
   PlanRequest r;
@@ -543,7 +571,16 @@ TEST(Resolve, SplitLayoutPartsWritersAndRing) {
   const JobSpec single = resolve(base_config(), f);
   EXPECT_EQ(single.identity.find("output.layout"), std::string::npos);  // earlier outputs keep their identity
   EXPECT_EQ(single.plan.pipeline_depth, 3);
+  // output.direct_io unset: the parts go through the page cache, one file takes O_DIRECT.
+  EXPECT_FALSE(spec.output.direct_io);
+  EXPECT_EQ(spec.plan.staging_bytes, 0u);
+  EXPECT_TRUE(single.output.direct_io);
+  EXPECT_GT(single.plan.staging_bytes, 0u);
+  c.output.direct_io = true;  // set: each part's writer has its bounce buffers
+  spec = resolve(c, f);
+  EXPECT_TRUE(spec.output.direct_io);
   EXPECT_EQ(spec.plan.staging_bytes, 4 * single.plan.staging_bytes);
+  c.output.direct_io.reset();
   c.output.parts = 40;  // more parts than cores: 6 writers
   EXPECT_EQ(resolve(c, f).output.writers, 6);
   EXPECT_EQ(resolve(c, f).plan.pipeline_depth, 8);
