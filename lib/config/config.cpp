@@ -301,12 +301,7 @@ class Parser {
         fail(node["dataset"], "'output.dataset' = " + quote_for_message(out.dataset) + " " + problem);
     }
     if (node["overwrite"]) out.overwrite = bool_value(node["overwrite"], "output.overwrite");
-    if (const auto& value = node["direct_io"]) {
-      scalar(value, "output.direct_io");
-      if (value.Scalar() == "auto") out.direct_io.reset();
-      else if (bool b = false; YAML::convert<bool>::decode(value, b)) out.direct_io = b;
-      else fail(value, "'output.direct_io' must be auto, true or false, not " + quote_for_message(value.Scalar()));
-    }
+    if (node["direct_io"]) out.direct_io = bool_value(node["direct_io"], "output.direct_io");
     if (node["dtype"])
       out.dtype = choice<OutputType>(node["dtype"], "output.dtype",
                                      {{"float64", OutputType::float64}, {"float32", OutputType::float32}});

@@ -77,10 +77,8 @@ struct OutputConfig {
   OutputMode mode = OutputMode::file;
   // Seconds between checkpoints (fdatasync, then progress recorded); 0: every slab.
   double checkpoint_seconds = 10.0;
-  // Write cv with O_DIRECT (page-cache writes where the file system refuses
-  // it). Unset (auto): O_DIRECT for the single layout, the page cache for
-  // split's parts (resolve/resolve.cpp).
-  std::optional<bool> direct_io;
+  // Write cv with O_DIRECT (page-cache writes where the file system refuses it).
+  bool direct_io = true;
   OutputLayout layout = OutputLayout::automatic;
   int parts = 0;  // split: part files; 0: auto (io/output_parts.hpp)
   // MPI_Info hints for the single layout's MPI-IO open (key -> value).

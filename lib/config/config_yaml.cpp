@@ -60,8 +60,7 @@ std::string Config::to_yaml() const {
   out << YAML::Key << "overwrite" << YAML::Value << output.overwrite;
   out << YAML::Key << "mode" << YAML::Value << (output.mode == OutputMode::file ? "file" : "checksum");
   out << YAML::Key << "checkpoint_seconds" << YAML::Value << output.checkpoint_seconds;
-  if (output.direct_io) out << YAML::Key << "direct_io" << YAML::Value << *output.direct_io;
-  else out << YAML::Key << "direct_io" << YAML::Value << "auto";
+  out << YAML::Key << "direct_io" << YAML::Value << output.direct_io;
   out << YAML::Key << "layout" << YAML::Value
       << (output.layout == OutputLayout::split    ? "split"
           : output.layout == OutputLayout::single ? "single"

@@ -185,12 +185,8 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
                          : auto_max_slab(static_cast<std::uint64_t>(request.dates) * request.ids * request.nums *
                                              request.element_bytes,
                                          request.device_copies ? request.pipeline_depth : 0);
-  // output.direct_io unset: O_DIRECT for one file; a split output's parts go
-  // through the page cache, which wrote them faster on the H200 node's disk
-  // (docs/config.md).
-  const bool direct_io = config.output.direct_io.value_or(layout.layout != OutputLayout::split);
   std::uint64_t direct_piece = 0;  // O_DIRECT bounce buffer per writer thread (0: no O_DIRECT)
-  if (config.output.mode == OutputMode::file && direct_io) {
+  if (config.output.mode == OutputMode::file && config.output.direct_io) {
     direct_piece = DirectWriter::piece_for(request.host_budget, facts.writer_threads);
     // Split: each of the writers has its own bounce buffers (io/output.cpp shares them out among the parts).
     request.staging_bytes = facts.writer_threads * direct_piece * std::max(1, split_writers_n);
@@ -229,7 +225,7 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
   output.nums = input.nums;
   output.chunk_axis = request.chunk_axis;
   output.checkpoint_seconds = config.output.checkpoint_seconds;
-  output.direct_io = direct_io;
+  output.direct_io = config.output.direct_io;
   output.direct_piece = direct_piece;
   output.layout = layout.layout;
   output.parts = split_parts;

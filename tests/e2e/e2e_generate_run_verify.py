@@ -67,9 +67,7 @@ def run_and_check(ctx, input_path, expected, axes=E.CANON, input_extra=None, out
         slabs, text = E.plan_slabs(ctx, job)
         E.check(slabs == expect_slabs, f"plan: {slabs} slab(s), expected {expect_slabs}\n{text}")
     r = E.expect_rc(E.app(ctx, job, cwd=elsewhere), 0, "run")
-    # output.direct_io unset (auto): O_DIRECT for one file, the page cache for split's parts.
-    extra = output_extra or {}
-    if extra.get("direct_io", extra.get("layout") != "split") and E.takes_o_direct(ctx.work):
+    if (output_extra or {}).get("direct_io", True) and E.takes_o_direct(ctx.work):
         E.check("O_DIRECT writes" in r.stdout, f"the output was not written with O_DIRECT:\n{r}")
     E.check(not E.leftovers(out), f"leftover partial files after success: {E.leftovers(out)}")
     E.check(not os.listdir(elsewhere), f"the run wrote into its cwd: {os.listdir(elsewhere)}")
@@ -399,8 +397,7 @@ CASES = [
                                         output_extra=PAGE_CACHE)),
     # output.layout: split (e2e_split_layout covers its protocol): the same checks over part files
     ("split_7_slabs_3_parts", generated_case(S, seed=126, memory={"max_slab": max_slab_for(S, "date", 2)},
-                                             expect_slabs=7,
-                                             output_extra={"layout": "split", "parts": 3, "direct_io": True})),
+                                             expect_slabs=7, output_extra={"layout": "split", "parts": 3})),
     ("split_chunk_id_axes_id_date_num", generated_case((6, 1009, 3), seed=135, axes=("id", "date", "num"),
                                                        memory={"chunk_axis": "id",
                                                                "max_slab": max_slab_for((6, 1009, 3), "id", 300)},

@@ -47,7 +47,6 @@ TEST(Config, MinimalHasDocumentedDefaults) {
   EXPECT_EQ(c.input.nonfinite, NonFinite::error);
   EXPECT_EQ(c.output.dataset, "cv");
   EXPECT_FALSE(c.output.overwrite);
-  EXPECT_FALSE(c.output.direct_io.has_value());  // auto: resolve picks by layout
   EXPECT_EQ(c.compute.space, Space::device);
   EXPECT_EQ(c.compute.kernel, KernelKind::mdrange);
   EXPECT_EQ(c.compute.parallel_dims.size(), 3u);
@@ -122,13 +121,6 @@ TEST(Config, RoundTripsThroughItsOwnYaml) {
   EXPECT_EQ(again.input.ids->begin, 3);
   EXPECT_EQ(again.compute.tile, (std::vector<std::int64_t>{7}));
   EXPECT_DOUBLE_EQ(again.memory.host_budget.percent, 10.0);
-  // output.direct_io: auto, true and false each survive the round trip.
-  for (const char* value : {"auto", "true", "false"}) {
-    const Config d = parse(std::string("input: {file: /a.h5}\noutput: {file: /b.h5, direct_io: ") + value + "}\n");
-    const Config back = parse_config(d.to_yaml(), "again.yaml");
-    EXPECT_EQ(back.output.direct_io, d.output.direct_io) << value;
-    EXPECT_EQ(d.output.direct_io.has_value(), std::string(value) != "auto") << value;
-  }
 }
 
 TEST(Config, SyntheticSourceAndChecksumSink) {
@@ -168,8 +160,6 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"missing_output", "input: {file: a}\n", "job.yaml:1:1", "missing required section 'output'"},
         BadConfig{"bool_type", "input: {file: a}\noutput: {file: b, overwrite: maybe}\n", "job.yaml:2:30",
                   "true or false"},
-        BadConfig{"direct_io_type", "input: {file: a}\noutput: {file: b, direct_io: sometimes}\n", "job.yaml:2:30",
-                  "must be auto, true or false"},
         BadConfig{"int_type", "input: {file: a}\noutput: {file: b}\nmemory: {pipeline_depth: three}\n",
                   "job.yaml:3:26", "must be an integer"},
         BadConfig{"depth_range", "input: {file: a}\noutput: {file: b}\nmemory: {pipeline_depth: 0}\n",

@@ -437,8 +437,7 @@ TEST(Report, ConfigJsonHoldsEveryKeyOfToYaml) {
   EXPECT_EQ(j["input"]["file"], "data/in.h5");
   EXPECT_EQ(j["compute"]["parallel_dims"], nlohmann::json::parse(R"(["date", "id", "num"])"));
   EXPECT_EQ(j["memory"]["pipeline_depth"], 3);
-  EXPECT_EQ(j["output"]["direct_io"], "auto");
-  EXPECT_EQ(j["output"]["overwrite"], false);
+  EXPECT_EQ(j["output"]["direct_io"], true);
   EXPECT_EQ(nlohmann::json::parse(yaml_to_json("a: \"true\"\nb: ~\nc: -1.5e3\nd: 12abc\n")),
             nlohmann::json::parse(R"({"a": "true", "b": null, "c": -1500.0, "d": "12abc"})"));
   EXPECT_THROW(yaml_to_json("a: [1, 2"), Error);

@@ -571,16 +571,7 @@ TEST(Resolve, SplitLayoutPartsWritersAndRing) {
   const JobSpec single = resolve(base_config(), f);
   EXPECT_EQ(single.identity.find("output.layout"), std::string::npos);  // earlier outputs keep their identity
   EXPECT_EQ(single.plan.pipeline_depth, 3);
-  // output.direct_io unset: the parts go through the page cache, one file takes O_DIRECT.
-  EXPECT_FALSE(spec.output.direct_io);
-  EXPECT_EQ(spec.plan.staging_bytes, 0u);
-  EXPECT_TRUE(single.output.direct_io);
-  EXPECT_GT(single.plan.staging_bytes, 0u);
-  c.output.direct_io = true;  // set: each part's writer has its bounce buffers
-  spec = resolve(c, f);
-  EXPECT_TRUE(spec.output.direct_io);
   EXPECT_EQ(spec.plan.staging_bytes, 4 * single.plan.staging_bytes);
-  c.output.direct_io.reset();
   c.output.parts = 40;  // more parts than cores: 6 writers
   EXPECT_EQ(resolve(c, f).output.writers, 6);
   EXPECT_EQ(resolve(c, f).plan.pipeline_depth, 8);
