@@ -69,6 +69,14 @@ void* create_stream() {
 
 void destroy_stream(void* stream) { cudaStreamDestroy(static_cast<cudaStream_t>(stream)); }
 
+bool register_host(void* data, std::size_t bytes) {
+  if (cudaHostRegister(data, bytes, cudaHostRegisterDefault) == cudaSuccess) return true;
+  (void)cudaGetLastError();  // not sticky: clear it so that check_last_error does not report it
+  return false;
+}
+
+void unregister_host(void* data) { cudaHostUnregister(data); }
+
 #else
 
 bool compiled_in() { return false; }
@@ -83,6 +91,8 @@ std::int64_t l2_cache_bytes(int) { return 0; }
 void check_last_error(const char*) {}
 void* create_stream() { return nullptr; }
 void destroy_stream(void*) {}
+bool register_host(void*, std::size_t) { return false; }
+void unregister_host(void*) {}
 
 #endif
 

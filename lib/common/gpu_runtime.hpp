@@ -7,6 +7,7 @@
 // (0, empty, false) and does nothing. No Kokkos here: pure declarations.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -56,5 +57,11 @@ void check_last_error(const char* what);
 // refuses it or there is no GPU backend.
 void* create_stream();
 void destroy_stream(void* stream);
+
+// Page-locks [data, data + bytes) of ordinary host memory, already mapped,
+// for the GPU's copy engines; false when the runtime refuses it (the error is
+// cleared) or there is no GPU backend. unregister_host undoes it.
+bool register_host(void* data, std::size_t bytes);
+void unregister_host(void* data);
 
 }  // namespace discount::gpu

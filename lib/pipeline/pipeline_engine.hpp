@@ -79,9 +79,9 @@ class Pipeline {
       host_mult_[static_cast<std::size_t>(s)] = host_buffer(plan_.slab_mult_bytes / sizeof(double));
   }
 
-  // Pinning host memory runs at a few GB/s, and so does the first touch of
-  // fresh pages (far less in a VM whose memory the hypervisor hands out page
-  // by page: 0.1-0.2 GB/s on the development VM), so a ring of several GB
+  // Pinning host memory (stage_parts.hpp's PinnedBlock) takes time, and so
+  // does the first touch of fresh pages (0.1-0.2 GB/s on the development VM,
+  // whose hypervisor hands out memory page by page), so a ring of several GB
   // made ready up front held the first read back by seconds. Here each
   // buffer is pinned, or its pages touched, in turn on this thread and handed
   // to the reader as soon as it is ready, while the first slabs are already
