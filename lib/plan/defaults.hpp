@@ -19,11 +19,12 @@ namespace discount {
 constexpr std::int64_t kAutoSlabs = 16;
 constexpr std::uint64_t kAutoSlabMin = std::uint64_t{16} << 20;
 constexpr std::uint64_t kAutoSlabMax = std::uint64_t{256} << 20;
-// With copies to a GPU the ring is pinned (page-locked), and pinning holds
-// back the GPU stages' copies and launches while it runs: a split job's ring
-// of 12 x 256 MiB took its H2D from 53 to 17 GB/s on the H200 node. So
-// `pinned_buffers` (0: none) x the slab stays within kAutoPinnedRing, the
-// slab never under kAutoSlabMin.
+// With copies to a GPU the ring is pinned (page-locked) while the first
+// slabs move. When the runtime's allocator pinned it, that held back the GPU
+// stages' copies and launches: a split job's ring of 12 x 256 MiB took its
+// H2D from 53 to 17 GB/s on the H200 node, 85 MiB slabs ran the job 1.4x
+// faster (docs/config.md). So `pinned_buffers` (0: none) x the slab stays
+// within kAutoPinnedRing, the slab never under kAutoSlabMin.
 constexpr std::uint64_t kAutoPinnedRing = std::uint64_t{1} << 30;
 std::uint64_t auto_max_slab(std::uint64_t job_bytes, int pinned_buffers = 0);
 

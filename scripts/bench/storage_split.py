@@ -16,6 +16,9 @@ skipped). Every output is checked on a few whole dates against NumPy
 (check_cv_dates.py). It prints each time and the ratios the issue's targets
 name: split / dd pair (target <= 1.4), cp / split (>= 3), h5py / split (>= 4),
 single / split. Figures are printed, never asserted; --repeat takes the best.
+On a memory-backed folder the free memory is touched once before any
+contender (--warm-memory), so that none meets a VM's slow first touch of
+fresh pages that another does not.
 
   /usr/bin/python3 scripts/bench/storage_split.py --dir /dev/shm/discount_split --size 20GB \\
       --app build/cuda/app/discount_app --writers 16 --json storage_split.json
