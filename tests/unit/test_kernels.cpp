@@ -201,6 +201,69 @@ TEST(Kernels, HostLoopsSharesOnCacheLines) {
         }
 }
 
+TEST(Kernels, HostRunEveryAlignmentLengthAndStride) {
+  // host_run itself, against a plain loop, bit for bit: runs of 0..80
+  // elements starting 0..7 elements past a 64-byte line, multBy per element
+  // (stride 1) or one value (stride 0), stores cached and non-temporal, in
+  // place and not. On a CPU with AVX-512 the whole lines take that path.
+  std::mt19937_64 rng(20261202);
+  std::uniform_real_distribution<double> value(0.5, 2.0);
+  alignas(64) double m[96], s[96], d[96], want[96];
+  for (std::int64_t offset = 0; offset < 8; ++offset)
+    for (std::int64_t len = 0; len <= 80; ++len)
+      for (std::int64_t stride : {0, 1})
+        for (bool stream : {false, true})
+          for (bool in_place : {false, true}) {
+            for (int i = 0; i < 96; ++i) {
+              m[i] = value(rng);
+              s[i] = value(rng);
+              d[i] = -1.0;
+            }
+            double* out = in_place ? s + offset : d + offset;
+            for (std::int64_t k = 0; k < len; ++k) want[k] = m[k * stride] * s[offset + k];
+            detail::host_run(m, stride, s + offset, out, len, stream);
+            for (std::int64_t k = 0; k < len; ++k)
+              ASSERT_EQ(std::memcmp(&out[k], &want[k], sizeof(double)), 0)
+                  << "offset " << offset << " len " << len << " stride " << stride << " k " << k;
+            if (!in_place) {  // nothing written past the run
+              for (std::int64_t k = offset + len; k < 96; ++k) ASSERT_EQ(d[k], -1.0);
+            }
+          }
+#if DISCOUNT_HOST_AVX512
+  RecordProperty("avx512", detail::host_has_avx512() ? "yes" : "no");
+#endif
+}
+
+TEST(Kernels, HostLoopsSeveralDatesAtOnce) {
+  // Planes of a multiple of 8 elements in [date][...] order, with 6 dates or
+  // more in a share: the inner dates go kHostDates at a time (one multBy load
+  // for several products, where the CPU has AVX-512). Dates left over,
+  // shares that start and end mid-plane, column tiles that cut rows, a tile,
+  // offsets past a line, streaming stores, in place.
+  std::mt19937_64 rng(20261203);
+  const std::array<std::array<std::int64_t, 3>, 5> shapes{
+      {{6, 8, 1}, {11, 16, 4}, {9, 40, 5}, {17, 24, 3}, {14, 200, 4}}};
+  int pick = 0;
+  for (const auto& shape : shapes)
+    for (int p : {0, 2})  // [date, id, num] and [date, num, id]: date first
+      for (int parts : {1, 2, 3})
+        for (std::int64_t column : {0, 3, 40})
+          for (int streaming : {0, 2}) {
+            ++pick;
+            Case c{shape, permutation(p), 7, pick % 5 == 0 ? std::array<std::int64_t, 3>{3, 5, 2}
+                                                           : std::array<std::int64_t, 3>{0, 0, 0},
+                   pick % 2 == 0};
+            c.parts = parts;
+            c.column = column;
+            c.streaming = streaming;
+            c.offset = pick % 8;
+            check<Kokkos::DefaultHostExecutionSpace>(c, rng);
+          }
+#if DISCOUNT_HOST_AVX512
+  RecordProperty("avx512", detail::host_has_avx512() ? "yes" : "no");
+#endif
+}
+
 TEST(Kernels, HostLoopsThroughKokkos) {
   // The same loops launched on the host space's threads, streaming stores
   // forced on, off and by size, on slabs larger than one column tile.
