@@ -189,33 +189,33 @@ struct HostLoops {
 
   std::int64_t plane() const { return extent[1] * extent[2]; }
 
-  // Plane elements [from, to) of entry x of position 0: one run when multBy
-  // runs on with one stride across z rows, else one run per z row.
-  void plane_run(std::int64_t x, std::int64_t from, std::int64_t to) const {
+  // Plane elements [from, to) of entry x of position 0, as runs: one when
+  // multBy runs on with one stride across z rows, else one per z row.
+  // run(multBy at the run's start, the run's first element in the slab, length).
+  template <class Run>
+  void plane_runs(std::int64_t x, std::int64_t from, std::int64_t to, Run&& run) const {
     const bool joined = ms[1] == ms[2] * extent[2];
     while (from < to) {
       const std::int64_t y = from / extent[2], z = from - y * extent[2];
       const std::int64_t end = joined ? to : std::min(to, (y + 1) * extent[2]);
-      const std::int64_t base = x * plane() + from;
-      host_run(mult + x * ms[0] + y * ms[1] + z * ms[2], ms[2], in + base, out + base, end - from,
-               stream && end - from >= kStreamMinRun);
+      run(mult + x * ms[0] + y * ms[1] + z * ms[2], x * plane() + from, end - from);
       from = end;
     }
   }
 
+  void plane_run(std::int64_t x, std::int64_t from, std::int64_t to) const {
+    plane_runs(x, from, to, [&](const double* m, std::int64_t base, std::int64_t len) {
+      host_run(m, ms[2], in + base, out + base, len, stream && len >= kStreamMinRun);
+    });
+  }
+
 #if DISCOUNT_HOST_AVX512
-  // Plane elements [from, to) of entries x .. x + kHostDates - 1 of position
-  // 0 at once (host_run_dates), where multBy does not vary along position 0.
+  // Entries x .. x + kHostDates - 1 of position 0 at once (host_run_dates),
+  // where multBy does not vary along position 0.
   void plane_run_dates(std::int64_t x, std::int64_t from, std::int64_t to) const {
-    const bool joined = ms[1] == ms[2] * extent[2];
-    while (from < to) {
-      const std::int64_t y = from / extent[2], z = from - y * extent[2];
-      const std::int64_t end = joined ? to : std::min(to, (y + 1) * extent[2]);
-      const std::int64_t base = x * plane() + from;
-      host_run_dates(mult + y * ms[1] + z * ms[2], ms[2], in + base, out + base, end - from, plane(),
-                     stream && end - from >= kStreamMinRun);
-      from = end;
-    }
+    plane_runs(x, from, to, [&](const double* m, std::int64_t base, std::int64_t len) {
+      host_run_dates(m, ms[2], in + base, out + base, len, plane(), stream && len >= kStreamMinRun);
+    });
   }
 
   // Whether plane_run_dates may take entries of position 0 together: multBy
