@@ -233,9 +233,8 @@ struct HostLoops {
       plane_run(x0, first_lo, last_hi);
       return;
     }
-    std::int64_t group = 1;
 #if DISCOUNT_HOST_AVX512
-    if (dates_together()) group = kHostDates;
+    const std::int64_t group = dates_together() ? kHostDates : 1;
 #endif
     const std::int64_t c0 = std::min(lo, first_lo), c1 = std::max(hi, last_hi);
     for (std::int64_t c = c0; c < c1; c += column)
