@@ -408,7 +408,7 @@ std::string FileOutput::describe() const {
   else if (direct && direct->active()) text += ", O_DIRECT writes";
   else if (direct && direct->memory_backed()) text += ", page-cache writes: memory-backed file system";
   else if (direct) text += ", page-cache writes: the file system refused O_DIRECT";
-  else if (!parts_folder_.empty() && !spec_.direct_io) text += ", page-cache writes";
+  else if (!spec_.direct_io) text += ", page-cache writes: output.direct_io is false";
   if (state_ == State::resumed)
     text += ", resuming: " + std::to_string(units_done()) + " of " + std::to_string(unit_count()) + " " +
             axis_name(spec_.chunk_axis) + "s already done";

@@ -79,21 +79,6 @@ inline bool host_has_avx512() {
   return yes;
 }
 
-// host_run's whole 64-byte lines from k (d + k on a line) with one 8-wide
-// load, multiply and store each; returns where it stopped. On the 2-core
-// development VM 4-13% faster than the SSE2 lines (scripts/bench/cpp/host_dates.cpp).
-__attribute__((target("avx512f"))) inline std::int64_t host_lines_avx512(const double* m, std::int64_t mstride,
-                                                                           const double* s, double* d, std::int64_t k,
-                                                                           std::int64_t len, bool stream) {
-  const __m512d v = _mm512_set1_pd(*m);
-  for (; k + 8 <= len; k += 8) {
-    const __m512d p = _mm512_mul_pd(mstride == 1 ? _mm512_loadu_pd(m + k) : v, _mm512_loadu_pd(s + k));
-    if (stream) _mm512_stream_pd(d + k, p);
-    else _mm512_store_pd(d + k, p);
-  }
-  return k;
-}
-
 // Dates at once in host_run_dates: one load of multBy serves that many
 // products. On the 2-core development VM, 20 x 400k x 5 in column tiles
 // (scripts/bench/cpp/host_dates.cpp): one date at a time 0.023-0.027 s with
@@ -101,26 +86,38 @@ __attribute__((target("avx512f"))) inline std::int64_t host_lines_avx512(const d
 // 0.017-0.020 s, glibc's memcpy of the same bytes 0.018 s.
 constexpr int kHostDates = 4;
 
+// The whole 64-byte lines of G runs `plane` elements apart, from k (d + k
+// and each d + g * plane + k on a line), one 8-wide load, multiply and store
+// each, the multBy group loaded once for the G products; returns where it
+// stopped. Each group is loaded before it is stored, so d == s is safe.
+// host_run takes G = 1, host_run_dates G = kHostDates.
+template <int G>
+__attribute__((target("avx512f"))) inline std::int64_t host_lines_avx512(const double* m, std::int64_t mstride,
+                                                                           const double* s, double* d, std::int64_t k,
+                                                                           std::int64_t len, std::int64_t plane,
+                                                                           bool stream) {
+  const __m512d v = _mm512_set1_pd(*m);
+  for (; k + 8 <= len; k += 8) {
+    const __m512d f = mstride == 1 ? _mm512_loadu_pd(m + k) : v;
+    for (int g = 0; g < G; ++g) {
+      const __m512d p = _mm512_mul_pd(f, _mm512_loadu_pd(s + g * plane + k));
+      if (stream) _mm512_stream_pd(d + g * plane + k, p);
+      else _mm512_store_pd(d + g * plane + k, p);
+    }
+  }
+  return k;
+}
+
 // d[g * plane + k] = m[k * mstride] * s[g * plane + k] for g < kHostDates and
 // k < len: kHostDates runs, `plane` elements apart, sharing one multBy run.
 // d + g * plane lies alike on 64-byte lines for every g (plane % 8 == 0).
-// Each group is loaded before it is stored, so d == s is safe.
-__attribute__((target("avx512f"))) inline void host_run_dates(const double* m, std::int64_t mstride, const double* s,
-                                                               double* d, std::int64_t len, std::int64_t plane,
-                                                               bool stream) {
+inline void host_run_dates(const double* m, std::int64_t mstride, const double* s, double* d, std::int64_t len,
+                           std::int64_t plane, bool stream) {
   std::int64_t k = 0;
   if (mstride <= 1) {
     for (; k < len && reinterpret_cast<std::uintptr_t>(d + k) % 64 != 0; ++k)
       for (int g = 0; g < kHostDates; ++g) d[g * plane + k] = m[k * mstride] * s[g * plane + k];
-    const __m512d v = _mm512_set1_pd(*m);
-    for (; k + 8 <= len; k += 8) {
-      const __m512d f = mstride == 1 ? _mm512_loadu_pd(m + k) : v;
-      for (int g = 0; g < kHostDates; ++g) {
-        const __m512d p = _mm512_mul_pd(f, _mm512_loadu_pd(s + g * plane + k));
-        if (stream) _mm512_stream_pd(d + g * plane + k, p);
-        else _mm512_store_pd(d + g * plane + k, p);
-      }
-    }
+    k = host_lines_avx512<kHostDates>(m, mstride, s, d, k, len, plane, stream);
   }
   for (; k < len; ++k)
     for (int g = 0; g < kHostDates; ++g) d[g * plane + k] = m[k * mstride] * s[g * plane + k];
@@ -142,7 +139,7 @@ inline void host_run(const double* m, std::int64_t mstride, const double* s, dou
   if (mstride <= 1 && len > 0) {
     for (; k < len && reinterpret_cast<std::uintptr_t>(d + k) % 64 != 0; ++k) d[k] = m[k * mstride] * s[k];
 #if DISCOUNT_HOST_AVX512
-    if (host_has_avx512()) k = host_lines_avx512(m, mstride, s, d, k, len, stream);
+    if (host_has_avx512()) k = host_lines_avx512<1>(m, mstride, s, d, k, len, 0, stream);
 #endif
     const __m128d v = _mm_set1_pd(*m);
     auto factor = [&](std::int64_t j) { return mstride == 1 ? _mm_loadu_pd(m + j) : v; };
