@@ -61,7 +61,8 @@ void FileOutput::create() {
     // The parts first, durable, in a folder no master names yet: a kill
     // before the master is renamed leaves only a folder a later run removes.
     const int parts = spec_.parts > 0 ? spec_.parts
-                                      : auto_parts(data_bytes, std::max(1u, std::thread::hardware_concurrency()));
+                                      : auto_parts(data_bytes, std::max(1u, std::thread::hardware_concurrency()),
+                                                   memory_backed(dir_of(spec_.path)));
     bounds_ = part_bounds(spec_.slab_units.empty() ? std::vector<Range>{{0, unit_count()}} : spec_.slab_units,
                           unit_count(), parts);
     folder_name = new_parts_folder_name(spec_.path);

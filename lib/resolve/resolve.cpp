@@ -169,7 +169,7 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
     const unsigned cores = 2 * std::max(1u, facts.writer_threads);
     if (split_parts <= 0) {
       split_parts = auto_parts(static_cast<std::uint64_t>(request.dates) * request.ids * request.nums * sizeof(double),
-                               cores);
+                               cores, facts.output_memory_backed);
       // Under MPI a multiple of the ranks: on a fresh run each rank's share of the slabs is whole parts of its own.
       if (facts.ranks > 1 && split_parts > 1) split_parts = (split_parts + facts.ranks - 1) / facts.ranks * facts.ranks;
     }

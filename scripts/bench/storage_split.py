@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
 import shutil
 import subprocess
@@ -63,6 +64,10 @@ def parse_args(argv=None):
     p.add_argument("--host-budget", default="", help="memory.host_budget for the app runs (default: the app's)")
     p.add_argument("--io-threads", default="",
                    help="comma list: extra split runs with DISCOUNT_IO_THREADS set to each (the thread split, item 5)")
+    p.add_argument("--variant", action="append", default=[], metavar="NAME:SETTING[,SETTING...]",
+                   help="an extra split run per space, named split[_SPACE]_NAME: each SETTING is SECTION.KEY=VALUE "
+                        "(a config value) or NAME=VALUE without a dot (an environment variable), e.g. "
+                        "slab256:memory.max_slab=256MiB or io4:DISCOUNT_IO_THREADS=4 (repeatable)")
     p.add_argument("--only", default="",
                    help="comma list of contenders to run (dd_pair,cp,h5py,single,split); default all")
     p.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
@@ -108,7 +113,24 @@ def dd_pair(folder: str, src: str, out_bytes: int, n: int, durable: bool) -> flo
     return timed(commands, durable)
 
 
-def job_yaml(folder: str, name: str, layout: str, space: str, args) -> str:
+def parse_variant(text: str):
+    """--variant NAME:SETTING,...: (name, config settings, environment)."""
+    name, colon, body = text.partition(":")
+    if not colon or not name or not re.fullmatch(r"[A-Za-z0-9]+", name):
+        sys.exit(f"--variant {text}: expected NAME:SETTING[,SETTING...] with a plain alphanumeric NAME")
+    sets, env = [], {}
+    for item in [i for i in body.split(",") if i]:
+        key, sep, value = item.partition("=")
+        if not sep:
+            sys.exit(f"--variant {text}: {item}: expected KEY=VALUE")
+        if "." in key:
+            sets.append(item)
+        else:
+            env[key] = value
+    return name, sets, env
+
+
+def job_yaml(folder: str, name: str, layout: str, space: str, args, extra_sets=()) -> str:
     output = {"file": f"{name}.h5", "overwrite": True, "layout": layout}
     if layout == "split":
         output["parts"] = args.parts if args.parts == "auto" else int(args.parts)
@@ -120,7 +142,7 @@ def job_yaml(folder: str, name: str, layout: str, space: str, args) -> str:
     config = {"input": {"file": "in.h5"}, "output": output, "compute": {"space": space}}
     if memory:
         config["memory"] = memory
-    for item in args.set:
+    for item in list(args.set) + list(extra_sets):
         key, sep, value = item.partition("=")
         section, dot, field = key.partition(".")
         if not sep or not dot:
@@ -183,6 +205,7 @@ def main(argv=None) -> int:
         print(f"warmed {bl.fmt_bytes(touched)} of free memory in {seconds:.1f} s "
               f"({bl.gbps(touched, seconds):.2f} GB/s first touch), before any contender")
     spaces = [s for s in args.space.split(",") if s]
+    variants = [parse_variant(v) for v in args.variant]
     # One space: contenders "single" and "split"; several: "single_<space>", "split_<space>".
     only = [c for c in args.only.split(",") if c]
     wanted = lambda contender: not only or contender in only  # noqa: E731
@@ -195,6 +218,10 @@ def main(argv=None) -> int:
         for n in [int(t) for t in args.io_threads.split(",") if t]:
             name = f"split{tag}_io{n}"
             apps.append((name, job_yaml(folder, name, "split", space, args), {"DISCOUNT_IO_THREADS": str(n)}))
+        for variant in variants:
+            vname, sets, env = variant
+            name = f"split{tag}_{vname}"
+            apps.append((name, job_yaml(folder, name, "split", space, args, sets), env or None))
 
     tools = [k for k in ("dd_pair", "cp", "h5py") if wanted(k)]
     times: dict[str, list[float]] = {k: [] for k in tools + [name for name, _, _ in apps]}
@@ -232,6 +259,14 @@ def main(argv=None) -> int:
             described[name] = run["report"].get("output", "")
             stages[name] = ", ".join(f"{st['name']} {st.get('gb_per_s', 0):.1f} GB/s busy {st.get('seconds', 0):.2f} s"
                                      for st in run["report"].get("stages", []))
+            # Where the process's wall time went: start-up (to the first read), the
+            # streaming, and the rest (finishing the output, exit), as the report has them.
+            rep_ = run["report"]
+            if rep_.get("wall_seconds") is not None and rep_.get("startup_seconds") is not None:
+                rest = run["wall_s"] - rep_["startup_seconds"] - rep_["wall_seconds"]
+                stages[name] += (f"; process {run['wall_s']:.2f} s = start-up {rep_['startup_seconds']:.2f} + "
+                                 f"streaming {rep_['wall_seconds']:.2f} (any stage busy "
+                                 f"{rep_.get('any_stage_seconds', 0):.2f}) + rest {rest:.2f}")
             if run["report"].get("staging_seconds"):
                 stages[name] += (f"; staging {bl.fmt_bytes(run['report'].get('staging_bytes', 0))} made ready in "
                                  f"{run['report']['staging_seconds']:.2f} s")
@@ -249,7 +284,8 @@ def main(argv=None) -> int:
     for space in spaces:
         tag = "" if len(spaces) == 1 else f"_{space}"
         where = "" if len(spaces) == 1 else f" [{space}]"
-        for name in [n for n, _, _ in apps if n == "split" + tag or n.startswith(f"split{tag}_io")]:
+        extra = tuple(f"split{tag}_{v[0]}" for v in variants)
+        for name in [n for n, _, _ in apps if n == "split" + tag or n.startswith(f"split{tag}_io") or n in extra]:
             split = best[name]
             label = where if name == "split" + tag else f" [{name}]"
             if "dd_pair" in best:

@@ -581,13 +581,19 @@ TEST(Resolve, SplitLayoutPartsWritersAndRing) {
   EXPECT_EQ(spec.output.parts, 1);
   EXPECT_EQ(spec.output.writers, 1);
   EXPECT_EQ(spec.plan.pipeline_depth, 3);
-  // 2000 x 100003 x 5 doubles (8 GB): 4 parts of 2 GiB.
-  spec = resolve(c, facts(2000, 100003, 5));
+  // 2000 x 100003 x 5 doubles (8 GB) on a memory-backed file system: 4 parts of 2 GiB.
+  SystemFacts memory = facts(2000, 100003, 5);
+  memory.output_memory_backed = true;
+  spec = resolve(c, memory);
   EXPECT_EQ(spec.output.parts, 4);
+  // On a disk: one per core (6 counted).
+  EXPECT_EQ(resolve(c, facts(2000, 100003, 5)).output.parts, 6);
   // Under 3 ranks, a multiple of them: each rank's share of a fresh run is whole parts.
-  SystemFacts three = facts(2000, 100003, 5);
+  SystemFacts three = memory;
   three.ranks = 3;
   EXPECT_EQ(resolve(c, three).output.parts, 6);
+  three.ranks = 4;
+  EXPECT_EQ(resolve(c, three).output.parts, 4);
 }
 
 // output.layout: auto (the default): split on a memory-backed file system
