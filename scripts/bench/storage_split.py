@@ -259,14 +259,18 @@ def main(argv=None) -> int:
             described[name] = run["report"].get("output", "")
             stages[name] = ", ".join(f"{st['name']} {st.get('gb_per_s', 0):.1f} GB/s busy {st.get('seconds', 0):.2f} s"
                                      for st in run["report"].get("stages", []))
-            # Where the process's wall time went: start-up (to the first read), the
-            # streaming, and the rest (finishing the output, exit), as the report has them.
+            # Where the process's wall time went, as the report has it: start-up
+            # (exec to the first read), then the streaming and the output's finish
+            # (the stages' union beside it), then the rest of the process's time
+            # outside run_command and exec to main: its launch and exit.
             rep_ = run["report"]
             if rep_.get("wall_seconds") is not None and rep_.get("startup_seconds") is not None:
-                rest = run["wall_s"] - rep_["startup_seconds"] - rep_["wall_seconds"]
+                to_main = sum(p.get("seconds", 0) for p in rep_.get("startup_phases", []) if p.get("name") == "exec to main")
+                stream = rep_["wall_seconds"] - (rep_["startup_seconds"] - to_main)
+                outside = run["wall_s"] - rep_["wall_seconds"] - to_main
                 stages[name] += (f"; process {run['wall_s']:.2f} s = start-up {rep_['startup_seconds']:.2f} + "
-                                 f"streaming {rep_['wall_seconds']:.2f} (any stage busy "
-                                 f"{rep_.get('any_stage_seconds', 0):.2f}) + rest {rest:.2f}")
+                                 f"streaming and finish {stream:.2f} (any stage busy "
+                                 f"{rep_.get('any_stage_seconds', 0):.2f}) + exit {outside:.2f}")
             if run["report"].get("staging_seconds"):
                 stages[name] += (f"; staging {bl.fmt_bytes(run['report'].get('staging_bytes', 0))} made ready in "
                                  f"{run['report']['staging_seconds']:.2f} s")
