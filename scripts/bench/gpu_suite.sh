@@ -8,7 +8,7 @@
 # Steps: build kernel_large kernel_seed pcie stream kernel_host host_slicings host_slicings_large peers_gpu
 #        peers_host ctest stream_large ctest_mpi pcie_all scale_gpu scale_gpu_path scale_host scale_host_unbound full_scale file16
 #        file80 (80 GB in and out: the 4-GPU kind's disk) startup16 fast_storage storage_split io_threads
-#        pinning python_host python_large
+#        pinning fused python_host python_large
 # --mpi: build the cuda-mpi preset (needed by ctest_mpi, scale_gpu, scale_host).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -186,6 +186,15 @@ s_pinning() {
   rm -rf /dev/shm/discount_pin
 }
 
+# What the staging copies cost a host-space split job on tmpfs (issue 22):
+# the dd pair's work against the pipeline's staged slabs, the multiply done
+# on each piece as it is read, and read-multiply-write through a cached buffer.
+s_fused() {
+  step fused 300 bash -c "g++ -O3 -pthread scripts/bench/cpp/fused_tmpfs.cpp -o /tmp/fused_tmpfs && \
+    /tmp/fused_tmpfs /dev/shm/discount_fused 20 $threads 85 3"
+  rm -rf /dev/shm/discount_fused
+}
+
 # Python (issue 23): multiply in host space against Numba and NumPy on 16
 # threads; on the device at 50 x 10M x 5 (20 GB in host RAM each way)
 # against the PCIe limits, a CuPy loop and Numba, measured in the same call.
@@ -239,7 +248,7 @@ esac
 for s in $steps; do "s_$s"; done
 
 echo; echo "===== summary tables ====="
-for f in kernel_large kernel_seed pcie stream stream_large kernel_host host_slicings host_slicings_large peers_gpu peers_host ctest ctest_mpi pcie_all scale_gpu scale_gpu_path scale_host scale_host_unbound full_scale generate16 file16 cp16 verify16 h5py16 startup16 fast_storage storage_split_device storage_split_host storage_split_tmpfs storage_split_disk io_threads pinning_register pinning_alloc pinning_256m python_host python_large disk80 generate80 file80 verify80 h5py80; do
+for f in kernel_large kernel_seed pcie stream stream_large kernel_host host_slicings host_slicings_large peers_gpu peers_host ctest ctest_mpi pcie_all scale_gpu scale_gpu_path scale_host scale_host_unbound full_scale generate16 file16 cp16 verify16 h5py16 startup16 fast_storage storage_split_device storage_split_host storage_split_tmpfs storage_split_disk io_threads pinning_register pinning_alloc pinning_256m fused python_host python_large disk80 generate80 file80 verify80 h5py80; do
   [[ -f $logs/$f.log ]] || continue
   echo "--- $f"; grep -vE "^\[deps\]|OMP_PROC_BIND|OpenMP 4.0|OpenMP 3.1|unit testing" "$logs/$f.log" | tail -25
 done
