@@ -28,10 +28,9 @@ int kokkos_thread_cap() {
 #endif
 }
 
-// The spelling this Kokkos reads (Kokkos 4 renamed --kokkos-threads).
-const char* thread_flag() { return KOKKOS_VERSION >= 40000 ? "--kokkos-num-threads" : "--kokkos-threads"; }
-
 }  // namespace
+
+const char* kokkos_thread_flag() { return KOKKOS_VERSION >= 40000 ? "--kokkos-num-threads" : "--kokkos-threads"; }
 
 std::vector<std::string> prepare_kokkos_threads(const std::vector<std::string>& kokkos_args) {
   check_kokkos_args(kokkos_args);
@@ -56,7 +55,7 @@ std::vector<std::string> prepare_kokkos_threads(const std::vector<std::string>& 
   // (read from OMP_NUM_THREADS when the program loaded) before taking ours.
   omp_set_num_threads(limit.threads);
 #endif
-  return with_thread_flag(kokkos_args, thread_flag(), limit.threads);
+  return with_thread_flag(kokkos_args, kokkos_thread_flag(), limit.threads);
 }
 
 }  // namespace discount

@@ -13,4 +13,8 @@ namespace discount {
 // The --kokkos-* options to start Kokkos with.
 std::vector<std::string> prepare_kokkos_threads(const std::vector<std::string>& kokkos_args);
 
+// The thread-count option this Kokkos reads (Kokkos 4 renamed --kokkos-threads
+// to --kokkos-num-threads).
+const char* kokkos_thread_flag();
+
 }  // namespace discount

@@ -402,9 +402,10 @@ std::string FileOutput::describe() const {
   const DirectWriter* direct = files_.empty() ? nullptr : files_[0]->direct.get();
   if (!parts_folder_.empty())
     text += ", split over " + std::to_string(bounds_.size() - 1) + " part file(s) in '" + parts_folder_ + "'" +
-            (spec_.parts > 0 && !spec_.parts_auto ? ""
-             : memory_backed(parts_folder_) ? " (output.parts: auto, about one per 2 GiB on a memory-backed file system)"
-                                            : " (output.parts: auto, on a disk one per core, each at least 256 MiB)") + ", " +
+            (spec_.parts > 0 && !spec_.parts_auto
+                 ? ""
+                 : " (output.parts: auto, " + std::string(auto_parts_rule(memory_backed(parts_folder_))) + ")") +
+            ", " +
             std::to_string(writer_threads()) + " writer(s)";
   if (mpio_data_) text += ", written through MPI-IO (parallel HDF5) by " + std::to_string(spec_.ranks) + " ranks";
   else if (direct && direct->active()) text += ", O_DIRECT writes";

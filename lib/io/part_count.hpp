@@ -24,6 +24,12 @@ inline int auto_parts(std::uint64_t output_bytes, unsigned cores, bool memory_ba
   return static_cast<int>(std::min(most, std::max<std::uint64_t>(2, wanted)));
 }
 
+// The rule auto_parts() applied, for the output line.
+inline const char* auto_parts_rule(bool memory_backed) {
+  return memory_backed ? "about one per 2 GiB on a memory-backed file system"
+                       : "on a disk one per core, each at least 256 MiB";
+}
+
 // Writer threads for `parts` parts: one per part, at most one per core and 16.
 inline int split_writers(int parts, unsigned cores) {
   return std::max(1, std::min({parts, static_cast<int>(std::max(1u, cores)), 16}));

@@ -23,7 +23,7 @@ LayoutChoice choose_layout(OutputLayout configured, OutputMode mode, const Layou
     return {OutputLayout::single,
             "auto: not a memory-backed file system; on a disk split wrote " + times(kSplitGainDisk) +
                 " faster (development VM): output.layout: split tries it"};
-  if (auto_parts(facts.output_bytes, facts.cores, true) < 2)
+  if (auto_parts(facts.output_bytes, facts.cores, facts.memory_backed) < 2)
     return {OutputLayout::single, "auto: memory-backed file system, but under 256 MiB of output"};
   return {OutputLayout::split,
           "auto: memory-backed file system, where part files write in parallel: " + times(kSplitGainMemoryBacked) +

@@ -205,7 +205,9 @@ def main(argv=None) -> int:
         print(f"warmed {bl.fmt_bytes(touched)} of free memory in {seconds:.1f} s "
               f"({bl.gbps(touched, seconds):.2f} GB/s first touch), before any contender")
     spaces = [s for s in args.space.split(",") if s]
-    variants = [parse_variant(v) for v in args.variant]
+    # --io-threads N is the variant ioN:DISCOUNT_IO_THREADS=N.
+    variants = [(f"io{n}", [], {"DISCOUNT_IO_THREADS": str(n)}) for n in [int(t) for t in args.io_threads.split(",") if t]]
+    variants += [parse_variant(v) for v in args.variant]
     # One space: contenders "single" and "split"; several: "single_<space>", "split_<space>".
     only = [c for c in args.only.split(",") if c]
     wanted = lambda contender: not only or contender in only  # noqa: E731
@@ -215,11 +217,7 @@ def main(argv=None) -> int:
         for layout in ("single", "split"):
             if wanted(layout):
                 apps.append((layout + tag, job_yaml(folder, layout + tag, layout, space, args), None))
-        for n in [int(t) for t in args.io_threads.split(",") if t]:
-            name = f"split{tag}_io{n}"
-            apps.append((name, job_yaml(folder, name, "split", space, args), {"DISCOUNT_IO_THREADS": str(n)}))
-        for variant in variants:
-            vname, sets, env = variant
+        for vname, sets, env in variants:
             name = f"split{tag}_{vname}"
             apps.append((name, job_yaml(folder, name, "split", space, args, sets), env or None))
 
@@ -256,24 +254,24 @@ def main(argv=None) -> int:
             run = charged(name, lambda: bl.run_app(app, yaml, os.path.join(folder, f"{name}_run.json"),
                                                    then_sync=durable, env=env))
             times[name].append(run["wall_s"])
-            described[name] = run["report"].get("output", "")
+            report = run["report"]
+            described[name] = report.get("output", "")
             stages[name] = ", ".join(f"{st['name']} {st.get('gb_per_s', 0):.1f} GB/s busy {st.get('seconds', 0):.2f} s"
-                                     for st in run["report"].get("stages", []))
+                                     for st in report.get("stages", []))
             # Where the process's wall time went, as the report has it: start-up
             # (exec to the first read), then the streaming and the output's finish
             # (the stages' union beside it), then the rest of the process's time
             # outside run_command and exec to main: its launch and exit.
-            rep_ = run["report"]
-            if rep_.get("wall_seconds") is not None and rep_.get("startup_seconds") is not None:
-                to_main = sum(p.get("seconds", 0) for p in rep_.get("startup_phases", []) if p.get("name") == "exec to main")
-                stream = rep_["wall_seconds"] - (rep_["startup_seconds"] - to_main)
-                outside = run["wall_s"] - rep_["wall_seconds"] - to_main
-                stages[name] += (f"; process {run['wall_s']:.2f} s = start-up {rep_['startup_seconds']:.2f} + "
+            if report.get("wall_seconds") is not None and report.get("startup_seconds") is not None:
+                to_main = sum(p.get("seconds", 0) for p in report.get("startup_phases", []) if p.get("name") == "exec to main")
+                stream = report["wall_seconds"] - (report["startup_seconds"] - to_main)
+                outside = run["wall_s"] - report["wall_seconds"] - to_main
+                stages[name] += (f"; process {run['wall_s']:.2f} s = start-up {report['startup_seconds']:.2f} + "
                                  f"streaming and finish {stream:.2f} (any stage busy "
-                                 f"{rep_.get('any_stage_seconds', 0):.2f}) + exit {outside:.2f}")
-            if run["report"].get("staging_seconds"):
-                stages[name] += (f"; staging {bl.fmt_bytes(run['report'].get('staging_bytes', 0))} made ready in "
-                                 f"{run['report']['staging_seconds']:.2f} s")
+                                 f"{report.get('any_stage_seconds', 0):.2f}) + exit {outside:.2f}")
+            if report.get("staging_seconds"):
+                stages[name] += (f"; staging {bl.fmt_bytes(report.get('staging_bytes', 0))} made ready in "
+                                 f"{report['staging_seconds']:.2f} s")
             check_dates(src, os.path.join(folder, f"{name}.h5"))
             remove_output(folder, name)
         print(f"repeat {rep + 1}: " + ", ".join(f"{k} {v[-1]:.2f} s" for k, v in times.items()))
@@ -289,7 +287,7 @@ def main(argv=None) -> int:
         tag = "" if len(spaces) == 1 else f"_{space}"
         where = "" if len(spaces) == 1 else f" [{space}]"
         extra = tuple(f"split{tag}_{v[0]}" for v in variants)
-        for name in [n for n, _, _ in apps if n == "split" + tag or n.startswith(f"split{tag}_io") or n in extra]:
+        for name in [n for n, _, _ in apps if n == "split" + tag or n in extra]:
             split = best[name]
             label = where if name == "split" + tag else f" [{name}]"
             if "dd_pair" in best:

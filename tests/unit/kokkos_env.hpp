@@ -11,6 +11,8 @@
 #include <string>
 #include <thread>
 
+#include "common/kokkos_threads.hpp"
+
 namespace discount_test {
 
 class KokkosEnvironment : public ::testing::Environment {
@@ -28,8 +30,7 @@ class KokkosEnvironment : public ::testing::Environment {
     std::string threads_flag;
     if (!std::getenv("OMP_NUM_THREADS") && !std::getenv("KOKKOS_NUM_THREADS")) {
       const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-      threads_flag = std::string(KOKKOS_VERSION >= 40000 ? "--kokkos-num-threads=" : "--kokkos-threads=") +
-                     std::to_string(std::min(kDefaultThreads, cores));
+      threads_flag = std::string(discount::kokkos_thread_flag()) + "=" + std::to_string(std::min(kDefaultThreads, cores));
     }
     char name[] = "discount_tests";
     char* argv[] = {name, threads_flag.empty() ? nullptr : threads_flag.data(), nullptr};
