@@ -357,7 +357,10 @@ class Parser {
       c.space = choice<Space>(node["space"], "compute.space", {{"device", Space::device}, {"host", Space::host}});
     if (node["kernel"])
       c.kernel = choice<KernelKind>(node["kernel"], "compute.kernel",
-                                    {{"mdrange", KernelKind::mdrange}, {"blas", KernelKind::blas}});
+                                    {{"auto", KernelKind::automatic},
+                                     {"mdrange", KernelKind::mdrange},
+                                     {"blas", KernelKind::blas},
+                                     {"fused", KernelKind::fused}});
     if (node["parallel_dims"]) c.parallel_dims = axis_list(node["parallel_dims"], "compute.parallel_dims");
     if (node["tile"]) {
       const auto& tile = node["tile"];

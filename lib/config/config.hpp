@@ -20,7 +20,10 @@
 namespace discount {
 
 enum class Space { device, host };
-enum class KernelKind { mdrange, blas };
+// automatic: fused where the compute runs in host memory and the slicing is
+// left to the app, else mdrange (resolve/resolve.cpp, resolve_kernel).
+enum class KernelKind { automatic, mdrange, blas, fused };
+const char* kernel_name(KernelKind kernel);
 enum class NonFinite { error, propagate };
 enum class OutputMode { file, checksum };
 // How cv is stored: float64, or float32 rounded once from the float64 product.
@@ -88,7 +91,7 @@ struct OutputConfig {
 
 struct ComputeConfig {
   Space space = Space::device;
-  KernelKind kernel = KernelKind::mdrange;
+  KernelKind kernel = KernelKind::automatic;
   std::vector<Axis> parallel_dims{Axis::date, Axis::id, Axis::num};
   std::vector<std::int64_t> tile;  // empty: auto
 };

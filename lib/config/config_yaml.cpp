@@ -19,6 +19,16 @@ void emit_axes(YAML::Emitter& out, const std::vector<Axis>& axes) {
 
 }  // namespace
 
+const char* kernel_name(KernelKind kernel) {
+  switch (kernel) {
+    case KernelKind::automatic: return "auto";
+    case KernelKind::mdrange: return "mdrange";
+    case KernelKind::blas: return "blas";
+    case KernelKind::fused: return "fused";
+  }
+  return "?";
+}
+
 std::string Config::to_yaml() const {
   YAML::Emitter out;
   out << YAML::BeginMap;
@@ -77,7 +87,7 @@ std::string Config::to_yaml() const {
 
   out << YAML::Key << "compute" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "space" << YAML::Value << (compute.space == Space::device ? "device" : "host");
-  out << YAML::Key << "kernel" << YAML::Value << (compute.kernel == KernelKind::mdrange ? "mdrange" : "blas");
+  out << YAML::Key << "kernel" << YAML::Value << kernel_name(compute.kernel);
   out << YAML::Key << "parallel_dims" << YAML::Value;
   emit_axes(out, compute.parallel_dims);
   out << YAML::Key << "tile" << YAML::Value;

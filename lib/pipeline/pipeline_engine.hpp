@@ -10,6 +10,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -25,6 +26,7 @@
 #include "common/affinity.hpp"
 #include "common/error.hpp"
 #include "common/host_pages.hpp"
+#include "common/host_parallel.hpp"
 #include "common/quote.hpp"
 #include "common/region.hpp"
 #include "common/startup.hpp"
@@ -32,6 +34,7 @@
 #include "io/finite.hpp"
 #include "kernels/apply.hpp"
 #include "kernels/features.hpp"
+#include "kernels/piece_multiply.hpp"
 #ifdef DISCOUNT_HAVE_KOKKOSKERNELS
 #include "kernels/blas.hpp"
 #endif
@@ -142,14 +145,21 @@ class Pipeline {
   // One slab's work on a stage, timed from t0, counted by plan/stages.hpp.
   // The interval is kept too: the stages overlap, so the time in no stage is
   // the wall time less their union.
-  void record(Stage stage, const Slab& slab, Clock::time_point t0) {
+  // `other_seconds` of the interval belong to another stage (the fused
+  // kernel's share of a read) and are left out of this stage's figure.
+  void record(Stage stage, const Slab& slab, Clock::time_point t0, double other_seconds = 0.0) {
     const auto t1 = Clock::now();
-    StageStats& s = stats(stage);
-    s.bytes += stage_bytes(stage, traffic(plan_, slab));
-    s.seconds += std::chrono::duration<double>(t1 - t0).count();
-    ++s.slabs;
+    record_seconds(stage, slab, std::max(0.0, std::chrono::duration<double>(t1 - t0).count() - other_seconds));
     std::lock_guard<std::mutex> lock(busy_mutex_);
     busy_intervals_.emplace_back(t0, t1);
+  }
+  // A slab's figures without an interval of its own (the fused kernel, whose
+  // time lies inside the read's interval).
+  void record_seconds(Stage stage, const Slab& slab, double seconds) {
+    StageStats& s = stats(stage);
+    s.bytes += stage_bytes(stage, traffic(plan_, slab));
+    s.seconds += seconds;
+    ++s.slabs;
   }
   // Each stage's counters are written by its own thread only, read after join.
   StageStats& stats(Stage stage) { return stats_[static_cast<std::size_t>(stage)]; }
@@ -160,6 +170,7 @@ class Pipeline {
   RunReport& report_;
   std::array<Axis, 3> axes_{};
   bool blas_ = false, scan_ = false;
+  bool fused_ = false;  // compute.kernel: fused: the reader's threads multiply (host memory only)
   int total_pending_ = 0;
 
   std::vector<HostPages> host_pages_;  // own the memory of the host buffers below

@@ -59,6 +59,7 @@ struct Ticket {
   int host = -1;
   int device = -1;
   InputSums sums;  // of the input bytes read for the slab, when the sink records them
+  double fused_seconds = 0.0;  // compute.kernel: fused: the multiply's share of the read
 };
 
 // `key` is the YAML key that names the dataset (input.multiplier or

@@ -35,12 +35,17 @@ void Pipeline<ExecSpace>::reader(const std::vector<int>& pending) {
     const Range dates = absolute(slab.dates, spec_.dates), ids = absolute(slab.ids, spec_.ids);
     if (plan_.mult_per_slab) read_multiplier(ids, host_mult_[t.host].data());
     double* buffer = host_slab_[t.host].data();
-    if (scan_ || sums) {
-      // The non-finite scan and the input checksum take each piece as it
-      // lands (InputSource::read_discount_visited): no pass of their own.
+    if (scan_ || sums || fused_) {
+      // The non-finite scan, the input checksum and the fused kernel take
+      // each piece as it lands (InputSource::read_discount_visited): no pass
+      // of their own.
       const FileBox box = discount_box(job_.input->shape(), axes_, dates, ids);
       std::atomic<std::int64_t> first_bad{-1};
       std::atomic<std::uint64_t> disc_sum{0};
+      std::atomic<std::int64_t> multiply_ns{0}, pieces{0};
+      const Geometry g = geometry(axes_, slab);
+      const PieceShape shape = merged_piece_shape({g.extent, g.mult_stride});
+      const double* mult = plan_.mult_per_slab ? host_mult_[t.host].data() : resident_mult_host_.data();
       job_.input->read_discount_visited(dates, ids, buffer, [&](std::int64_t first, std::int64_t count) {
         // With the checksum, its pass also tells whether the piece holds a
         // NaN or Inf; only then does the scan look for the first one.
@@ -53,7 +58,22 @@ void Pipeline<ExecSpace>::reader(const std::vector<int>& pending) {
           const std::int64_t bad = find_nonfinite_here(buffer + first, count);
           if (bad >= 0) keep_lowest(first_bad, first + bad);
         }
+        if (fused_) {  // after the checks, which look at the input's values
+          const auto m0 = Clock::now();
+          {
+            const Region kernel("discount::kernel");
+            multiply_piece(buffer, mult, shape, first, count);
+          }
+          multiply_ns.fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - m0).count(),
+                                std::memory_order_relaxed);
+          pieces.fetch_add(1, std::memory_order_relaxed);
+        }
       });
+      // The multiply's thread-seconds over the threads that read in
+      // parallel (one per piece, at most io_threads()): its share of the
+      // read's wall time, booked on the kernel stage, not the read.
+      t.fused_seconds = static_cast<double>(multiply_ns.load()) * 1e-9 /
+                        static_cast<double>(std::clamp<std::int64_t>(pieces.load(), 1, io_threads()));
       if (const std::int64_t bad = first_bad.load(); bad >= 0)
         nonfinite_error("input.discount", spec_.discount, buffer[bad],
                         slab_coordinates(bad, axes_, geometry(axes_, slab).extent, box.start));
@@ -61,7 +81,7 @@ void Pipeline<ExecSpace>::reader(const std::vector<int>& pending) {
     } else {
       job_.input->read_discount(dates, ids, buffer);
     }
-    record(Stage::read, slab, t0);
+    record(Stage::read, slab, t0, t.fused_seconds);
     loaded_.push(t);
   }
 }
@@ -103,9 +123,14 @@ void Pipeline<ExecSpace>::compute(const ExecSpace& exec) {
   auto& output = copies ? kernel_done_ : computed_;
   Ticket t;
   while (input.pop(t) && !aborted_) {
+    const Slab& slab = plan_.slabs[t.slab];
+    if (fused_) {  // multiplied as it was read (reader())
+      record_seconds(Stage::kernel, slab, t.fused_seconds);
+      output.push(t);
+      continue;
+    }
     const auto t0 = Clock::now();
     const Region region("discount::kernel");
-    const Slab& slab = plan_.slabs[t.slab];
     const Geometry g = geometry(axes_, slab);
     double* data = copies ? device_slab_[t.device].data() : host_slab_[t.host].data();
     const double* mult = plan_.mult_per_slab ? (copies ? device_mult_[t.device].data() : host_mult_[t.host].data())

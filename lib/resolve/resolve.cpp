@@ -49,12 +49,34 @@ namespace {
 // three parallel dims the slowest-varying memory position becomes the CUDA
 // block's z, which holds at most kMaxBlockZ threads: a larger tile would make
 // every launch fail.
-void check_tile(const Config& config, const Slicing& slicing, bool gpu_order) {
-  if (config.compute.kernel != KernelKind::mdrange || !gpu_order || slicing.rank() != 3) return;
+void check_tile(const Config& config, KernelKind kernel, const Slicing& slicing, bool gpu_order) {
+  if (kernel != KernelKind::mdrange || !gpu_order || slicing.rank() != 3) return;
   if (slicing.tile[0] > kMaxBlockZ)
     throw config_error(config.source_path + ": compute.tile: " + std::to_string(slicing.tile[0]) +
                        " along the slowest-varying parallel axis becomes the CUDA block's z, which allows at most " +
                        std::to_string(kMaxBlockZ));
+}
+
+// compute.kernel: auto takes fused where the data is multiplied in host
+// memory (no device copies) and the slicing is the default (every axis
+// parallel, tiles auto): the reader's threads multiply each piece while it
+// is in cache, which saves the kernel's own pass over the slab (a read and a
+// write of every byte). A slicing the user chose, or a GPU, takes mdrange.
+KernelKind resolve_kernel(const Config& config, bool device_copies) {
+  const ComputeConfig& c = config.compute;
+  const bool default_slicing = c.tile.empty() && c.parallel_dims.size() == 3;
+  if (c.kernel == KernelKind::fused) {
+    if (device_copies)
+      throw config_error(config.source_path +
+                         ": compute.kernel: fused multiplies in host memory as each piece is read, but this job "
+                         "computes on the GPU; use kernel: auto or mdrange, or compute.space: host");
+    if (!default_slicing)
+      throw config_error(config.source_path +
+                         ": compute.kernel: fused has no MDRange to shape; compute.parallel_dims and compute.tile "
+                         "need kernel: mdrange");
+  }
+  if (c.kernel != KernelKind::automatic) return c.kernel;
+  return !device_copies && default_slicing ? KernelKind::fused : KernelKind::mdrange;
 }
 
 // chunk_axis is the resolved one (date or id, never auto): a job that auto
@@ -196,12 +218,12 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
 
   PipelineSpec& pipeline = spec.pipeline;
   pipeline.space = config.compute.space;
-  pipeline.kernel = config.compute.kernel;
-  if (config.compute.kernel == KernelKind::blas && !(input.axes[0] == Axis::date && input.axes[1] == Axis::id))
+  pipeline.kernel = resolve_kernel(config, request.device_copies);
+  if (pipeline.kernel == KernelKind::blas && !(input.axes[0] == Axis::date && input.axes[1] == Axis::id))
     throw config_error(config.source_path + ": compute.kernel: blas needs the input's axes [date, id, num] (the file's "
                        "dimension names say otherwise); use kernel: mdrange for other orders");
   pipeline.slicing = make_slicing(input.axes, config.compute.parallel_dims, config.compute.tile);
-  check_tile(config, pipeline.slicing, request.device_copies);
+  check_tile(config, pipeline.kernel, pipeline.slicing, request.device_copies);
   pipeline.check_finite = config.input.nonfinite == NonFinite::error;
   pipeline.multiplier = config.input.multiplier;
   pipeline.discount = config.input.discount;
@@ -245,9 +267,10 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
   spec.limits = config.limits;
   spec.verify = config.verify;
   spec.report_path = config.report;
-  spec.report.kernel = config.compute.kernel == KernelKind::blas ? "blas" : "mdrange";
-  spec.report.slicing = config.compute.kernel == KernelKind::blas ? "KokkosBlas::mult over whole slabs"
-                                                                  : pipeline.slicing.describe(input.axes);
+  spec.report.kernel = kernel_name(pipeline.kernel);
+  spec.report.slicing = pipeline.kernel == KernelKind::blas    ? "KokkosBlas::mult over whole slabs"
+                        : pipeline.kernel == KernelKind::fused ? kFusedSlicing
+                                                               : pipeline.slicing.describe(input.axes);
   spec.report.config_yaml = config.to_yaml();
   spec.report.layout_reason = layout.reason;
   spec.report.output_memory_backed = facts.output_memory_backed;

@@ -82,9 +82,13 @@ struct PipelineSpec {
   int rank = 0, ranks = 1;    // this process takes share `rank` of `ranks` (rank_share)
 };
 
+// The report's slicing text for compute.kernel: fused.
+inline constexpr const char* kFusedSlicing =
+    "fused: each piece multiplied by the I/O thread that read it, while in cache";
+
 // What the run report shows about the job.
 struct ReportSpec {
-  std::string kernel;       // "mdrange" | "blas"
+  std::string kernel;       // kernel_name(): "mdrange" | "blas" | "fused"
   std::string slicing;      // Slicing::describe, or the blas kernel's line
   std::string config_yaml;  // the effective configuration
   std::string layout_reason;  // why the output has its layout (resolve/layout_choice.hpp); empty: no file

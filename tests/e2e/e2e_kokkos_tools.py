@@ -107,8 +107,10 @@ def check_run(ctx, dates, ids, nums, memory, compute=None, seed=0):
     copies = "h2d" in stages
     resident = sum(1 for e in events if e[0] == "push" and e[2] == "discount::read") - stages["read"]
     E.check(resident in (0, 1), f"{resident} read regions beyond one per slab")
-    want = {"discount::pipeline": 1, "discount::read": stages["read"] + resident,
-            "discount::kernel": stages["kernel"], "discount::write": stages["write"]}
+    fused = report["kernel"] == "fused"
+    want = {"discount::pipeline": 1, "discount::read": stages["read"] + resident, "discount::write": stages["write"]}
+    if not fused:
+        want["discount::kernel"] = stages["kernel"]
     if copies:
         want["discount::h2d"] = stages["h2d"] + resident
         want["discount::d2h"] = stages["d2h"]
@@ -117,18 +119,31 @@ def check_run(ctx, dates, ids, nums, memory, compute=None, seed=0):
     E.check(pushes["discount::staging"] >= 1, f"no staging region: {dict(pushes)}")
     E.check(pushes["discount::input_sums"] >= 1, f"no input_sums region: {dict(pushes)}")
     unknown = {n for n in pushes if n.startswith("discount::")} - set(want) - {"discount::staging",
-                                                                              "discount::input_sums"}
+                                                                              "discount::input_sums",
+                                                                              "discount::kernel"}
     E.check(not unknown, f"regions nobody expects: {sorted(unknown)}")
     if not copies:
         E.check(not any(n in pushes for n in ("discount::h2d", "discount::d2h")), "copy regions without copies")
 
     ours = [k for k in kernels if k[0].startswith("discount::apply")]
-    E.check(len(ours) == slabs, f"{len(ours)} discount::apply* kernels for {slabs} slabs: {kernels}")
-    outside = [k for k in ours if k[1] != "discount::kernel"]
-    E.check(not outside, f"kernels not directly inside a discount::kernel region: {outside}")
     kernel_threads = {e[1] for e in events if e[0] == "push" and e[2] == "discount::kernel"}
     read_threads = {e[1] for e in events if e[0] == "push" and e[2] == "discount::read"}
     write_threads = {e[1] for e in events if e[0] == "push" and e[2] == "discount::write"}
+    if fused:
+        # The reader's I/O threads multiply each piece as it lands: one
+        # kernel region per piece, on those threads, and no Kokkos kernel.
+        E.check(not ours, f"kernel: fused launched Kokkos kernels: {ours}")
+        E.check(pushes["discount::kernel"] >= slabs,
+                f"{pushes['discount::kernel']} discount::kernel regions for {slabs} slabs")
+        main = {e[1] for e in events if e[0] == "push" and e[2] == "discount::pipeline"}
+        E.check(kernel_threads and not (kernel_threads & (write_threads | main)),
+                f"threads: kernel {kernel_threads}, write {write_threads}, main {main}")
+        E.check(read_threads & kernel_threads, f"threads: read {read_threads}, kernel {kernel_threads}: "
+                                               "the reader thread multiplies no piece")
+        return set()
+    E.check(len(ours) == slabs, f"{len(ours)} discount::apply* kernels for {slabs} slabs: {kernels}")
+    outside = [k for k in ours if k[1] != "discount::kernel"]
+    E.check(not outside, f"kernels not directly inside a discount::kernel region: {outside}")
     E.check(len(kernel_threads) == 1 and len(write_threads) == 1 and not (kernel_threads & write_threads),
             f"threads: kernel {kernel_threads}, write {write_threads} (the writer has its own thread)")
     E.check(read_threads - kernel_threads, f"threads: read {read_threads}, kernel {kernel_threads}")
@@ -136,8 +151,9 @@ def check_run(ctx, dates, ids, nums, memory, compute=None, seed=0):
 
 
 def stages_named(ctx):
-    """One date per slab (7 slabs of 1009 x 3), resident multBy, the build's default space."""
-    labels = check_run(ctx, 7, 1009, 3, memory={"max_slab": 1009 * 3 * 8, "pipeline_depth": 2}, seed=25)
+    """One date per slab (7 slabs of 1009 x 3), resident multBy, the build's default space, MDRange."""
+    labels = check_run(ctx, 7, 1009, 3, memory={"max_slab": 1009 * 3 * 8, "pipeline_depth": 2},
+                       compute={"kernel": "mdrange"}, seed=25)
     E.check(labels, "no kernel label")
 
 
@@ -148,9 +164,18 @@ def host_space(ctx):
     E.check(labels == {"discount::apply_host"}, f"host kernel labels {labels}")
 
 
+def fused_kernel(ctx):
+    """Host space with the default slicing: kernel: auto takes fused; id slabs of 3 x 2011 x 3."""
+    labels = check_run(ctx, 3, 6 * 2011, 3, memory={"max_slab": 3 * 2011 * 3 * 8, "pipeline_depth": 2,
+                                                     "chunk_axis": "id"},
+                       compute={"space": "host"}, seed=27)
+    E.check(labels == set(), f"kernel labels {labels} under kernel: fused")
+
+
 CASES = [
     ("stages_named", stages_named),
     ("host_space", host_space),
+    ("fused_kernel", fused_kernel),
 ]
 
 if __name__ == "__main__":

@@ -48,7 +48,7 @@ TEST(Config, MinimalHasDocumentedDefaults) {
   EXPECT_EQ(c.output.dataset, "cv");
   EXPECT_FALSE(c.output.overwrite);
   EXPECT_EQ(c.compute.space, Space::device);
-  EXPECT_EQ(c.compute.kernel, KernelKind::mdrange);
+  EXPECT_EQ(c.compute.kernel, KernelKind::automatic);
   EXPECT_EQ(c.compute.parallel_dims.size(), 3u);
   EXPECT_TRUE(c.compute.tile.empty());
   EXPECT_TRUE(c.memory.device_budget.is_percent);
@@ -102,6 +102,17 @@ report: run.json
   EXPECT_EQ(c.memory.pipeline_depth, 4);
   EXPECT_EQ(c.verify, VerifyMode::sample);
   EXPECT_EQ(c.report, "run.json");
+}
+
+TEST(Config, KernelNamesParseAndPrintBack) {
+  for (const auto& [name, kind] : std::vector<std::pair<std::string, KernelKind>>{
+           {"auto", KernelKind::automatic}, {"mdrange", KernelKind::mdrange}, {"blas", KernelKind::blas},
+           {"fused", KernelKind::fused}}) {
+    const Config c = parse("input: {file: a}\noutput: {file: b}\ncompute: {kernel: " + name + "}\n");
+    EXPECT_EQ(c.compute.kernel, kind) << name;
+    EXPECT_EQ(kernel_name(kind), name);
+    EXPECT_NE(c.to_yaml().find("kernel: " + name), std::string::npos) << c.to_yaml();
+  }
 }
 
 TEST(Config, RelativePathsResolveAgainstTheConfigDirectory) {

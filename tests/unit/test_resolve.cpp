@@ -232,6 +232,46 @@ TEST(Resolve, PipelineOutputAndReportGetTheirParts) {
   EXPECT_EQ(resolve(c, f).report.kernel, "blas");
 }
 
+// compute.kernel: auto takes fused where the data is multiplied in host
+// memory with the default slicing, else mdrange; fused asked for where it
+// cannot run is a config error naming the fix.
+TEST(Resolve, KernelAutoTakesFusedInHostMemoryWithTheDefaultSlicing) {
+  Config c = base_config();
+  SystemFacts gpu = facts();
+  gpu.separate_device_memory = true;
+  SystemFacts cpu = facts();
+  cpu.separate_device_memory = false;  // an OpenMP build: the device is the host
+  EXPECT_EQ(resolve(c, gpu).pipeline.kernel, KernelKind::mdrange);
+  EXPECT_EQ(resolve(c, gpu).report.kernel, "mdrange");
+  EXPECT_EQ(resolve(c, cpu).pipeline.kernel, KernelKind::fused);
+  EXPECT_EQ(resolve(c, cpu).report.kernel, "fused");
+  EXPECT_EQ(resolve(c, cpu).report.slicing, kFusedSlicing);
+  c.compute.space = Space::host;
+  EXPECT_EQ(resolve(c, gpu).pipeline.kernel, KernelKind::fused);
+  // A slicing the user chose is an MDRange's.
+  Config sliced = c;
+  sliced.compute.parallel_dims = {Axis::id, Axis::num};
+  EXPECT_EQ(resolve(sliced, gpu).pipeline.kernel, KernelKind::mdrange);
+  Config tiled = c;
+  tiled.compute.tile = {1, 64, 5};
+  EXPECT_EQ(resolve(tiled, gpu).pipeline.kernel, KernelKind::mdrange);
+  // mdrange asked for stays mdrange in host memory.
+  Config md = c;
+  md.compute.kernel = KernelKind::mdrange;
+  EXPECT_EQ(resolve(md, gpu).pipeline.kernel, KernelKind::mdrange);
+  // fused asked for: where the compute is on the GPU, or with a slicing, refused.
+  Config fused = c;
+  fused.compute.kernel = KernelKind::fused;
+  EXPECT_EQ(resolve(fused, gpu).pipeline.kernel, KernelKind::fused);
+  fused.compute.space = Space::device;
+  EXPECT_NE(config_error_of(fused, gpu).find("compute.kernel: fused multiplies in host memory"), std::string::npos)
+      << config_error_of(fused, gpu);
+  EXPECT_EQ(resolve(fused, cpu).pipeline.kernel, KernelKind::fused);
+  sliced.compute.kernel = KernelKind::fused;
+  EXPECT_NE(config_error_of(sliced, gpu).find("need kernel: mdrange"), std::string::npos)
+      << config_error_of(sliced, gpu);
+}
+
 // The fingerprint's text follows what the result is, not how it is computed.
 TEST(Resolve, IdentityFollowsTheResultNotTheResources) {
   const Config c = base_config();
