@@ -540,18 +540,21 @@ TEST(OutputParts, AutoCountBoundsAndTheirText) {
   for (bool memory : {true, false}) {
     EXPECT_EQ(auto_parts(255 * MiB, 16, memory), 1);  // small outputs stay in one part
     EXPECT_EQ(auto_parts(256 * MiB, 16, memory), 2);  // at least 2 once big enough
-    EXPECT_EQ(auto_parts(200 * GiB, 16, memory), 16);  // at most one per core
-    EXPECT_EQ(auto_parts(4000 * GiB, 256, memory), 64);  // and 64 in all
+    EXPECT_EQ(auto_parts(4000 * GiB, 256, memory), 64);  // 64 in all
     EXPECT_EQ(auto_parts(1 * GiB, 1, memory), 2);
   }
+  EXPECT_EQ(auto_parts(200 * GiB, 16, true), 16);   // memory-backed: at most one per core
+  EXPECT_EQ(auto_parts(200 * GiB, 16, false), 32);  // a disk: two per core
   // Memory-backed: one per 2 GiB.
   EXPECT_EQ(auto_parts(20 * GiB, 16, true), 10);
   EXPECT_EQ(auto_parts(20 * GiB + 1, 16, true), 11);
-  // A disk: one per core, each at least 256 MiB.
-  EXPECT_EQ(auto_parts(10 * GiB, 16, false), 16);
+  // A disk: two per core, each at least 256 MiB.
+  EXPECT_EQ(auto_parts(10 * GiB, 16, false), 32);
+  EXPECT_EQ(auto_parts(8 * GiB - 1, 16, false), 31);
   EXPECT_EQ(auto_parts(1 * GiB, 16, false), 4);
   EXPECT_EQ(auto_parts(1 * GiB - 1, 16, false), 3);
-  EXPECT_EQ(auto_parts(2 * GiB, 4, false), 4);
+  EXPECT_EQ(auto_parts(4 * GiB, 4, false), 8);
+  EXPECT_EQ(auto_parts(4 * GiB, 3, false), 6);
   std::vector<Range> slabs;
   for (std::int64_t d = 0; d < 13; ++d) slabs.push_back({d, d + 1});
   EXPECT_EQ(part_bounds(slabs, 13, 4), (std::vector<std::int64_t>{0, 3, 6, 9, 13}));

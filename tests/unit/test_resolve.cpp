@@ -626,8 +626,8 @@ TEST(Resolve, SplitLayoutPartsWritersAndRing) {
   memory.output_memory_backed = true;
   spec = resolve(c, memory);
   EXPECT_EQ(spec.output.parts, 4);
-  // On a disk: one per core (6 counted).
-  EXPECT_EQ(resolve(c, facts(2000, 100003, 5)).output.parts, 6);
+  // On a disk: two per core (6 counted).
+  EXPECT_EQ(resolve(c, facts(2000, 100003, 5)).output.parts, 12);
   // Under 3 ranks, a multiple of them: each rank's share of a fresh run is whole parts.
   SystemFacts three = memory;
   three.ranks = 3;
