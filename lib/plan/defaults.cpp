@@ -4,10 +4,10 @@
 
 namespace discount {
 
-std::uint64_t auto_max_slab(std::uint64_t job_bytes, int pinned_buffers) {
+std::uint64_t auto_max_slab(std::uint64_t job_bytes, int ring_buffers) {
   std::uint64_t most = kAutoSlabMax;
-  if (pinned_buffers > 0)
-    most = std::max(kAutoSlabMin, std::min(most, kAutoPinnedRing / static_cast<std::uint64_t>(pinned_buffers)));
+  if (ring_buffers > 0)
+    most = std::max(kAutoSlabMin, std::min(most, kAutoRing / static_cast<std::uint64_t>(ring_buffers)));
   return std::clamp(job_bytes / static_cast<std::uint64_t>(kAutoSlabs), kAutoSlabMin, most);
 }
 

@@ -19,14 +19,17 @@ namespace discount {
 constexpr std::int64_t kAutoSlabs = 16;
 constexpr std::uint64_t kAutoSlabMin = std::uint64_t{16} << 20;
 constexpr std::uint64_t kAutoSlabMax = std::uint64_t{256} << 20;
-// With copies to a GPU the ring is pinned (page-locked) while the first
-// slabs move. When the runtime's allocator pinned it, that held back the GPU
-// stages' copies and launches: a split job's ring of 12 x 256 MiB took its
-// H2D from 53 to 17 GB/s on the H200 node, 85 MiB slabs ran the job 1.4x
-// faster (docs/config.md). So `pinned_buffers` (0: none) x the slab stays
-// within kAutoPinnedRing, the slab never under kAutoSlabMin.
-constexpr std::uint64_t kAutoPinnedRing = std::uint64_t{1} << 30;
-std::uint64_t auto_max_slab(std::uint64_t job_bytes, int pinned_buffers = 0);
+// The staging ring is made ready while the first slabs move: pinned
+// (page-locked) with copies to a GPU, its fresh pages touched otherwise.
+// When the runtime's allocator pinned it, that held back the GPU stages'
+// copies and launches: a split job's ring of 12 x 256 MiB took its H2D from
+// 53 to 17 GB/s on the H200 node, 85 MiB slabs ran the job 1.4x faster. In
+// host memory the first touch of a 2.4 GB ring took 1.1 s beside the reads
+// and writes: one-date slabs (a 1.2 GB ring) ran 20 GB on tmpfs in 2.30 s
+// against 2.54-2.77 s (docs/config.md). So `ring_buffers` (0: not counted)
+// x the slab stays within kAutoRing, the slab never under kAutoSlabMin.
+constexpr std::uint64_t kAutoRing = std::uint64_t{1} << 30;
+std::uint64_t auto_max_slab(std::uint64_t job_bytes, int ring_buffers = 0);
 
 // How one full slab of a plan lies in the input's discount dataset: the
 // bytes of each contiguous run a positional read moves, and how many runs.

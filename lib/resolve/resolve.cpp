@@ -206,7 +206,7 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
                          ? config.memory.max_slab->resolve(request.host_budget)
                          : auto_max_slab(static_cast<std::uint64_t>(request.dates) * request.ids * request.nums *
                                              request.element_bytes,
-                                         request.device_copies ? request.pipeline_depth : 0);
+                                         request.pipeline_depth);
   std::uint64_t direct_piece = 0;  // O_DIRECT bounce buffer per writer thread (0: no O_DIRECT)
   if (config.output.mode == OutputMode::file && config.output.direct_io) {
     direct_piece = DirectWriter::piece_for(request.host_budget, facts.writer_threads);

@@ -497,16 +497,16 @@ TEST(Defaults, AutoMaxSlabBetweenFloorAndCap) {
   EXPECT_EQ(resolve(c, facts(200, 250000, 5)).plan.max_slab, std::uint64_t{64} << 20);
 }
 
-// With copies to a GPU the pinned ring (pinned_buffers x the slab) stays
-// within kAutoPinnedRing, never below the floor; without copies it does not count.
-TEST(Defaults, AutoMaxSlabKeepsThePinnedRingSmall) {
+// The staging ring (ring_buffers x the slab), pinned or not, stays within
+// kAutoRing, never below the floor.
+TEST(Defaults, AutoMaxSlabKeepsTheRingSmall) {
   const std::uint64_t big = std::uint64_t{80} << 30;
   EXPECT_EQ(auto_max_slab(big, 0), kAutoSlabMax);
   EXPECT_EQ(auto_max_slab(big, 4), kAutoSlabMax);  // 4 x 256 MiB = 1 GiB: at the bound
-  EXPECT_EQ(auto_max_slab(big, 5), kAutoPinnedRing / 5);
-  EXPECT_EQ(auto_max_slab(big, 12), kAutoPinnedRing / 12);
+  EXPECT_EQ(auto_max_slab(big, 5), kAutoRing / 5);
+  EXPECT_EQ(auto_max_slab(big, 12), kAutoRing / 12);
   EXPECT_EQ(auto_max_slab(big, 64), kAutoSlabMin);  // 16 MiB: the floor wins
-  EXPECT_EQ(auto_max_slab(std::uint64_t{2} << 30, 12), kAutoPinnedRing / 12);  // 85 MiB, not 2 GiB / 16
+  EXPECT_EQ(auto_max_slab(std::uint64_t{2} << 30, 12), kAutoRing / 12);  // 85 MiB, not 2 GiB / 16
   EXPECT_EQ(auto_max_slab(std::uint64_t{2} << 30, 3), std::uint64_t{128} << 20);
 
   // resolve(): device copies with split's ring of writers + 2 buffers.
@@ -520,8 +520,11 @@ TEST(Defaults, AutoMaxSlabKeepsThePinnedRingSmall) {
   JobSpec spec = resolve(c, f);
   ASSERT_TRUE(spec.plan.device_copies);
   EXPECT_EQ(spec.plan.pipeline_depth, 12);
-  EXPECT_EQ(spec.plan.max_slab, kAutoPinnedRing / 12);
-  c.compute.space = Space::host;  // no copies: no pinned ring
+  EXPECT_EQ(spec.plan.max_slab, kAutoRing / 12);
+  c.compute.space = Space::host;  // no copies: the ring is in plain host memory, and as small
+  EXPECT_EQ(resolve(c, f).plan.max_slab, kAutoRing / 12);
+  c.output.layout = OutputLayout::single;  // one writer, a ring of 3 x 256 MiB: within the bound
+  EXPECT_EQ(resolve(c, f).plan.pipeline_depth, 3);
   EXPECT_EQ(resolve(c, f).plan.max_slab, kAutoSlabMax);
 }
 
