@@ -136,8 +136,18 @@ RunReport multiply(const MultiplyRequest& request, const std::atomic<int>* stop,
   RunReport report;
   report.input = input.describe();
   report.space = execution_space_name(spec.pipeline.space);
+  report.kernel = spec.report.kernel;
   report.slicing = spec.report.slicing;
+  // Arrays the kernel takes as they are (device arrays, or host arrays in one
+  // pass) go through the Kokkos kernel: there is no read for kernel: fused to
+  // ride on.
+  const auto whole_array_kernel = [&] {
+    if (spec.pipeline.kernel != KernelKind::fused) return;
+    report.kernel = kernel_name(KernelKind::mdrange);
+    report.slicing = spec.pipeline.slicing.describe(request.axes);
+  };
   if (request.device_arrays) {
+    whole_array_kernel();
     // A build without a GPU backend has no device memory to take them from.
     if (!gpu::compiled_in()) throw usage_error("device arrays need a CUDA build of discount_app");
     multiply_on_device(request, spec, report);
@@ -149,6 +159,7 @@ RunReport multiply(const MultiplyRequest& request, const std::atomic<int>* stop,
     // Host memory and arrays the kernel can take as they are: one pass, no staging.
     if (direct_applies(request, plan)) {
       report.output += " (direct: the kernel reads disc and writes out, no staging)";
+      whole_array_kernel();
       multiply_direct(request, spec, plan, report, stop, progress);
     } else {
       multiply_pipelined(spec, plan, input, sink, report, stop, progress);

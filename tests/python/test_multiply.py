@@ -110,6 +110,7 @@ def test_host_space_runs_the_kernel_on_the_arrays(rng, axes):
     discount_app.multiply(mult, disc, out, axes=axes, space="host", host_budget="16KiB")
     report = discount_app.last_report()
     assert "direct" in report["output"], report["output"]
+    assert report["kernel"] == "mdrange", report["kernel"]  # no read for kernel: fused to ride on
     assert report["slabs"]["run"] == report["slabs"]["total"] > 1
     assert [s["name"] for s in report["stages"]] == ["kernel"]
     assert_bit_exact(out, expected_cv(mult, disc, axes))
@@ -135,6 +136,9 @@ def test_host_space_with_another_chunk_axis_keeps_the_pipeline(rng):
     discount_app.multiply(mult, disc, out, space="host", chunk_axis="id", host_budget="16KiB")
     report = discount_app.last_report()
     assert "direct" not in report["output"] and report["slabs"]["total"] > 1
+    # The pipeline in host memory with the default slicing: the reader's
+    # threads multiply each piece as they copy it (compute.kernel: auto).
+    assert report["kernel"] == "fused" and report["slicing"].startswith("fused:"), report
     assert_bit_exact(out, expected_cv(mult, disc))
 
 
