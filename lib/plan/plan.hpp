@@ -25,6 +25,9 @@ struct PlanRequest {
   std::string chunk_axis_kept_from;  // auto kept an earlier run's axis: "the existing partial"; empty: not
   int pipeline_depth = 3;
   bool device_copies = false;  // kernel in a device memory space: H2D and D2H
+  // compute.kernel: fused: the reader's threads multiply each piece, so a
+  // slab's read and kernel run one after the other, not side by side.
+  bool kernel_on_read = false;
   std::uint64_t host_budget = 0;
   std::uint64_t device_budget = 0;
   std::uint64_t max_slab = std::uint64_t{256} << 20;

@@ -219,6 +219,7 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
   PipelineSpec& pipeline = spec.pipeline;
   pipeline.space = config.compute.space;
   pipeline.kernel = resolve_kernel(config, request.device_copies);
+  request.kernel_on_read = pipeline.kernel == KernelKind::fused;
   if (pipeline.kernel == KernelKind::blas && !(input.axes[0] == Axis::date && input.axes[1] == Axis::id))
     throw config_error(config.source_path + ": compute.kernel: blas needs the input's axes [date, id, num] (the file's "
                        "dimension names say otherwise); use kernel: mdrange for other orders");

@@ -461,6 +461,24 @@ TEST(PredictWall, FixedResidentFirstSlabThenTheSlowestStagesPace) {
   EXPECT_NE(text.find(total), std::string::npos) << text;
 }
 
+// compute.kernel: fused: the reader's threads multiply, so a slab's read and
+// kernel follow each other and their sum paces the run when it is slowest.
+TEST(PredictWall, FusedKernelAddsToTheRead) {
+  Plan p = date_plan(false);
+  p.request.kernel_on_read = true;
+  const auto stages = predict(p, host_limits(1.0, 2.0, 0.9));
+  const WallPrediction w = predict_wall(p, stages, FixedCost{0.0, "x"});
+  const double data = 100.0 * 4000 * 5 * 8, mult = 4000.0 * 5 * 8;
+  const double read = data / 1e9 / 15, kernel = (2 * data + 15 * mult) / 2e9 / 15, write = data / 0.9e9 / 15;
+  ASSERT_GT(read + kernel, write);
+  ASSERT_LT(read, write);
+  EXPECT_NEAR(w.period_seconds, read + kernel, 1e-12);
+  EXPECT_EQ(w.pace, "read + fused kernel");
+  EXPECT_NEAR(w.first_slab_seconds, read + kernel + write, 1e-12);
+  p.request.kernel_on_read = false;  // side by side: the write is slowest
+  EXPECT_NEAR(predict_wall(p, stages, FixedCost{0.0, "x"}).period_seconds, write, 1e-12);
+}
+
 TEST(PredictWall, DepthOneIsEveryStageOneAfterAnother) {
   PlanRequest r = request(100, 4000, 5, 160000 + 1 * 7 * 160000 + 100);
   r.pipeline_depth = 1;
