@@ -212,6 +212,23 @@ void print_wall_summary(const std::vector<StagePrediction>& stages, const WallPr
   }
   const auto slowest = slowest_stage(stages);
   char line[320];
+  if (wall.pace == kFusedPace) {  // the reading threads also multiply: their two rates add up
+    const auto named = [&](Stage stage) {
+      return std::find_if(stages.begin(), stages.end(), [&](const auto& s) { return s.stage == stage_name(stage); });
+    };
+    const auto read = named(Stage::read), kernel = named(Stage::kernel);
+    if (read != stages.end() && kernel != stages.end()) {
+      const std::string sources =
+          read->source == kernel->source ? read->source : read->source + "; " + kernel->source;
+      std::snprintf(line, sizeof line,
+                    "predicted wall %.2f s%s; bottleneck %s: %s read at %.2f GB/s and multiplied by the same threads "
+                    "at %.2f GB/s (%s)\n",
+                    wall.seconds, wall.fixed_known ? "" : " plus start-up and finish", kFusedPace,
+                    format_bytes(read->bytes).c_str(), read->gb_per_s, kernel->gb_per_s, sources.c_str());
+      std::cout << line;
+      return;
+    }
+  }
   std::snprintf(line, sizeof line, "predicted wall %.2f s%s; bottleneck %s: %s at %.2f GB/s (%s)\n", wall.seconds,
                 wall.fixed_known ? "" : " plus start-up and finish", slowest->stage.c_str(),
                 format_bytes(slowest->bytes).c_str(), slowest->gb_per_s, slowest->source.c_str());

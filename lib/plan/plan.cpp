@@ -281,7 +281,7 @@ WallPrediction predict_wall(const Plan& plan, const std::vector<StagePrediction>
     const double busy = stage == Stage::read ? seconds + fused : seconds;
     if (busy > slowest) {
       slowest = busy;
-      w.pace = stage == Stage::read && fused > 0 ? "read + fused kernel" : stage_name(stage);
+      w.pace = stage == Stage::read && fused > 0 ? kFusedPace : stage_name(stage);
     }
   }
   w.first_slab_seconds = all;

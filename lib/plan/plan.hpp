@@ -152,6 +152,9 @@ struct WallPrediction {
   std::vector<std::string> unknown;  // stages without a rate
 };
 WallPrediction predict_wall(const Plan& plan, const std::vector<StagePrediction>& stages, const FixedCost& fixed);
+// WallPrediction::pace when the reader's threads read and multiply (kernel:
+// fused) and that sum is the slowest.
+inline constexpr const char* kFusedPace = "read + fused kernel";
 // The same for `slabs` of plan's slabs (a resume's pending share); the
 // stages' bytes must be those of predict(plan, limits, slabs).
 WallPrediction predict_wall(const Plan& plan, const std::vector<StagePrediction>& stages, const FixedCost& fixed,

@@ -169,6 +169,25 @@ def summary_and_verbose(ctx):
     E.check(full.startswith(short.split("\noutput ", 1)[0] + "\noutput "), "--verbose does not start with the summary's plan")
 
 
+def fused_pace(ctx):
+    """kernel: fused (host space, default slicing): the reading threads also multiply, so read + kernel set the pace."""
+    E.generate(ctx, os.path.join(ctx.work, "in.h5"), *SHAPE, seed=78)
+    os.makedirs(os.path.join(ctx.work, "out"))
+    # Per slab: read 4.3 ms, kernel 2.4 ms, write 5.5 ms: the write is the
+    # slowest stage alone, the read and the multiply after it are slower still.
+    limits = {"read": "1GB/s", "write": "0.7GB/s", "kernel": "4GB/s"}
+    yaml = job(ctx, limits=limits)
+    r = E.expect_rc(E.app(ctx, "plan", "--no-measure", yaml), 0, "plan")
+    E.check(re.search(r"^kernel +\S+, fused: ", r.stdout, re.M), f"no fused kernel line:\n{r.stdout}")
+    E.check(re.search(r"; bottleneck read \+ fused kernel: \S+ \S+ read at 1\.00 GB/s and multiplied by the same "
+                      r"threads at 4\.00 GB/s \(config limits:\)$", r.stdout, re.M), f"{r.stdout}")
+    # The Kokkos kernel beside the reader: the write, the slowest stage alone, sets the pace.
+    yaml = E.write_job(os.path.join(ctx.work, "mdrange.yaml"), "in.h5", "out/cv.h5", memory=MEMORY,
+                       compute={"space": "host", "kernel": "mdrange"}, limits=limits)
+    r = E.expect_rc(E.app(ctx, "plan", "--no-measure", yaml), 0, "plan, kernel: mdrange")
+    E.check(re.search(r"; bottleneck write: ", r.stdout, re.M), f"{r.stdout}")
+
+
 CASES = [
     ("measured_now", measured_now),
     ("output_folder_missing", output_folder_missing),
@@ -176,6 +195,7 @@ CASES = [
     ("report_picked_up", report_picked_up),
     ("configured_limits", configured_limits),
     ("summary_and_verbose", summary_and_verbose),
+    ("fused_pace", fused_pace),
 ]
 
 if __name__ == "__main__":
