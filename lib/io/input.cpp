@@ -167,6 +167,7 @@ class Hdf5Input final : public InputSource {
     const FileBox box = discount_box(shape_, axes_, dates, ids);
     read_box(disc_, config_.discount, box.start, box.count, buffer);
   }
+  bool visits_as_read() const override { return disc_.fast; }
   void read_discount_visited(Range dates, Range ids, double* buffer, const PieceVisitor& visit) override {
     if (!disc_.fast) {
       InputSource::read_discount_visited(dates, ids, buffer, visit);

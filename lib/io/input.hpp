@@ -68,6 +68,11 @@ class InputSource {
     read_discount(dates, ids, buffer);
     visit_in_pieces(dates.size() * ids.size() * shape_.nums, visit);
   }
+  // read_discount_visited hands each piece over right after it lands, while
+  // it is in cache (positional reads, arrays in memory); false: the pieces
+  // are visited after the whole read, a pass of their own. compute.kernel:
+  // auto takes fused only when true.
+  virtual bool visits_as_read() const { return false; }
   virtual void read_multiplier(Range ids, double* buffer) = 0;
   virtual std::string describe() const = 0;
   // Stable text that changes when the inputs' content changes (resume

@@ -117,6 +117,7 @@ class ListInput final : public InputSource {
   }
   ~ListInput() override { inner_.reset(); }  // closes the virtual file before its folder goes
   void read_discount(Range dates, Range ids, double* buffer) override { inner_->read_discount(dates, ids, buffer); }
+  bool visits_as_read() const override { return inner_->visits_as_read(); }
   void read_discount_visited(Range dates, Range ids, double* buffer, const PieceVisitor& visit) override {
     inner_->read_discount_visited(dates, ids, buffer, visit);
   }

@@ -1,5 +1,6 @@
 #include "io/memory_arrays.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "common/error.hpp"
@@ -45,20 +46,29 @@ void copy_row(T* row, std::int64_t stride, double* packed, std::int64_t n, bool 
   }
 }
 
+// `visit` (reads only; may be null) gets the packed elements each thread has
+// copied, about kCachePieceBytes at a time, right after copying them.
 template <class T>
 void copy_box_as(const ArrayRef& a, const std::array<std::int64_t, 3>& start, const std::array<std::int64_t, 3>& count,
-                 double* packed, bool to_array) {
+                 double* packed, bool to_array, const InputSource::PieceVisitor* visit = nullptr) {
   const std::int64_t rows = count[0] * count[1], n = count[2];
   if (rows == 0 || n == 0) return;
   // Small boxes on this thread; large ones in row bands over the I/O threads.
   const unsigned threads = rows * n < (std::int64_t{1} << 20) ? 1u : memory_threads();
+  const std::int64_t piece_rows =
+      std::max<std::int64_t>(1, static_cast<std::int64_t>(kCachePieceBytes / sizeof(double)) / n);
   run_on_threads(threads, [&](unsigned t) {
     const std::int64_t first = rows * t / threads, last = rows * (t + 1) / threads;
+    std::int64_t unvisited = first;
     for (std::int64_t r = first; r < last; ++r) {
       const std::int64_t x = r / count[1], y = r % count[1];
       T* row = static_cast<T*>(a.data) + (start[0] + x) * a.strides[0] + (start[1] + y) * a.strides[1] +
                start[2] * a.strides[2];
       copy_row(row, a.strides[2], packed + r * n, n, to_array);
+      if (visit && (r + 1 - unvisited == piece_rows || r + 1 == last)) {
+        (*visit)(unvisited * n, (r + 1 - unvisited) * n);
+        unvisited = r + 1;
+      }
     }
   });
 }
@@ -88,6 +98,18 @@ void copy_box(const ArrayRef& array, const std::array<std::int64_t, 3>& start,
   else copy_box_as<float>(a, start, count, packed, to_array);
 }
 
+namespace {
+
+void copy_box_visited(const ArrayRef& array, const std::array<std::int64_t, 3>& start,
+                      const std::array<std::int64_t, 3>& count, double* packed,
+                      const InputSource::PieceVisitor& visit) {
+  const ArrayRef a = as_3d(array);
+  if (a.type == ElementType::f64) copy_box_as<double>(a, start, count, packed, false, &visit);
+  else copy_box_as<float>(a, start, count, packed, false, &visit);
+}
+
+}  // namespace
+
 MemoryInput::MemoryInput(const ArrayRef& mult, const ArrayRef& disc, const std::array<Axis, 3>& axes)
     : mult_(mult), disc_(disc) {
   axes_ = axes;
@@ -104,6 +126,11 @@ MemoryInput::MemoryInput(const ArrayRef& mult, const ArrayRef& disc, const std::
 void MemoryInput::read_discount(Range dates, Range ids, double* buffer) {
   const FileBox box = discount_box(shape_, axes_, dates, ids);
   copy_box(disc_, box.start, box.count, buffer, false);
+}
+
+void MemoryInput::read_discount_visited(Range dates, Range ids, double* buffer, const PieceVisitor& visit) {
+  const FileBox box = discount_box(shape_, axes_, dates, ids);
+  copy_box_visited(disc_, box.start, box.count, buffer, visit);
 }
 
 void MemoryInput::read_multiplier(Range ids, double* buffer) {

@@ -35,6 +35,9 @@ class MemoryInput final : public InputSource {
  public:
   MemoryInput(const ArrayRef& mult, const ArrayRef& disc, const std::array<Axis, 3>& axes);
   void read_discount(Range dates, Range ids, double* buffer) override;
+  // Each thread's rows are visited as they are copied, a piece at a time.
+  void read_discount_visited(Range dates, Range ids, double* buffer, const PieceVisitor& visit) override;
+  bool visits_as_read() const override { return true; }
   void read_multiplier(Range ids, double* buffer) override;
   std::string describe() const override;
   std::string identity() const override;

@@ -26,7 +26,6 @@
 #include "common/affinity.hpp"
 #include "common/error.hpp"
 #include "common/host_pages.hpp"
-#include "common/host_parallel.hpp"
 #include "common/quote.hpp"
 #include "common/region.hpp"
 #include "common/startup.hpp"

@@ -42,7 +42,8 @@ void Pipeline<ExecSpace>::reader(const std::vector<int>& pending) {
       const FileBox box = discount_box(job_.input->shape(), axes_, dates, ids);
       std::atomic<std::int64_t> first_bad{-1};
       std::atomic<std::uint64_t> disc_sum{0};
-      std::atomic<std::int64_t> multiply_ns{0}, pieces{0};
+      std::atomic<std::int64_t> multiply_ns{0};
+      std::atomic<int> multiplying{0}, most_at_once{1};  // threads in multiply_piece: now, and the most seen
       const Geometry g = geometry(axes_, slab);
       const PieceShape shape = merged_piece_shape({g.extent, g.mult_stride});
       const double* mult = plan_.mult_per_slab ? host_mult_[t.host].data() : resident_mult_host_.data();
@@ -60,20 +61,22 @@ void Pipeline<ExecSpace>::reader(const std::vector<int>& pending) {
         }
         if (fused_) {  // after the checks, which look at the input's values
           const auto m0 = Clock::now();
+          const int now = multiplying.fetch_add(1) + 1;
+          for (int seen = most_at_once.load(); now > seen && !most_at_once.compare_exchange_weak(seen, now);) {
+          }
           {
             const Region kernel("discount::kernel");
             multiply_piece(buffer, mult, shape, first, count);
           }
+          multiplying.fetch_sub(1);
           multiply_ns.fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - m0).count(),
                                 std::memory_order_relaxed);
-          pieces.fetch_add(1, std::memory_order_relaxed);
         }
       });
-      // The multiply's thread-seconds over the threads that read in
-      // parallel (one per piece, at most io_threads()): its share of the
-      // read's wall time, booked on the kernel stage, not the read.
-      t.fused_seconds = static_cast<double>(multiply_ns.load()) * 1e-9 /
-                        static_cast<double>(std::clamp<std::int64_t>(pieces.load(), 1, io_threads()));
+      // The multiply's thread-seconds over the most threads seen in it at
+      // once: its share of the read's wall time, booked on the kernel stage,
+      // not the read.
+      t.fused_seconds = static_cast<double>(multiply_ns.load()) * 1e-9 / most_at_once.load();
       if (const std::int64_t bad = first_bad.load(); bad >= 0)
         nonfinite_error("input.discount", spec_.discount, buffer[bad],
                         slab_coordinates(bad, axes_, geometry(axes_, slab).extent, box.start));

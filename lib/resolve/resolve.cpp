@@ -22,6 +22,7 @@ InputFacts input_facts(const InputSource& input) {
   facts.file_stat = input.file_stat();
   facts.read_memory_bytes = input.read_memory_bytes();
   facts.stored = input.stored_bytes();
+  facts.visits_as_read = input.visits_as_read();
   return facts;
 }
 
@@ -58,11 +59,15 @@ void check_tile(const Config& config, KernelKind kernel, const Slicing& slicing,
 }
 
 // compute.kernel: auto takes fused where the data is multiplied in host
-// memory (no device copies) and the slicing is the default (every axis
-// parallel, tiles auto): the reader's threads multiply each piece while it
-// is in cache, which saves the kernel's own pass over the slab (a read and a
-// write of every byte). A slicing the user chose, or a GPU, takes mdrange.
-KernelKind resolve_kernel(const Config& config, bool device_copies) {
+// memory (no device copies), the slicing is the default (every axis
+// parallel, tiles auto) and the input hands each piece over as it lands
+// (positional reads, arrays in memory): the reader's threads multiply each
+// piece while it is in cache, which saves the kernel's own pass over the
+// slab (a read and a write of every byte). A slicing the user chose, a GPU,
+// or an input read through HDF5's own reads or made up (synthetic) takes
+// mdrange: there the multiply would be a pass of its own on the reader's
+// threads instead of beside them.
+KernelKind resolve_kernel(const Config& config, bool device_copies, bool visits_as_read) {
   const ComputeConfig& c = config.compute;
   const bool default_slicing = c.tile.empty() && c.parallel_dims.size() == 3;
   if (c.kernel == KernelKind::fused) {
@@ -76,7 +81,7 @@ KernelKind resolve_kernel(const Config& config, bool device_copies) {
                          "need kernel: mdrange");
   }
   if (c.kernel != KernelKind::automatic) return c.kernel;
-  return !device_copies && default_slicing ? KernelKind::fused : KernelKind::mdrange;
+  return !device_copies && default_slicing && visits_as_read ? KernelKind::fused : KernelKind::mdrange;
 }
 
 // chunk_axis is the resolved one (date or id, never auto): a job that auto
@@ -218,7 +223,7 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
 
   PipelineSpec& pipeline = spec.pipeline;
   pipeline.space = config.compute.space;
-  pipeline.kernel = resolve_kernel(config, request.device_copies);
+  pipeline.kernel = resolve_kernel(config, request.device_copies, facts.input.visits_as_read);
   request.kernel_on_read = pipeline.kernel == KernelKind::fused;
   if (pipeline.kernel == KernelKind::blas && !(input.axes[0] == Axis::date && input.axes[1] == Axis::id))
     throw config_error(config.source_path + ": compute.kernel: blas needs the input's axes [date, id, num] (the file's "

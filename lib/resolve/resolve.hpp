@@ -30,6 +30,7 @@ struct InputFacts {
   std::string file_stat;  // InputSource::file_stat(): which file, and when it last changed
   std::uint64_t read_memory_bytes = 0;  // InputSource::read_memory_bytes(): HDF5's reading memory
   StoredBytes stored;                   // InputSource::stored_bytes(): element sizes on disk
+  bool visits_as_read = false;          // InputSource::visits_as_read(): pieces handed over in cache
 };
 InputFacts input_facts(const InputSource& input);
 

@@ -9,11 +9,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
 #include <fstream>
 
 #include "common/error.hpp"
 #include "io/hdf5_handle.hpp"
 #include "io/input.hpp"
+#include "io/memory_arrays.hpp"
 #include "io/output.hpp"
 #include "io/output_parts.hpp"
 #include "io/posix_io.hpp"
@@ -614,4 +616,57 @@ TEST(Output, SplitLayoutWritesEverySlabWhereTheVirtualDatasetReadsIt) {
   EXPECT_FALSE(fs::exists(out + ".partial"));
   EXPECT_TRUE(fs::exists(folder));
   EXPECT_EQ(read_all(out, "cv"), full);
+}
+
+// Arrays in memory hand each piece to the visitor right after copying it
+// (compute.kernel: fused multiplies it there): every element exactly once,
+// already in the buffer when visited, for float64 and strided float32 views
+// large enough to be copied on several threads.
+TEST(MemoryInput, VisitsEachPieceOnceRightAfterItsCopy) {
+  const std::int64_t dates = 3, ids = 350003, nums = 2;  // 2.1 M elements: threaded copies
+  std::vector<double> mult(static_cast<std::size_t>(ids * nums), 1.5);
+  std::vector<double> disc64(static_cast<std::size_t>(dates * ids * nums));
+  std::vector<float> disc32(disc64.size() * 2);  // every other float: a strided view
+  for (std::size_t e = 0; e < disc64.size(); ++e) {
+    disc64[e] = 1.0 + static_cast<double>(e % 1009) / 7.0;
+    disc32[2 * e] = static_cast<float>(disc64[e]);
+  }
+  for (bool f32 : {false, true}) {
+    ArrayRef m{mult.data(), ElementType::f64, 2, {ids, nums, 0}, {nums, 1, 0}, "mult"};
+    ArrayRef d{f32 ? static_cast<void*>(disc32.data()) : static_cast<void*>(disc64.data()),
+               f32 ? ElementType::f32 : ElementType::f64, 3, {dates, ids, nums},
+               f32 ? std::array<std::int64_t, 3>{2 * ids * nums, 2 * nums, 2} : std::array<std::int64_t, 3>{ids * nums, nums, 1},
+               "disc"};
+    MemoryInput input(m, d, {Axis::date, Axis::id, Axis::num});
+    ASSERT_TRUE(input.visits_as_read());
+    const Range date_range{1, 3}, id_range{17, ids - 5};
+    const std::int64_t n = date_range.size() * id_range.size() * nums;
+    std::vector<double> buffer(static_cast<std::size_t>(n), std::nan(""));
+    std::mutex mutex;
+    std::vector<std::pair<std::int64_t, std::int64_t>> pieces;
+    bool all_there = true;
+    input.read_discount_visited(date_range, id_range, buffer.data(), [&](std::int64_t first, std::int64_t count) {
+      bool there = true;
+      for (std::int64_t e = first; e < first + count; ++e) {
+        const std::int64_t row = e / nums, k = e % nums;
+        const std::int64_t date = date_range.begin + row / id_range.size(), id = id_range.begin + row % id_range.size();
+        there = there && buffer[static_cast<std::size_t>(e)] ==
+                             static_cast<double>(f32 ? disc32[static_cast<std::size_t>(2 * ((date * ids + id) * nums + k))]
+                                                     : disc64[static_cast<std::size_t>((date * ids + id) * nums + k)]);
+      }
+      std::lock_guard<std::mutex> lock(mutex);
+      all_there = all_there && there;
+      pieces.emplace_back(first, count);
+    });
+    EXPECT_TRUE(all_there) << (f32 ? "float32" : "float64") << ": a piece was visited before its copy";
+    std::sort(pieces.begin(), pieces.end());
+    std::int64_t covered = 0;
+    for (const auto& [first, count] : pieces) {
+      ASSERT_EQ(first, covered) << "pieces overlap or leave a gap";
+      EXPECT_LE(count * 8, static_cast<std::int64_t>(2 * kCachePieceBytes));
+      covered += count;
+    }
+    EXPECT_EQ(covered, n);
+    EXPECT_GT(pieces.size(), 3u);
+  }
 }

@@ -233,13 +233,15 @@ TEST(Resolve, PipelineOutputAndReportGetTheirParts) {
 }
 
 // compute.kernel: auto takes fused where the data is multiplied in host
-// memory with the default slicing, else mdrange; fused asked for where it
-// cannot run is a config error naming the fix.
+// memory with the default slicing from an input that hands its pieces over
+// as they land, else mdrange; fused asked for where it cannot run is a
+// config error naming the fix.
 TEST(Resolve, KernelAutoTakesFusedInHostMemoryWithTheDefaultSlicing) {
   Config c = base_config();
   SystemFacts gpu = facts();
   gpu.separate_device_memory = true;
-  SystemFacts cpu = facts();
+  gpu.input.visits_as_read = true;  // positional reads
+  SystemFacts cpu = gpu;
   cpu.separate_device_memory = false;  // an OpenMP build: the device is the host
   EXPECT_EQ(resolve(c, gpu).pipeline.kernel, KernelKind::mdrange);
   EXPECT_EQ(resolve(c, gpu).report.kernel, "mdrange");
@@ -248,6 +250,11 @@ TEST(Resolve, KernelAutoTakesFusedInHostMemoryWithTheDefaultSlicing) {
   EXPECT_EQ(resolve(c, cpu).report.slicing, kFusedSlicing);
   c.compute.space = Space::host;
   EXPECT_EQ(resolve(c, gpu).pipeline.kernel, KernelKind::fused);
+  // Pieces visited only after the whole read (HDF5's own reads, synthetic):
+  // the multiply would be a pass of its own on the reader's threads.
+  SystemFacts later = cpu;
+  later.input.visits_as_read = false;
+  EXPECT_EQ(resolve(c, later).pipeline.kernel, KernelKind::mdrange);
   // A slicing the user chose is an MDRange's.
   Config sliced = c;
   sliced.compute.parallel_dims = {Axis::id, Axis::num};
