@@ -24,9 +24,8 @@ Pipeline<ExecSpace>::Pipeline(const PipelineJob& job, RunReport& report)
   axes_ = job.input->axes();
   require_kernel_compiled_in(spec_.kernel);
   blas_ = spec_.kernel == KernelKind::blas;
-  // resolve() takes fused only where the compute runs in host memory.
-  if (spec_.kernel == KernelKind::fused && copies)
-    throw config_error("compute.kernel: fused needs the data in host memory; this job computes on the GPU");
+  // resolve() takes fused only where the compute runs in host memory (and
+  // refuses it otherwise); the reader multiplies the staging buffer either way.
   fused_ = spec_.kernel == KernelKind::fused;
   scan_ = spec_.check_finite && job.input->may_hold_nonfinite();
   host_slab_.resize(static_cast<std::size_t>(plan_.host_buffers));

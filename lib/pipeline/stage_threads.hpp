@@ -79,7 +79,7 @@ void Pipeline<ExecSpace>::reader(const std::vector<int>& pending) {
       t.fused_seconds = static_cast<double>(multiply_ns.load()) * 1e-9 / most_at_once.load();
       if (const std::int64_t bad = first_bad.load(); bad >= 0)
         nonfinite_error("input.discount", spec_.discount, buffer[bad],
-                        slab_coordinates(bad, axes_, geometry(axes_, slab).extent, box.start));
+                        slab_coordinates(bad, axes_, g.extent, box.start));
       if (sums) t.sums = {disc_sum.load(), slab_mult_sum(slab, ids, t.host), true};
     } else {
       job_.input->read_discount(dates, ids, buffer);

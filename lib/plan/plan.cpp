@@ -258,7 +258,8 @@ WallPrediction predict_wall(const Plan& plan, const std::vector<StagePrediction>
 
   // Per slab, on average: each stage's bytes less the resident multBy's read.
   const double n = std::max(1, slabs);
-  double all = 0, device_path = 0, slowest = 0;
+  double all = 0, device_path = 0, slowest = 0, fused_kernel = 0;
+  const bool fused = plan.request.kernel_on_read;
   std::vector<std::pair<Stage, double>> per_slab;
   for (const auto& s : stages) {
     Stage stage = Stage::read;
@@ -266,22 +267,20 @@ WallPrediction predict_wall(const Plan& plan, const std::vector<StagePrediction>
     const std::uint64_t resident = resident_stage_bytes(stage, plan.mult_read_bytes(), plan.mult_per_slab);
     const double resident_seconds = s.bytes ? s.seconds * static_cast<double>(resident) / s.bytes : 0.0;
     w.resident_seconds += resident_seconds;
-    per_slab.emplace_back(stage, (s.seconds - resident_seconds) / n);
-    all += per_slab.back().second;
-    if (stage == Stage::h2d || stage == Stage::kernel || stage == Stage::d2h) device_path += per_slab.back().second;
+    const double seconds = (s.seconds - resident_seconds) / n;
+    per_slab.emplace_back(stage, seconds);
+    all += seconds;
+    if (stage == Stage::h2d || stage == Stage::kernel || stage == Stage::d2h) device_path += seconds;
+    if (fused && stage == Stage::kernel) fused_kernel = seconds;
   }
   // Under kernel: fused the reader's threads multiply each piece they read:
   // a slab's kernel time adds to its read's on those threads.
-  double fused = 0;
-  if (plan.request.kernel_on_read)
-    for (const auto& [stage, seconds] : per_slab)
-      if (stage == Stage::kernel) fused = seconds;
   for (const auto& [stage, seconds] : per_slab) {
-    if (fused > 0 && stage == Stage::kernel) continue;
-    const double busy = stage == Stage::read ? seconds + fused : seconds;
+    if (fused && stage == Stage::kernel) continue;
+    const double busy = stage == Stage::read ? seconds + fused_kernel : seconds;
     if (busy > slowest) {
       slowest = busy;
-      w.pace = stage == Stage::read && fused > 0 ? kFusedPace : stage_name(stage);
+      w.pace = fused && stage == Stage::read ? kFusedPace : stage_name(stage);
     }
   }
   w.first_slab_seconds = all;
