@@ -26,7 +26,7 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& config_sche
       {"input.synthetic", {"dates", "ids", "nums", "seed"}},
       {"output", {"file", "dataset", "overwrite", "mode", "checkpoint_seconds", "direct_io", "layout", "parts", "mpi_hints", "dtype"}},
       {"compute", {"space", "kernel", "parallel_dims", "tile"}},
-      {"memory", {"device_budget", "host_budget", "chunk_axis", "pipeline_depth", "max_slab"}},
+      {"memory", {"device_budget", "host_budget", "chunk_axis", "pipeline_depth", "max_slab", "staging"}},
       {"limits", {"read", "write", "h2d", "d2h", "kernel", "measure", "cache_days"}},
   };
   return schema;
@@ -427,6 +427,9 @@ class Parser {
                                                  {{"auto", std::nullopt}, {"date", Axis::date}, {"id", Axis::id}});
     if (node["pipeline_depth"])
       m.pipeline_depth = static_cast<int>(int_value(node["pipeline_depth"], "memory.pipeline_depth", 1, kMaxPipelineDepth));
+    if (node["staging"])
+      m.staging = choice<Staging>(node["staging"], "memory.staging",
+                                  {{"auto", Staging::automatic}, {"ring", Staging::ring}, {"none", Staging::none}});
   }
 
  private:

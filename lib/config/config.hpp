@@ -24,6 +24,11 @@ enum class Space { device, host };
 // left to the app, else mdrange (resolve/resolve.cpp, resolve_kernel).
 enum class KernelKind { automatic, mdrange, blas, fused };
 const char* kernel_name(KernelKind kernel);
+// memory.staging: whether slabs pass through the staging ring (ring), or each
+// I/O thread reads, multiplies and writes small pieces of its own slab
+// through a buffer that stays in cache (none); auto picks per job (resolve).
+enum class Staging { automatic, ring, none };
+const char* staging_name(Staging staging);
 enum class NonFinite { error, propagate };
 enum class OutputMode { file, checksum };
 // How cv is stored: float64, or float32 rounded once from the float64 product.
@@ -111,6 +116,7 @@ struct MemoryConfig {
   // the budget would allow one huge slab. Empty: auto, sized per job
   // (plan/plan.hpp's auto_max_slab).
   std::optional<MemorySize> max_slab;
+  Staging staging = Staging::automatic;
 };
 
 // Link speeds in GB/s (1e9 bytes per second) for the plan's predictions and

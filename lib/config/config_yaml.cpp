@@ -19,6 +19,15 @@ void emit_axes(YAML::Emitter& out, const std::vector<Axis>& axes) {
 
 }  // namespace
 
+const char* staging_name(Staging staging) {
+  switch (staging) {
+    case Staging::automatic: return "auto";
+    case Staging::ring: return "ring";
+    case Staging::none: return "none";
+  }
+  return "?";
+}
+
 const char* kernel_name(KernelKind kernel) {
   switch (kernel) {
     case KernelKind::automatic: return "auto";
@@ -105,6 +114,7 @@ std::string Config::to_yaml() const {
   out << YAML::Key << "chunk_axis" << YAML::Value << chunk_axis_name(memory.chunk_axis);
   out << YAML::Key << "pipeline_depth" << YAML::Value << memory.pipeline_depth;
   out << YAML::Key << "max_slab" << YAML::Value << (memory.max_slab ? memory.max_slab->describe() : "auto");
+  out << YAML::Key << "staging" << YAML::Value << staging_name(memory.staging);
   out << YAML::EndMap;
 
   out << YAML::Key << "limits" << YAML::Value << YAML::BeginMap;

@@ -35,4 +35,32 @@ inline std::vector<Run> box_runs(const std::array<std::int64_t, 3>& dims, const 
   return runs;
 }
 
+// The runs that hold elements [begin, end) of the packed buffer of box_runs,
+// in the same order: the part of box_runs' list that covers them, its first
+// and last runs cut to the range. Its lengths add up to end - begin.
+inline std::vector<Run> box_range_runs(const std::array<std::int64_t, 3>& dims,
+                                       const std::array<std::int64_t, 3>& start,
+                                       const std::array<std::int64_t, 3>& count, std::int64_t begin,
+                                       std::int64_t end) {
+  std::vector<Run> runs;
+  if (count[0] <= 0 || count[1] <= 0 || count[2] <= 0 || begin >= end) return runs;
+  // Elements per run of box_runs, and the array offset of run r's start.
+  const bool full2 = count[2] == dims[2];
+  const bool full12 = full2 && count[1] == dims[1];
+  const std::int64_t run_length = full12 ? count[0] * dims[1] * dims[2] : full2 ? count[1] * dims[2] : count[2];
+  auto run_start = [&](std::int64_t r) {
+    if (full12) return start[0] * dims[1] * dims[2];
+    if (full2) return ((start[0] + r) * dims[1] + start[1]) * dims[2];
+    const std::int64_t a = r / count[1], b = r % count[1];
+    return ((start[0] + a) * dims[1] + start[1] + b) * dims[2] + start[2];
+  };
+  while (begin < end) {
+    const std::int64_t r = begin / run_length, column = begin % run_length;
+    const std::int64_t n = std::min(end - begin, run_length - column);
+    runs.push_back({run_start(r) + column, n});
+    begin += n;
+  }
+  return runs;
+}
+
 }  // namespace discount

@@ -68,10 +68,12 @@ namespace {
 // is a row of the box, or several rows where the box spans the array's whole
 // last extent (then they lie end to end in the array too), so a [date, id,
 // num] slab of 5 nums per row is summed in long runs, not 5 at a time.
+// `piece` holds those elements: piece[0] is element `begin`.
 template <class T>
-std::uint64_t range_sum_of(const T* buffer, const std::array<std::int64_t, 3>& dims,
+std::uint64_t range_sum_of(const T* piece, const std::array<std::int64_t, 3>& dims,
                            const std::array<std::int64_t, 3>& start, const std::array<std::int64_t, 3>& count,
                            std::int64_t begin, std::int64_t end, SumKey key, bool* nonfinite = nullptr) {
+  const std::int64_t first_element = begin;
   std::int64_t rows = 1;  // rows per stretch
   if (count[2] == dims[2]) rows = count[1] == dims[1] ? count[0] * count[1] : count[1];
   const std::int64_t stretch = rows * count[2];
@@ -83,7 +85,7 @@ std::uint64_t range_sum_of(const T* buffer, const std::array<std::int64_t, 3>& d
     const std::int64_t row = r * rows, a = row / count[1], b = row % count[1];
     const std::int64_t first = ((start[0] + a) * dims[1] + start[1] + b) * dims[2] + start[2] + column;
     bool row_nonfinite = false;
-    sum += run_sum(buffer + begin, stop - begin, first, key, nonfinite ? &row_nonfinite : nullptr);
+    sum += run_sum(piece + (begin - first_element), stop - begin, first, key, nonfinite ? &row_nonfinite : nullptr);
     if (row_nonfinite) *nonfinite = true;
     begin = stop;
   }
@@ -99,7 +101,7 @@ std::uint64_t box_sum_of(const T* buffer, const std::array<std::int64_t, 3>& dim
   const unsigned parts = io_threads();
   std::vector<std::uint64_t> part_sums(parts, 0);
   host_parallel(total, parts, [&](std::int64_t begin, std::int64_t end, unsigned part) {
-    part_sums[part] += range_sum_of(buffer, dims, start, count, begin, end, key);
+    part_sums[part] += range_sum_of(buffer + begin, dims, start, count, begin, end, key);
   });
   std::uint64_t sum = 0;
   for (auto s : part_sums) sum += s;
@@ -116,13 +118,25 @@ std::uint64_t box_sum(const double* buffer, const std::array<std::int64_t, 3>& d
 std::uint64_t box_range_sum(const double* buffer, const std::array<std::int64_t, 3>& dims,
                             const std::array<std::int64_t, 3>& start, const std::array<std::int64_t, 3>& count,
                             std::int64_t begin, std::int64_t end, SumKey key, bool* nonfinite) {
-  return range_sum_of(buffer, dims, start, count, begin, end, key, nonfinite);
+  return range_sum_of(buffer + begin, dims, start, count, begin, end, key, nonfinite);
+}
+
+std::uint64_t box_piece_sum(const double* piece, const std::array<std::int64_t, 3>& dims,
+                            const std::array<std::int64_t, 3>& start, const std::array<std::int64_t, 3>& count,
+                            std::int64_t begin, std::int64_t end, SumKey key, bool* nonfinite) {
+  return range_sum_of(piece, dims, start, count, begin, end, key, nonfinite);
+}
+
+std::uint64_t box_piece_sum(const float* piece, const std::array<std::int64_t, 3>& dims,
+                            const std::array<std::int64_t, 3>& start, const std::array<std::int64_t, 3>& count,
+                            std::int64_t begin, std::int64_t end, SumKey key) {
+  return range_sum_of(piece, dims, start, count, begin, end, key);
 }
 
 std::uint64_t box_range_sum(const float* buffer, const std::array<std::int64_t, 3>& dims,
                             const std::array<std::int64_t, 3>& start, const std::array<std::int64_t, 3>& count,
                             std::int64_t begin, std::int64_t end, SumKey key) {
-  return range_sum_of(buffer, dims, start, count, begin, end, key);
+  return range_sum_of(buffer + begin, dims, start, count, begin, end, key);
 }
 
 std::uint64_t box_sum(const float* buffer, const std::array<std::int64_t, 3>& dims,

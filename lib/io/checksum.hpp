@@ -64,4 +64,13 @@ std::uint64_t box_range_sum(const float* buffer, const std::array<std::int64_t, 
                             const std::array<std::int64_t, 3>& start, const std::array<std::int64_t, 3>& count,
                             std::int64_t begin, std::int64_t end, SumKey key);
 
+// The same when only elements [begin, end) are at hand: piece[0] is element
+// `begin` of the packed buffer (memory.staging: none's small buffers).
+std::uint64_t box_piece_sum(const double* piece, const std::array<std::int64_t, 3>& dims,
+                            const std::array<std::int64_t, 3>& start, const std::array<std::int64_t, 3>& count,
+                            std::int64_t begin, std::int64_t end, SumKey key, bool* nonfinite = nullptr);
+std::uint64_t box_piece_sum(const float* piece, const std::array<std::int64_t, 3>& dims,
+                            const std::array<std::int64_t, 3>& start, const std::array<std::int64_t, 3>& count,
+                            std::int64_t begin, std::int64_t end, SumKey key);
+
 }  // namespace discount

@@ -180,6 +180,12 @@ class Hdf5Input final : public InputSource {
                  visit(static_cast<std::int64_t>(offset / sizeof(double)), static_cast<std::int64_t>(bytes / sizeof(double)));
                });
   }
+  bool reads_ranges() const override { return disc_.fast; }
+  void read_discount_range(Range dates, Range ids, std::int64_t first, std::int64_t count, double* buffer) override {
+    const FileBox box = discount_box(shape_, axes_, dates, ids);
+    pread_runs_here(disc_.fd.get(), disc_.offset, box_range_runs(box.dims, box.start, box.count, first, first + count),
+                    buffer, sizeof(double), "reading '" + config_.discount + "' from " + config_.file);
+  }
   void read_multiplier(Range ids, double* buffer) override {
     if (!transposed()) {
       read_box(mult_, config_.multiplier, {ids.begin, 0, 0}, {ids.size(), shape_.nums, 1}, buffer);

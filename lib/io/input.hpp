@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -73,6 +74,13 @@ class InputSource {
   // are visited after the whole read, a pass of their own. compute.kernel:
   // auto takes fused only when true.
   virtual bool visits_as_read() const { return false; }
+  // memory.staging: none: elements [first, first + count) of the buffer
+  // read_discount would fill for (dates, ids), read into `buffer` (which
+  // holds just those) on the calling thread. Only where reads_ranges().
+  virtual bool reads_ranges() const { return false; }
+  virtual void read_discount_range(Range, Range, std::int64_t, std::int64_t, double*) {
+    throw std::logic_error("this input does not read ranges of a slab");
+  }
   virtual void read_multiplier(Range ids, double* buffer) = 0;
   virtual std::string describe() const = 0;
   // Stable text that changes when the inputs' content changes (resume

@@ -121,6 +121,10 @@ class ListInput final : public InputSource {
   void read_discount_visited(Range dates, Range ids, double* buffer, const PieceVisitor& visit) override {
     inner_->read_discount_visited(dates, ids, buffer, visit);
   }
+  bool reads_ranges() const override { return inner_->reads_ranges(); }
+  void read_discount_range(Range dates, Range ids, std::int64_t first, std::int64_t count, double* buffer) override {
+    inner_->read_discount_range(dates, ids, first, count, buffer);
+  }
   void read_multiplier(Range ids, double* buffer) override { inner_->read_multiplier(ids, buffer); }
   std::string describe() const override {
     std::string files;

@@ -33,16 +33,16 @@ namespace {
 
 // The output's box for a slab, in its axes order (the same mapping the
 // reader uses for the input).
-FileBox output_box(const OutputSpec& spec, Range dates, Range ids) {
-  return discount_box({spec.dates, spec.ids, spec.nums}, spec.axes, dates, ids);
-}
-
 bool is_dir(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 }  // namespace
+
+FileBox output_box(const OutputSpec& spec, Range dates, Range ids) {
+  return discount_box({spec.dates, spec.ids, spec.nums}, spec.axes, dates, ids);
+}
 
 FileOutput::FileOutput(const OutputSpec& spec) : spec_(spec), existing_(spec.existing), run_start_utc_(utc_now()) {
   if (spec.attach) {
@@ -272,11 +272,15 @@ void FileOutput::write_slab(const Slab& slab, const double* values, const InputS
       file.dirty = true;
     }
   }
+  record_written(b, e, fused ? fused_sum.load() : out_sum.get(), input);
+}
+
+void FileOutput::record_written(std::int64_t b, std::int64_t e, std::uint64_t out_sum, const InputSums& input) {
   DoneRange done;
   done.begin = b;
   done.end = e;
   done.run = run_;
-  done.out_sum = fused ? fused_sum.load() : out_sum.get();
+  done.out_sum = out_sum;
   if (input.known) {
     done.flags = kHasInputSums;
     done.in_disc = input.disc;

@@ -30,6 +30,7 @@
 #include "common/fingerprint.hpp"
 #include "io/checksum_output.hpp"
 #include "io/hdf5_handle.hpp"
+#include "io/input.hpp"
 #include "io/output_existing.hpp"
 #include "io/output_lock.hpp"
 #include "io/output_record.hpp"
@@ -54,6 +55,10 @@ struct DataFile {
   std::atomic<bool> dirty{false};        // written since its last fdatasync
 };
 
+// The output's box for a slab, in its axes order (the same mapping the
+// reader uses for the input).
+FileBox output_box(const OutputSpec& spec, Range dates, Range ids);
+
 class FileOutput final : public OutputSink {
  public:
   enum class State { fresh, resumed, already_complete };
@@ -65,6 +70,9 @@ class FileOutput final : public OutputSink {
   std::int64_t units_done() const;
   bool slab_done(const Slab& slab) const override;
   void write_slab(const Slab& slab, const double* buffer, const InputSums& input = {}) override;
+  // Page-cache writes of a slab that lies in one data file (output_pieces.cpp);
+  // null with O_DIRECT or MPI-IO, or for a slab across a part's edge.
+  std::unique_ptr<SlabPieces> slab_pieces(const Slab& slab) override;
   bool wants_input_sums() const override { return true; }
   int writer_threads() const override;
   std::vector<int> write_order(const std::vector<int>& pending) const override;
@@ -115,6 +123,8 @@ class FileOutput final : public OutputSink {
   std::uint64_t piece_bytes() const;
   std::pair<std::int64_t, std::int64_t> units_of(const Slab& slab) const;
   void checkpoint_locked();
+  // Units [b, e) written with checksum out_sum: queued for the next checkpoint.
+  void record_written(std::int64_t b, std::int64_t e, std::uint64_t out_sum, const InputSums& input);
   void write_run_record(int fd) const;
   void stamp_run_record() const;
   void remove_stale_parts(const std::string& keep_also) const;

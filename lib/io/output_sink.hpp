@@ -3,6 +3,8 @@
 // implement it.
 #pragma once
 
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -10,6 +12,20 @@
 #include "plan/plan.hpp"
 
 namespace discount {
+
+// memory.staging: none: one slab written piece by piece from the caller's
+// small buffer, on the caller's thread. The pieces hold the slab packed in
+// the output's axis order, as write_slab's buffer does, and together cover
+// it once.
+class SlabPieces {
+ public:
+  virtual ~SlabPieces() = default;
+  // Elements [first, first + count) of the slab. `values` may be changed
+  // (output.dtype: float32 packs them in place).
+  virtual void write(std::int64_t first, std::int64_t count, double* values) = 0;
+  // Every piece written: the slab is recorded as write_slab records it.
+  virtual void finish(const InputSums& input) = 0;
+};
 
 class OutputSink {
  public:
@@ -22,6 +38,10 @@ class OutputSink {
   // buffer is free after the call: a sink may reuse its memory (the file sink
   // packs float32 values there, output.dtype).
   virtual void write_slab(const Slab& slab, const double* buffer, const InputSums& input = {}) = 0;
+  // The slab in pieces (SlabPieces), or null where this sink cannot take it
+  // so (then write_slab). Safe to call from several threads when
+  // writer_threads() > 1, for slabs of different writers.
+  virtual std::unique_ptr<SlabPieces> slab_pieces(const Slab&) { return nullptr; }
   // The sink records input checksums: the reader takes them.
   virtual bool wants_input_sums() const { return false; }
   // How many slabs the sink can take at once (one writer thread each): more

@@ -120,6 +120,26 @@ void pread_runs(int fd, std::uint64_t base, const std::vector<Run>& runs, void* 
            after ? &after : nullptr);
 }
 
+void pread_runs_here(int fd, std::uint64_t base, const std::vector<Run>& runs, void* buffer,
+                     std::size_t element_bytes, const std::string& what) {
+  auto* bytes = static_cast<char*>(buffer);
+  transfer(segments(base, runs, element_bytes, kPiece), 1, what, "read",
+           [&](const Segment& seg, std::uint64_t done, unsigned) {
+             return ::pread(fd, bytes + seg.buffer_offset + done, seg.bytes - done,
+                            static_cast<off_t>(seg.file_offset + done));
+           });
+}
+
+void pwrite_runs_here(int fd, std::uint64_t base, const std::vector<Run>& runs, const void* buffer,
+                      std::size_t element_bytes, const std::string& what) {
+  const auto* bytes = static_cast<const char*>(buffer);
+  transfer(segments(base, runs, element_bytes, kPiece), 1, what, "write",
+           [&](const Segment& seg, std::uint64_t done, unsigned) {
+             return ::pwrite(fd, bytes + seg.buffer_offset + done, seg.bytes - done,
+                             static_cast<off_t>(seg.file_offset + done));
+           });
+}
+
 namespace {
 
 bool memory_file_system(const struct statfs& info) {

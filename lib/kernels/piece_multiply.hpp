@@ -45,11 +45,12 @@ inline PieceShape merged_piece_shape(const PieceShape& s) {
   return {{extent[2], extent[1], extent[0]}, {stride[2], stride[1], stride[0]}};
 }
 
-// data[e] = data[e] * mult[m(e)] for the elements [first, first + count) of a
-// packed buffer of `shape` (merged or not), where m(e) is the multBy element
-// of e's (id, num). One IEEE multiply per element, as the Kokkos kernels do:
-// the results are the same bit for bit.
-inline void multiply_piece(double* data, const double* mult, const PieceShape& shape, std::int64_t first,
+// e = e * mult[m(e)] for the elements [first, first + count) of a packed
+// buffer of `shape` (merged or not), where m(e) is the multBy element of e's
+// (id, num); `piece` holds those elements (piece[0] is element `first`), in
+// the slab buffer or in a small buffer of their own. One IEEE multiply per
+// element, as the Kokkos kernels do: the results are the same bit for bit.
+inline void multiply_piece(double* piece, const double* mult, const PieceShape& shape, std::int64_t first,
                            std::int64_t count) {
   const auto& e = shape.extent;
   const auto& s = shape.mult_stride;
@@ -58,7 +59,7 @@ inline void multiply_piece(double* data, const double* mult, const PieceShape& s
   while (count > 0) {
     const std::int64_t run = std::min(count, e[2] - c2);
     const double* m = mult + c0 * s[0] + c1 * s[1] + c2 * s[2];
-    double* d = data + at;
+    double* d = piece + (at - first);
     if (s[2] == 1) {
       for (std::int64_t j = 0; j < run; ++j) d[j] *= m[j];
     } else if (s[2] == 0) {

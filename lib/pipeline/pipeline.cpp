@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "common/startup.hpp"
-#include "pipeline/stage_threads.hpp"
+#include "pipeline/unstaged.hpp"
 
 namespace discount {
 
@@ -27,6 +27,9 @@ Pipeline<ExecSpace>::Pipeline(const PipelineJob& job, RunReport& report)
   // resolve() takes fused only where the compute runs in host memory (and
   // refuses it otherwise); the reader multiplies the staging buffer either way.
   fused_ = spec_.kernel == KernelKind::fused;
+  unstaged_ = spec_.staging == Staging::none;
+  if (unstaged_ && (copies || !fused_ || plan_.mult_per_slab || !job.input->reads_ranges()))
+    throw internal_error("memory.staging: none needs host memory, the fused multiply, date slabs and positional reads");
   scan_ = spec_.check_finite && job.input->may_hold_nonfinite();
   host_slab_.resize(static_cast<std::size_t>(plan_.host_buffers));
   if (plan_.mult_per_slab) host_mult_.resize(static_cast<std::size_t>(plan_.host_buffers));
@@ -76,8 +79,18 @@ void Pipeline<ExecSpace>::run() {
   total_pending_ = static_cast<int>(pending.size());
 
   const Region region("discount::pipeline");  // this thread's: the compute stage's regions nest in it
-  ExecInstances<ExecSpace> instances(copies ? 3 : 1);
   std::vector<std::thread> threads;
+  if (unstaged_) {
+    // One thread per file the sink can take at once, each moving whole slabs.
+    writers_ = std::max(1, job_.sink->writer_threads());
+    std::atomic<std::size_t> next{0};
+    for (int w = 0; w < writers_; ++w) threads.emplace_back([&] { guarded([&] { streamer(pending, next); }, {}); });
+    for (auto& t : threads) t.join();
+    if (first_error_) std::rethrow_exception(first_error_);
+    report_figures();
+    return;
+  }
+  ExecInstances<ExecSpace> instances(copies ? 3 : 1);
   threads.emplace_back([&] { guarded([&] { stage_buffers(); }, {}); });
   threads.emplace_back([&] { guarded([&] { reader(pending); }, {&loaded_}); });
   if (copies) {
@@ -94,6 +107,11 @@ void Pipeline<ExecSpace>::run() {
   // Several writers (split output): the write stage's time is the time any
   // of them was writing, not the sum over writers.
   if (writers_ > 1) stats(Stage::write).seconds = union_seconds(write_intervals_);
+  report_figures();
+}
+
+template <class ExecSpace>
+void Pipeline<ExecSpace>::report_figures() {
   report_.stages.clear();
   for (Stage stage : pipeline_stages(copies)) report_.stages.push_back(stats(stage));
   report_.slabs_run = stats(Stage::write).slabs;

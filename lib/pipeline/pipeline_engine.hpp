@@ -130,6 +130,7 @@ class Pipeline {
   bool stop_requested() const { return aborted_ || (job_.stop && job_.stop->load() != 0); }
 
   void read_multiplier(Range ids, double* buffer);
+  void report_figures();  // the stages' counters into the report, after the threads joined
 
   Range absolute(Range r, Range selection) const { return {selection.begin + r.begin, selection.begin + r.end}; }
 
@@ -140,6 +141,10 @@ class Pipeline {
   void compute(const ExecSpace& exec);
   void downloader(const ExecSpace& exec);
   void writer();
+  void slab_written_locked();
+  void writer_done();
+  // memory.staging: none: these threads instead of the stages above (pipeline/unstaged.hpp).
+  void streamer(const std::vector<int>& pending, std::atomic<std::size_t>& next);
 
   // One slab's work on a stage, timed from t0, counted by plan/stages.hpp.
   // The interval is kept too: the stages overlap, so the time in no stage is
@@ -170,6 +175,8 @@ class Pipeline {
   std::array<Axis, 3> axes_{};
   bool blas_ = false, scan_ = false;
   bool fused_ = false;  // compute.kernel: fused: the reader's threads multiply (host memory only)
+  bool unstaged_ = false;  // memory.staging: none: streamer threads, no ring (host memory only)
+  std::mutex whole_slab_mutex_;  // unstaged: one slab at a time in a whole-slab buffer
   int total_pending_ = 0;
 
   std::vector<HostPages> host_pages_;  // own the memory of the host buffers below

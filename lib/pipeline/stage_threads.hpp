@@ -66,7 +66,7 @@ void Pipeline<ExecSpace>::reader(const std::vector<int>& pending) {
           }
           {
             const Region kernel("discount::kernel");
-            multiply_piece(buffer, mult, shape, first, count);
+            multiply_piece(buffer + first, mult, shape, first, count);
           }
           multiplying.fetch_sub(1);
           multiply_ns.fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - m0).count(),
@@ -176,7 +176,6 @@ void Pipeline<ExecSpace>::downloader(const ExecSpace& exec) {
 template <class ExecSpace>
 void Pipeline<ExecSpace>::writer() {
   Ticket t;
-  const auto start = write_start_;
   while (computed_.pop(t) && !aborted_) {
     const auto t0 = Clock::now();
     const Slab& slab = plan_.slabs[t.slab];
@@ -188,16 +187,27 @@ void Pipeline<ExecSpace>::writer() {
     write_intervals_.emplace_back(t0, Clock::now());
     record(Stage::write, slab, t0);
     free_host_.push(t.host);
-    const StageStats& written = stats(Stage::write);
-    if (job_.progress) job_.progress({written.slabs, total_pending_, written.bytes, seconds_since(start), false});
-    test_hold_.after_slab(written.slabs, [this] { return stop_requested(); });  // tests only (test_hooks.hpp)
+    slab_written_locked();
   }
-  // However the run ends (done, stopped, failed), the last writer to finish
-  // gives the final figures, so the progress line ends once.
+  writer_done();
+}
+
+// After a slab's write, under write_mutex_: the progress line, the test hold.
+template <class ExecSpace>
+void Pipeline<ExecSpace>::slab_written_locked() {
+  const StageStats& written = stats(Stage::write);
+  if (job_.progress) job_.progress({written.slabs, total_pending_, written.bytes, seconds_since(write_start_), false});
+  test_hold_.after_slab(written.slabs, [this] { return stop_requested(); });  // tests only (test_hooks.hpp)
+}
+
+// However the run ends (done, stopped, failed), the last writer to finish
+// gives the final figures, so the progress line ends once.
+template <class ExecSpace>
+void Pipeline<ExecSpace>::writer_done() {
   std::lock_guard<std::mutex> lock(write_mutex_);
   if (++writers_done_ == writers_ && job_.progress) {
     const StageStats& written = stats(Stage::write);
-    job_.progress({written.slabs, total_pending_, written.bytes, seconds_since(start), true});
+    job_.progress({written.slabs, total_pending_, written.bytes, seconds_since(write_start_), true});
   }
 }
 

@@ -11,6 +11,11 @@ std::uint64_t auto_max_slab(std::uint64_t job_bytes, int ring_buffers) {
   return std::clamp(job_bytes / static_cast<std::uint64_t>(kAutoSlabs), kAutoSlabMin, most);
 }
 
+std::uint64_t auto_max_slab_unstaged(std::uint64_t job_bytes, int threads) {
+  const auto slabs = static_cast<std::uint64_t>(kSlabsPerThread * std::max(1, threads));
+  return std::clamp(job_bytes / slabs, kAutoSlabMin, kAutoSlabMax);
+}
+
 SlabReadShape slab_read_shape(const Plan& plan, const std::array<Axis, 3>& file_axes,
                               const std::array<std::int64_t, 3>& source) {
   const PlanRequest& r = plan.request;

@@ -30,6 +30,11 @@ constexpr std::uint64_t kAutoSlabMax = std::uint64_t{256} << 20;
 // x the slab stays within kAutoRing, the slab never under kAutoSlabMin.
 constexpr std::uint64_t kAutoRing = std::uint64_t{1} << 30;
 std::uint64_t auto_max_slab(std::uint64_t job_bytes, int ring_buffers = 0);
+// The same under memory.staging: none, where no ring holds slabs and each of
+// `threads` threads moves whole slabs of its own: about kSlabsPerThread
+// slabs each, so the threads finish within a small slab of each other.
+constexpr std::int64_t kSlabsPerThread = 8;
+std::uint64_t auto_max_slab_unstaged(std::uint64_t job_bytes, int threads);
 
 // How one full slab of a plan lies in the input's discount dataset: the
 // bytes of each contiguous run a positional read moves, and how many runs.

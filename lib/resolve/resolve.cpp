@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/error.hpp"
+#include "common/host_parallel.hpp"
 #include "common/sizes.hpp"
 #include "io/part_count.hpp"
 #include "io/posix_io.hpp"
@@ -23,6 +24,7 @@ InputFacts input_facts(const InputSource& input) {
   facts.read_memory_bytes = input.read_memory_bytes();
   facts.stored = input.stored_bytes();
   facts.visits_as_read = input.visits_as_read();
+  facts.reads_ranges = input.reads_ranges();
   return facts;
 }
 
@@ -82,6 +84,21 @@ KernelKind resolve_kernel(const Config& config, bool device_copies, bool visits_
   }
   if (c.kernel != KernelKind::automatic) return c.kernel;
   return !device_copies && default_slicing && visits_as_read ? KernelKind::fused : KernelKind::mdrange;
+}
+
+// memory.staging: none moves each slab in ~1 MiB pieces on one I/O thread
+// (read, checks, multiply, write) through a buffer that stays in cache, so no
+// slab crosses memory in a staging ring. Why this job cannot, or "".
+std::string unstaged_refusal(const Config& config, const InputFacts& input, bool device_copies, KernelKind kernel) {
+  if (device_copies) return "needs host memory (compute.space: host): copies to a GPU go through the staging ring";
+  if (config.output.mode != OutputMode::file) return "needs an output file (output.mode: file)";
+  if (config.memory.chunk_axis == Axis::id)
+    return "keeps multBy resident and cuts date slabs, but memory.chunk_axis: id cuts id slabs";
+  if (!input.reads_ranges)
+    return "needs an input read by positional reads (a contiguous float64 dataset); this one goes through HDF5's reads";
+  if (kernel != KernelKind::fused)
+    return "needs the multiply on the I/O threads (compute.kernel: auto or fused, the default slicing)";
+  return {};
 }
 
 // chunk_axis is the resolved one (date or id, never auto): a job that auto
@@ -179,6 +196,16 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
   request.ids = ids.size();
   request.nums = input.nums;
   request.pipeline_depth = config.memory.pipeline_depth;
+  request.device_copies = config.compute.space == Space::device && facts.separate_device_memory;
+  const KernelKind kernel = resolve_kernel(config, request.device_copies, facts.input.visits_as_read);
+  // memory.staging: none where asked (or refused, saying why); auto takes it
+  // for a split output on a memory-backed file system (docs/config.md), and
+  // then one part per core, so that each thread writes a file of its own.
+  const std::string unstaged_why = unstaged_refusal(config, input, request.device_copies, kernel);
+  if (config.memory.staging == Staging::none && !unstaged_why.empty())
+    throw config_error(config.source_path + ": memory.staging: none " + unstaged_why + "; use staging: auto or ring");
+  bool unstaged = config.memory.staging == Staging::none ||
+                  (config.memory.staging == Staging::automatic && unstaged_why.empty() && facts.output_memory_backed);
   int split_parts = config.output.parts, split_writers_n = 0;
   LayoutFacts layout_facts;
   layout_facts.output_bytes =
@@ -198,20 +225,25 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
       split_parts = auto_parts(static_cast<std::uint64_t>(request.dates) * request.ids * request.nums * sizeof(double),
                                cores, facts.output_memory_backed);
       // Under MPI a multiple of the ranks: on a fresh run each rank's share of the slabs is whole parts of its own.
+      if (unstaged && facts.output_memory_backed && split_parts > 1)
+        split_parts = std::max(split_parts, static_cast<int>(std::min(64u, cores)));
       if (facts.ranks > 1 && split_parts > 1) split_parts = (split_parts + facts.ranks - 1) / facts.ranks * facts.ranks;
     }
     split_writers_n = split_writers(split_parts, cores);
     if (split_writers_n > 1)
       request.pipeline_depth = std::max(request.pipeline_depth, std::min(kMaxPipelineDepth, split_writers_n + 2));
   }
-  request.device_copies = config.compute.space == Space::device && facts.separate_device_memory;
+  // auto: only where several threads write parts of their own at once.
+  if (config.memory.staging == Staging::automatic && split_writers_n < 2) unstaged = false;
+  const int unstaged_threads = std::max(1, split_writers_n);
   request.host_budget = config.memory.host_budget.resolve(facts.host_bytes);
   request.device_budget = request.device_copies ? config.memory.device_budget.resolve(facts.device_bytes) : 0;
-  request.max_slab = config.memory.max_slab
-                         ? config.memory.max_slab->resolve(request.host_budget)
-                         : auto_max_slab(static_cast<std::uint64_t>(request.dates) * request.ids * request.nums *
-                                             request.element_bytes,
-                                         request.pipeline_depth);
+  const std::uint64_t job_bytes =
+      static_cast<std::uint64_t>(request.dates) * request.ids * request.nums * request.element_bytes;
+  const auto auto_slab = [&] {
+    return unstaged ? auto_max_slab_unstaged(job_bytes, unstaged_threads) : auto_max_slab(job_bytes, request.pipeline_depth);
+  };
+  request.max_slab = config.memory.max_slab ? config.memory.max_slab->resolve(request.host_budget) : auto_slab();
   std::uint64_t direct_piece = 0;  // O_DIRECT bounce buffer per writer thread (0: no O_DIRECT)
   if (config.output.mode == OutputMode::file && config.output.direct_io) {
     direct_piece = DirectWriter::piece_for(request.host_budget, facts.writer_threads);
@@ -219,11 +251,24 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
     request.staging_bytes = facts.writer_threads * direct_piece * std::max(1, split_writers_n);
   }
   request.read_bytes = input.read_memory_bytes;
+  const std::uint64_t piece_buffers = static_cast<std::uint64_t>(unstaged_threads) * kCachePieceBytes;
+  if (unstaged) request.staging_bytes += piece_buffers;  // each thread's piece buffer
   choose_chunk_axis(config.memory.chunk_axis, facts, request);
+  if (unstaged && request.chunk_axis == Axis::id) {
+    // none keeps multBy resident: id slabs (each with its multBy rows) stay on the ring.
+    if (config.memory.staging == Staging::none)
+      throw config_error(config.source_path + ": memory.staging: none keeps multBy resident and cuts date slabs, but "
+                         "this job cuts id slabs (" + request.chunk_axis_reason + "); use staging: auto or ring");
+    unstaged = false;
+    request.staging_bytes -= piece_buffers;
+    if (!config.memory.max_slab) request.max_slab = auto_slab();
+    choose_chunk_axis(config.memory.chunk_axis, facts, request);
+  }
 
   PipelineSpec& pipeline = spec.pipeline;
   pipeline.space = config.compute.space;
-  pipeline.kernel = resolve_kernel(config, request.device_copies, facts.input.visits_as_read);
+  pipeline.kernel = kernel;
+  pipeline.staging = unstaged ? Staging::none : Staging::ring;
   request.kernel_on_read = pipeline.kernel == KernelKind::fused;
   if (pipeline.kernel == KernelKind::blas && !(input.axes[0] == Axis::date && input.axes[1] == Axis::id))
     throw config_error(config.source_path + ": compute.kernel: blas needs the input's axes [date, id, num] (the file's "
@@ -275,6 +320,7 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
   spec.report_path = config.report;
   spec.report.kernel = kernel_name(pipeline.kernel);
   spec.report.slicing = pipeline.kernel == KernelKind::blas    ? "KokkosBlas::mult over whole slabs"
+                        : unstaged                             ? kUnstagedSlicing
                         : pipeline.kernel == KernelKind::fused ? kFusedSlicing
                                                                : pipeline.slicing.describe(input.axes);
   spec.report.config_yaml = config.to_yaml();

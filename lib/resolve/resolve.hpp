@@ -31,6 +31,7 @@ struct InputFacts {
   std::uint64_t read_memory_bytes = 0;  // InputSource::read_memory_bytes(): HDF5's reading memory
   StoredBytes stored;                   // InputSource::stored_bytes(): element sizes on disk
   bool visits_as_read = false;          // InputSource::visits_as_read(): pieces handed over in cache
+  bool reads_ranges = false;            // InputSource::reads_ranges(): memory.staging: none can read it
 };
 InputFacts input_facts(const InputSource& input);
 
@@ -76,6 +77,7 @@ std::uint64_t device_share(std::uint64_t free_bytes, int local_ranks, int visibl
 struct PipelineSpec {
   Space space = Space::device;
   KernelKind kernel = KernelKind::mdrange;
+  Staging staging = Staging::ring;  // resolved: ring or none (memory.staging)
   Slicing slicing;            // by memory position of the file's axis order
   bool check_finite = true;   // input.nonfinite: error
   std::string multiplier = "multBy", discount = "discount";  // dataset names, for messages
@@ -86,6 +88,11 @@ struct PipelineSpec {
 // The report's slicing text for compute.kernel: fused.
 inline constexpr const char* kFusedSlicing =
     "fused: each piece multiplied by the I/O thread that read it, while in cache";
+
+// ... and for memory.staging: none.
+inline constexpr const char* kUnstagedSlicing =
+    "fused, no staging ring (memory.staging: none): each I/O thread reads, multiplies and writes ~1 MiB "
+    "pieces of its own slab while in cache";
 
 // What the run report shows about the job.
 struct ReportSpec {

@@ -40,6 +40,45 @@ TEST(BoxRuns, FullRowsMergeIntoOneRun) {
   EXPECT_EQ(box_runs({200, 1000, 5}, {0, 10, 0}, {200, 30, 5}).size(), 200u);
 }
 
+// Any range of the packed buffer maps to the same elements box_runs lists at
+// those positions, and no run is longer than it need be.
+TEST(BoxRuns, RangeRunsMatchTheWholeListsElements) {
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 300; ++trial) {
+    std::array<std::int64_t, 3> dims{}, start{}, count{};
+    for (int j = 0; j < 3; ++j) {
+      dims[j] = 1 + rng() % 7;
+      start[j] = rng() % dims[j];
+      count[j] = 1 + rng() % (dims[j] - start[j]);
+    }
+    std::vector<std::int64_t> whole;
+    for (const discount::Run& run : box_runs(dims, start, count))
+      for (std::int64_t e = 0; e < run.length; ++e) whole.push_back(run.offset + e);
+    const auto n = static_cast<std::int64_t>(whole.size());
+    const std::int64_t begin = rng() % n, end = begin + 1 + rng() % (n - begin);
+    std::vector<std::int64_t> got;
+    std::int64_t total = 0;
+    for (const discount::Run& run : box_range_runs(dims, start, count, begin, end)) {
+      ASSERT_GT(run.length, 0);
+      total += run.length;
+      for (std::int64_t e = 0; e < run.length; ++e) got.push_back(run.offset + e);
+    }
+    ASSERT_EQ(total, end - begin);
+    ASSERT_EQ(got, std::vector<std::int64_t>(whole.begin() + begin, whole.begin() + end));
+  }
+  EXPECT_TRUE(box_range_runs({4, 4, 4}, {0, 0, 0}, {4, 4, 4}, 5, 5).empty());
+  // A [date][id][num] date slab is one run; an id slab one run per date.
+  EXPECT_EQ(box_range_runs({200, 1000, 5}, {10, 0, 0}, {7, 1000, 5}, 100, 30000).size(), 1u);
+  const auto per_date = box_range_runs({200, 1000, 5}, {0, 10, 0}, {200, 30, 5}, 140, 310);
+  ASSERT_EQ(per_date.size(), 3u);  // the end of date 0's run, all of date 1's, the start of date 2's
+  EXPECT_EQ(per_date[0].offset, 50 + 140);
+  EXPECT_EQ(per_date[0].length, 10);
+  EXPECT_EQ(per_date[1].offset, 5000 + 50);
+  EXPECT_EQ(per_date[1].length, 150);
+  EXPECT_EQ(per_date[2].offset, 10000 + 50);
+  EXPECT_EQ(per_date[2].length, 10);
+}
+
 TEST(Finite, FindsTheFirstBadValue) {
   std::vector<double> data(300000, 1.25);
   EXPECT_EQ(find_nonfinite(data.data(), static_cast<std::int64_t>(data.size())), -1);
@@ -125,7 +164,7 @@ TEST(PieceMultiply, MatchesAPlainLoopForEveryAxisOrder) {
       for (std::size_t p = 0; p < order.size(); ++p) order[p] = p;
       std::shuffle(order.begin(), order.end(), rng);
       std::vector<double> data = disc;
-      for (std::size_t p : order) multiply_piece(data.data(), mult.data(), s, cuts[p], cuts[p + 1] - cuts[p]);
+      for (std::size_t p : order) multiply_piece(data.data() + cuts[p], mult.data(), s, cuts[p], cuts[p + 1] - cuts[p]);
       ASSERT_EQ(data, expected) << "trial " << trial << " axes " << axis_name(axes[0]) << "," << axis_name(axes[1])
                                 << "," << axis_name(axes[2]) << " extents " << dates << "x" << ids << "x" << nums;
     }

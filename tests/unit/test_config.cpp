@@ -115,6 +115,17 @@ TEST(Config, KernelNamesParseAndPrintBack) {
   }
 }
 
+TEST(Config, StagingNamesParseAndPrintBack) {
+  for (const auto& [name, staging] : std::vector<std::pair<std::string, Staging>>{
+           {"auto", Staging::automatic}, {"ring", Staging::ring}, {"none", Staging::none}}) {
+    const Config c = parse("input: {file: a}\noutput: {file: b}\nmemory: {staging: " + name + "}\n");
+    EXPECT_EQ(c.memory.staging, staging) << name;
+    EXPECT_EQ(staging_name(staging), name);
+    EXPECT_NE(c.to_yaml().find("staging: " + name), std::string::npos) << c.to_yaml();
+  }
+  EXPECT_EQ(parse("input: {file: a}\noutput: {file: b}\n").memory.staging, Staging::automatic);
+}
+
 TEST(Config, RelativePathsResolveAgainstTheConfigDirectory) {
   Config c = parse_config(kMinimal, "jobs/a/job.yaml");
   EXPECT_EQ(c.input.file, "jobs/a/in.h5");

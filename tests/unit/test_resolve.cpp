@@ -504,6 +504,14 @@ TEST(Defaults, AutoMaxSlabBetweenFloorAndCap) {
   EXPECT_EQ(resolve(c, facts(200, 250000, 5)).plan.max_slab, std::uint64_t{64} << 20);
 }
 
+// memory.staging: none: about kSlabsPerThread slabs per thread, same floor and cap.
+TEST(Defaults, AutoMaxSlabUnstagedGivesEachThreadSeveralSlabs) {
+  EXPECT_EQ(auto_max_slab_unstaged(0, 16), kAutoSlabMin);
+  EXPECT_EQ(auto_max_slab_unstaged(std::uint64_t{20} << 30, 16), (std::uint64_t{20} << 30) / 128);
+  EXPECT_EQ(auto_max_slab_unstaged(std::uint64_t{20} << 30, 0), kAutoSlabMax);  // one thread at least
+  EXPECT_EQ(auto_max_slab_unstaged(std::uint64_t{80} << 30, 4), kAutoSlabMax);
+}
+
 // The staging ring (ring_buffers x the slab), pinned or not, stays within
 // kAutoRing, never below the floor.
 TEST(Defaults, AutoMaxSlabKeepsTheRingSmall) {
@@ -706,4 +714,60 @@ TEST(Resolve, AutoLayoutSplitsOnMemoryBackedFileSystems) {
   spec = resolve(c, f);
   EXPECT_EQ(spec.output.layout, OutputLayout::single);
   EXPECT_EQ(spec.report.layout_reason, "auto: kept from the existing partial");
+}
+
+// memory.staging: auto takes none for a split output on a memory-backed file
+// system in host memory, with one part per core and slabs cut for the
+// threads; on a disk it keeps the ring. none, asked for, runs anywhere it
+// can and is refused, saying why, where it cannot.
+TEST(Resolve, StagingNoneWhereEachThreadWritesItsOwnPart) {
+  Config c = base_config();
+  c.compute.space = Space::host;
+  SystemFacts f = facts(2000, 100003, 5);  // 8 GB
+  f.input.visits_as_read = f.input.reads_ranges = true;
+  f.output_memory_backed = true;
+  JobSpec spec = resolve(c, f);
+  EXPECT_EQ(spec.pipeline.staging, Staging::none);
+  EXPECT_EQ(spec.pipeline.kernel, KernelKind::fused);
+  EXPECT_EQ(spec.output.layout, OutputLayout::split);
+  EXPECT_EQ(spec.output.parts, 6);  // one per core (6 counted), not 4 of 2 GiB
+  EXPECT_EQ(spec.output.writers, 6);
+  EXPECT_EQ(spec.plan.max_slab, auto_max_slab_unstaged(2000ull * 100003 * 5 * 8, 6));
+  EXPECT_EQ(spec.report.slicing, kUnstagedSlicing);
+  c.memory.staging = Staging::ring;
+  spec = resolve(c, f);
+  EXPECT_EQ(spec.pipeline.staging, Staging::ring);
+  EXPECT_EQ(spec.output.parts, 4);
+  c.memory.staging = Staging::automatic;
+  f.output_memory_backed = false;
+  EXPECT_EQ(resolve(c, f).pipeline.staging, Staging::ring);
+  c.memory.staging = Staging::none;
+  EXPECT_EQ(resolve(c, f).pipeline.staging, Staging::none);
+  const auto refused = [&](const Config& config, const SystemFacts& facts, const std::string& says) {
+    const std::string error = config_error_of(config, facts);
+    EXPECT_NE(error.find("memory.staging: none"), std::string::npos) << error;
+    EXPECT_NE(error.find(says), std::string::npos) << error;
+  };
+  Config mdrange = c;
+  mdrange.compute.kernel = KernelKind::mdrange;
+  refused(mdrange, f, "compute.kernel");
+  Config by_id = c;
+  by_id.memory.chunk_axis = Axis::id;
+  refused(by_id, f, "id slabs");
+  Config checksum = c;
+  checksum.output.mode = OutputMode::checksum;
+  refused(checksum, f, "output.mode: file");
+  Config gpu = c;
+  gpu.compute.space = Space::device;
+  SystemFacts with_gpu = f;
+  with_gpu.separate_device_memory = true;
+  refused(gpu, with_gpu, "host memory");
+  SystemFacts hdf5_reads = f;
+  hdf5_reads.input.reads_ranges = false;
+  refused(c, hdf5_reads, "positional reads");
+  // auto with id slabs (a budget too small for a date slab) keeps the ring.
+  c.memory.staging = Staging::automatic;
+  c.memory.chunk_axis = Axis::id;
+  f.output_memory_backed = true;
+  EXPECT_EQ(resolve(c, f).pipeline.staging, Staging::ring);
 }
