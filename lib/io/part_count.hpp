@@ -31,6 +31,9 @@ inline const char* auto_parts_rule(bool memory_backed) {
                        : "on a disk two per core, each at least 256 MiB";
 }
 
+// memory.staging: none on a memory-backed file system takes one part per core.
+inline constexpr const char* kPartsPerCoreRule = "one per core, so that each thread of memory.staging: none writes its own";
+
 // Writer threads for `parts` parts: one per part, at most one per core and 16.
 inline int split_writers(int parts, unsigned cores) {
   return std::max(1, std::min({parts, static_cast<int>(std::max(1u, cores)), 16}));

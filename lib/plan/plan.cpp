@@ -38,7 +38,7 @@ Sizing sizing(const PlanRequest& req) {
   return s;
 }
 
-int host_buffer_count(const PlanRequest& req) { return req.pipeline_depth; }
+int host_buffer_count(const PlanRequest& req) { return req.unstaged ? 1 : req.pipeline_depth; }
 // Upload, kernel and download each hold one device buffer; a fourth (depth
 // 4 and up) lets the upload run one slab ahead of a late download.
 int device_buffer_count(const PlanRequest& req) { return req.device_copies ? std::min(req.pipeline_depth, 4) : 0; }
@@ -55,7 +55,7 @@ struct BudgetSide {
 
 std::vector<BudgetSide> budget_sides(const PlanRequest& req, const Sizing& s) {
   std::vector<BudgetSide> sides{
-      {"host_budget", req.host_budget, host_buffer_count(req), req.staging_bytes + req.read_bytes, 0, {}}};
+      {"host_budget", req.host_budget, host_buffer_count(req), req.staging_bytes + req.read_bytes + req.piece_bytes, 0, {}}};
   if (req.device_copies) sides.push_back({"device_budget", req.device_budget, device_buffer_count(req), 0, 0, {}});
   for (BudgetSide& side : sides) {
     side.needed = side.fixed + s.resident + static_cast<std::uint64_t>(side.buffers) * s.unit;
@@ -64,6 +64,7 @@ std::vector<BudgetSide> budget_sides(const PlanRequest& req, const Sizing& s) {
     if (s.resident) detail << " + multBy " << format_bytes(s.resident);
     if (side.fixed && req.staging_bytes) detail << " + O_DIRECT staging " << format_bytes(req.staging_bytes);
     if (side.fixed && req.read_bytes) detail << " + HDF5 reading " << format_bytes(req.read_bytes);
+    if (side.fixed && req.piece_bytes) detail << " + piece buffers " << format_bytes(req.piece_bytes);
     side.detail = detail.str();
   }
   return sides;
@@ -136,7 +137,7 @@ Plan make_plan(const PlanRequest& req) {
   plan.slab_bytes = static_cast<std::uint64_t>(count) * unit_data;
   plan.slab_mult_bytes = plan.mult_per_slab ? static_cast<std::uint64_t>(count) * unit_mult : 0;
   const std::uint64_t per_buffer = plan.slab_bytes + plan.slab_mult_bytes;
-  plan.host_bytes = req.staging_bytes + req.read_bytes + resident + plan.host_buffers * per_buffer;
+  plan.host_bytes = req.staging_bytes + req.read_bytes + req.piece_bytes + resident + plan.host_buffers * per_buffer;
   plan.device_bytes = req.device_copies ? resident + plan.device_buffers * per_buffer : 0;
   return plan;
 }
@@ -159,13 +160,14 @@ std::string Plan::describe() const {
   out << "\n";
   out << "multBy         " << format_bytes(mult_bytes) << (mult_per_slab ? " (streamed with the slabs)" : " (resident)")
       << "\n";
-  out << "host buffers   " << host_buffers << " x " << format_bytes(slab_bytes + slab_mult_bytes) << ", host total "
-      << format_bytes(host_bytes);
-  if (r.staging_bytes || r.read_bytes) {
+  out << "host buffers   " << host_buffers << " x " << format_bytes(slab_bytes + slab_mult_bytes)
+      << (r.unstaged ? " (no ring: only a slab across a part's edge)" : "") << ", host total " << format_bytes(host_bytes);
+  if (r.staging_bytes || r.read_bytes || r.piece_bytes) {
+    std::string sep;
     out << " (incl. ";
-    if (r.staging_bytes) out << format_bytes(r.staging_bytes) << " O_DIRECT staging";
-    if (r.staging_bytes && r.read_bytes) out << ", ";
-    if (r.read_bytes) out << format_bytes(r.read_bytes) << " HDF5 reading: chunk caches, conversion buffers";
+    if (r.staging_bytes) out << format_bytes(r.staging_bytes) << " O_DIRECT staging", sep = ", ";
+    if (r.piece_bytes) out << sep << format_bytes(r.piece_bytes) << " piece buffers, one per I/O thread", sep = ", ";
+    if (r.read_bytes) out << sep << format_bytes(r.read_bytes) << " HDF5 reading: chunk caches, conversion buffers";
     out << ")";
   }
   out << " of budget " << format_bytes(r.host_budget) << "\n";

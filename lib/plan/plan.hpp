@@ -28,6 +28,11 @@ struct PlanRequest {
   // compute.kernel: fused: the reader's threads multiply each piece, so a
   // slab's read and kernel run one after the other, not side by side.
   bool kernel_on_read = false;
+  // memory.staging: none: no staging ring; one slab buffer serves a slab
+  // across a part's edge, and each I/O thread has a piece buffer (piece_bytes
+  // in all, taken from host_budget).
+  bool unstaged = false;
+  std::uint64_t piece_bytes = 0;
   std::uint64_t host_budget = 0;
   std::uint64_t device_budget = 0;
   std::uint64_t max_slab = std::uint64_t{256} << 20;

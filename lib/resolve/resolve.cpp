@@ -251,16 +251,16 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
     request.staging_bytes = facts.writer_threads * direct_piece * std::max(1, split_writers_n);
   }
   request.read_bytes = input.read_memory_bytes;
-  const std::uint64_t piece_buffers = static_cast<std::uint64_t>(unstaged_threads) * kCachePieceBytes;
-  if (unstaged) request.staging_bytes += piece_buffers;  // each thread's piece buffer
+  request.unstaged = unstaged;
+  if (unstaged) request.piece_bytes = static_cast<std::uint64_t>(unstaged_threads) * kCachePieceBytes;
   choose_chunk_axis(config.memory.chunk_axis, facts, request);
   if (unstaged && request.chunk_axis == Axis::id) {
     // none keeps multBy resident: id slabs (each with its multBy rows) stay on the ring.
     if (config.memory.staging == Staging::none)
       throw config_error(config.source_path + ": memory.staging: none keeps multBy resident and cuts date slabs, but "
                          "this job cuts id slabs (" + request.chunk_axis_reason + "); use staging: auto or ring");
-    unstaged = false;
-    request.staging_bytes -= piece_buffers;
+    unstaged = request.unstaged = false;
+    request.piece_bytes = 0;
     if (!config.memory.max_slab) request.max_slab = auto_slab();
     choose_chunk_axis(config.memory.chunk_axis, facts, request);
   }
@@ -303,6 +303,7 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
   output.layout = layout.layout;
   output.parts = split_parts;
   output.parts_auto = layout.layout == OutputLayout::split && config.output.parts <= 0;
+  output.parts_per_core = output.parts_auto && unstaged && facts.output_memory_backed && split_parts > 1;
   output.writers = split_writers_n;
   output.mpi_hints = config.output.mpi_hints;
   output.owner = facts.rank == 0;

@@ -2,6 +2,8 @@
 // from a Config and made-up facts. Links the pure parts only (no Kokkos, no HDF5).
 #include <gtest/gtest.h>
 
+#include "common/host_parallel.hpp"
+
 #include <string>
 
 #include "common/error.hpp"
@@ -734,6 +736,9 @@ TEST(Resolve, StagingNoneWhereEachThreadWritesItsOwnPart) {
   EXPECT_EQ(spec.output.writers, 6);
   EXPECT_EQ(spec.plan.max_slab, auto_max_slab_unstaged(2000ull * 100003 * 5 * 8, 6));
   EXPECT_EQ(spec.report.slicing, kUnstagedSlicing);
+  EXPECT_TRUE(spec.plan.unstaged);
+  EXPECT_EQ(spec.plan.piece_bytes, 6 * kCachePieceBytes);
+  EXPECT_EQ(make_plan(spec.plan).host_buffers, 1);  // no ring: one slab buffer for a slab across a part's edge
   c.memory.staging = Staging::ring;
   spec = resolve(c, f);
   EXPECT_EQ(spec.pipeline.staging, Staging::ring);
