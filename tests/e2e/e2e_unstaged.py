@@ -41,8 +41,9 @@ def make_job(ctx, name, axes=("date", "id", "num"), seed=5, output=None, memory=
                         E.random_nonzero(rng, tuple(shape[a] for a in axes)))
     out = dict({"layout": "split", "parts": 3, "checkpoint_seconds": 0}, **(output or {}))
     mem = dict({"staging": "none", "max_slab": 2 * DATE_BYTES, "chunk_axis": "date"}, **(memory or {}))
+    # Host memory: on a GPU build compute.space: device copies through the ring.
     yaml = E.write_job(os.path.join(d, "job.yaml"), "in.h5", "out.h5", input=dict({"axes": list(axes)}, **(inp or {})),
-                       output=out, memory=mem, compute=compute)
+                       output=out, memory=mem, compute=dict({"space": "host"}, **(compute or {})))
     return d, yaml, src, os.path.join(d, "out.h5")
 
 
@@ -81,7 +82,8 @@ def case_kill9_resume_other_cut(ctx):
     # Two dates a slab now: the parts (3, 3, 3 and 2 one-date slabs) end inside slabs.
     again = E.write_job(os.path.join(d, "again.yaml"), "in.h5", "out.h5", input={"axes": ["date", "id", "num"]},
                         output={"layout": "split", "parts": 4, "checkpoint_seconds": 0},
-                        memory={"staging": "none", "max_slab": 2 * DATE_BYTES, "chunk_axis": "date"})
+                        memory={"staging": "none", "max_slab": 2 * DATE_BYTES, "chunk_axis": "date"},
+                        compute={"space": "host"})
     r = E.expect_rc(E.app(ctx, "run", again, cwd=d), 0, "resume")
     E.check("resuming" in r.stdout, f"the rerun did not resume:\n{r.stdout}")
     E.check_output(out, E.expected_cv(src), what="resumed with another cut")
@@ -103,12 +105,15 @@ def case_nan_same_place_as_ring(ctx):
 
 def case_refused_where_it_cannot_run(ctx):
     rows = [
+        ("device", {"compute": {"space": "device"}}, "host memory"),
         ("mdrange", {"compute": {"kernel": "mdrange"}}, "compute.kernel"),
         ("checksum", {"output": {"mode": "checksum", "layout": "single"}}, "output.mode: file"),
         ("id_slabs", {"memory": {"chunk_axis": "id"}}, "id slabs"),
         ("compressed", {"compressed": True}, "positional reads"),
     ]
     for name, change, says in rows:
+        if name == "device" and "CUDA yes" not in E.app(ctx, "--version").stdout:
+            continue  # without a GPU, device memory is host memory: none runs there
         d, yaml, src, out = make_job(ctx, "refused_" + name, output=change.get("output"), memory=change.get("memory"),
                                      compute=change.get("compute"))
         if change.get("compressed"):
