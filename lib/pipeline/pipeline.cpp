@@ -28,8 +28,8 @@ Pipeline<ExecSpace>::Pipeline(const PipelineJob& job, RunReport& report)
   // refuses it otherwise); the reader multiplies the staging buffer either way.
   fused_ = spec_.kernel == KernelKind::fused;
   unstaged_ = spec_.staging == Staging::none;
-  if (unstaged_ && (copies || !fused_ || plan_.mult_per_slab || !job.input->reads_ranges()))
-    throw internal_error("memory.staging: none needs host memory, the fused multiply, date slabs and positional reads");
+  if (unstaged_ && ((!copies && !fused_) || plan_.mult_per_slab || !job.input->reads_ranges()))
+    throw internal_error("memory.staging: none needs the fused multiply (host), date slabs and positional reads");
   scan_ = spec_.check_finite && job.input->may_hold_nonfinite();
   host_slab_.resize(static_cast<std::size_t>(plan_.host_buffers));
   if (plan_.mult_per_slab) host_mult_.resize(static_cast<std::size_t>(plan_.host_buffers));
@@ -83,8 +83,17 @@ void Pipeline<ExecSpace>::run() {
   if (unstaged_) {
     // One thread per file the sink can take at once, each moving whole slabs.
     writers_ = std::max(1, job_.sink->writer_threads());
+    ExecInstances<ExecSpace> instances(copies ? 2 * writers_ : 0);
+    if constexpr (copies)
+      for (int w = 0; w < writers_; ++w) {
+        piece_pins_.push_back(std::make_unique<PinnedBlock<StagingSpace>>(2 * kCachePieceBytes));
+        for (int s = 0; s < 2; ++s)
+          device_pieces_.emplace_back(Kokkos::view_alloc(Kokkos::WithoutInitializing, "discount::device_piece"),
+                                      kCachePieceBytes / sizeof(double));
+      }
     std::atomic<std::size_t> next{0};
-    for (int w = 0; w < writers_; ++w) threads.emplace_back([&] { guarded([&] { streamer(pending, next); }, {}); });
+    for (int w = 0; w < writers_; ++w)
+      threads.emplace_back([&, w] { guarded([&] { streamer(pending, next, w, instances); }, {}); });
     for (auto& t : threads) t.join();
     if (first_error_) std::rethrow_exception(first_error_);
     report_figures();

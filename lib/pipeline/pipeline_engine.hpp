@@ -46,6 +46,8 @@
 
 namespace discount::pipeline_detail {
 
+struct SlabPiecesAt;  // pipeline/unstaged.hpp
+
 template <class ExecSpace>
 class Pipeline {
   using ComputeMemory = typename ExecSpace::memory_space;
@@ -143,8 +145,17 @@ class Pipeline {
   void writer();
   void slab_written_locked();
   void writer_done();
-  // memory.staging: none: these threads instead of the stages above (pipeline/unstaged.hpp).
-  void streamer(const std::vector<int>& pending, std::atomic<std::size_t>& next);
+  // memory.staging: none: these threads instead of the stages above
+  // (pipeline/unstaged.hpp); thread w uses streams 2w and 2w + 1 with a GPU.
+  struct PieceSeconds {
+    double read = 0.0, kernel = 0.0, write = 0.0, device_wait = 0.0;
+  };
+  void streamer(const std::vector<int>& pending, std::atomic<std::size_t>& next, int w,
+                const ExecInstances<ExecSpace>& instances);
+  void read_piece(const SlabPiecesAt& at, std::int64_t first, std::int64_t count, double* values,
+                  std::uint64_t* disc_sum);
+  void pieces_through_device(const SlabPiecesAt& at, std::int64_t total, SlabPieces& out, int w,
+                             const ExecInstances<ExecSpace>& instances, std::uint64_t* disc_sum, PieceSeconds& seconds);
 
   // One slab's work on a stage, timed from t0, counted by plan/stages.hpp.
   // The interval is kept too: the stages overlap, so the time in no stage is
@@ -177,6 +188,9 @@ class Pipeline {
   bool fused_ = false;  // compute.kernel: fused: the reader's threads multiply (host memory only)
   bool unstaged_ = false;  // memory.staging: none: streamer threads, no ring (host memory only)
   std::mutex whole_slab_mutex_;  // unstaged: one slab at a time in a whole-slab buffer
+  // unstaged with a GPU: two pinned pieces and two device pieces per thread
+  std::vector<std::unique_ptr<PinnedBlock<StagingSpace>>> piece_pins_;
+  std::vector<DeviceBuffer> device_pieces_;
   int total_pending_ = 0;
 
   std::vector<HostPages> host_pages_;  // own the memory of the host buffers below

@@ -41,7 +41,10 @@ Sizing sizing(const PlanRequest& req) {
 int host_buffer_count(const PlanRequest& req) { return req.unstaged ? 1 : req.pipeline_depth; }
 // Upload, kernel and download each hold one device buffer; a fourth (depth
 // 4 and up) lets the upload run one slab ahead of a late download.
-int device_buffer_count(const PlanRequest& req) { return req.device_copies ? std::min(req.pipeline_depth, 4) : 0; }
+// memory.staging: none: no device slabs, each I/O thread has two device pieces.
+int device_buffer_count(const PlanRequest& req) {
+  return req.device_copies && !req.unstaged ? std::min(req.pipeline_depth, 4) : 0;
+}
 
 // One budget against one minimal slab.
 struct BudgetSide {
@@ -118,6 +121,7 @@ Plan make_plan(const PlanRequest& req) {
   std::int64_t count = extent;
   for (const BudgetSide& side : budget_sides(req, sizes)) {
     if (side.budget < side.needed) too_small(req, side);
+    if (side.buffers == 0) continue;  // memory.staging: none on a GPU: no device slabs
     count = std::min(count, static_cast<std::int64_t>((side.budget - resident - side.fixed) /
                                                       (static_cast<std::uint64_t>(side.buffers) * unit)));
   }
@@ -138,7 +142,7 @@ Plan make_plan(const PlanRequest& req) {
   plan.slab_mult_bytes = plan.mult_per_slab ? static_cast<std::uint64_t>(count) * unit_mult : 0;
   const std::uint64_t per_buffer = plan.slab_bytes + plan.slab_mult_bytes;
   plan.host_bytes = req.staging_bytes + req.read_bytes + req.piece_bytes + resident + plan.host_buffers * per_buffer;
-  plan.device_bytes = req.device_copies ? resident + plan.device_buffers * per_buffer : 0;
+  plan.device_bytes = req.device_copies ? resident + plan.device_buffers * per_buffer + (req.unstaged ? 2 * req.piece_bytes : 0) : 0;
   return plan;
 }
 
@@ -171,7 +175,10 @@ std::string Plan::describe() const {
     out << ")";
   }
   out << " of budget " << format_bytes(r.host_budget) << "\n";
-  if (r.device_copies)
+  if (r.device_copies && r.unstaged)
+    out << "device buffers 2 pieces per I/O thread (memory.staging: none), device total " << format_bytes(device_bytes)
+        << " of budget " << format_bytes(r.device_budget) << "\n";
+  else if (r.device_copies)
     out << "device buffers " << device_buffers << " x " << format_bytes(slab_bytes + slab_mult_bytes)
         << ", device total " << format_bytes(device_bytes) << " of budget " << format_bytes(r.device_budget) << "\n";
   else

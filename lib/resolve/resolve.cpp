@@ -87,16 +87,20 @@ KernelKind resolve_kernel(const Config& config, bool device_copies, bool visits_
 }
 
 // memory.staging: none moves each slab in ~1 MiB pieces on one I/O thread
-// (read, checks, multiply, write) through a buffer that stays in cache, so no
-// slab crosses memory in a staging ring. Why this job cannot, or "".
-std::string unstaged_refusal(const Config& config, const InputFacts& input, bool device_copies, KernelKind kernel) {
-  if (device_copies) return "needs host memory (compute.space: host): copies to a GPU go through the staging ring";
+// (read, checks, multiply on the host or a round trip to the GPU, write)
+// through buffers that stay in cache, so no slab crosses memory in a staging
+// ring. Why this job cannot, or "".
+std::string unstaged_refusal(const Config& config, const InputFacts& input, KernelKind kernel, bool device_copies) {
   if (config.output.mode != OutputMode::file) return "needs an output file (output.mode: file)";
   if (config.memory.chunk_axis == Axis::id)
     return "keeps multBy resident and cuts date slabs, but memory.chunk_axis: id cuts id slabs";
   if (!input.reads_ranges)
     return "needs an input read by positional reads (a contiguous float64 dataset); this one goes through HDF5's reads";
-  if (kernel != KernelKind::fused)
+  const bool default_slicing = config.compute.tile.empty() && config.compute.parallel_dims.size() == 3;
+  if (device_copies && !(default_slicing && config.compute.kernel == KernelKind::automatic))
+    return "multiplies each piece on the GPU with a loop of its own: it needs compute.kernel: auto and the default "
+           "slicing";
+  if (!device_copies && kernel != KernelKind::fused)
     return "needs the multiply on the I/O threads (compute.kernel: auto or fused, the default slicing)";
   return {};
 }
@@ -201,11 +205,12 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
   // memory.staging: none where asked (or refused, saying why); auto takes it
   // for a split output on a memory-backed file system (docs/config.md), and
   // then one part per core, so that each thread writes a file of its own.
-  const std::string unstaged_why = unstaged_refusal(config, input, request.device_copies, kernel);
+  const std::string unstaged_why = unstaged_refusal(config, input, kernel, request.device_copies);
   if (config.memory.staging == Staging::none && !unstaged_why.empty())
     throw config_error(config.source_path + ": memory.staging: none " + unstaged_why + "; use staging: auto or ring");
   bool unstaged = config.memory.staging == Staging::none ||
-                  (config.memory.staging == Staging::automatic && unstaged_why.empty() && facts.output_memory_backed);
+                  (config.memory.staging == Staging::automatic && unstaged_why.empty() && facts.output_memory_backed &&
+                   !request.device_copies);
   int split_parts = config.output.parts, split_writers_n = 0;
   LayoutFacts layout_facts;
   layout_facts.output_bytes =
@@ -321,6 +326,7 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
   spec.report_path = config.report;
   spec.report.kernel = kernel_name(pipeline.kernel);
   spec.report.slicing = pipeline.kernel == KernelKind::blas    ? "KokkosBlas::mult over whole slabs"
+                        : unstaged && request.device_copies    ? kUnstagedDeviceSlicing
                         : unstaged                             ? kUnstagedSlicing
                         : pipeline.kernel == KernelKind::fused ? kFusedSlicing
                                                                : pipeline.slicing.describe(input.axes);

@@ -93,6 +93,9 @@ inline constexpr const char* kFusedSlicing =
 inline constexpr const char* kUnstagedSlicing =
     "fused, no staging ring (memory.staging: none): each I/O thread reads, multiplies and writes ~1 MiB "
     "pieces of its own slab while in cache";
+inline constexpr const char* kUnstagedDeviceSlicing =
+    "no staging ring (memory.staging: none): each I/O thread reads ~1 MiB pieces of its own slab, multiplies each "
+    "on the GPU (up, a range loop, down, on a stream of its own) and writes it, while in cache";
 
 // What the run report shows about the job.
 struct ReportSpec {

@@ -762,11 +762,22 @@ TEST(Resolve, StagingNoneWhereEachThreadWritesItsOwnPart) {
   Config checksum = c;
   checksum.output.mode = OutputMode::checksum;
   refused(checksum, f, "output.mode: file");
+  // With a GPU: asked for, each piece goes there and back; auto keeps the ring.
   Config gpu = c;
   gpu.compute.space = Space::device;
   SystemFacts with_gpu = f;
   with_gpu.separate_device_memory = true;
-  refused(gpu, with_gpu, "host memory");
+  with_gpu.output_memory_backed = true;
+  spec = resolve(gpu, with_gpu);
+  EXPECT_EQ(spec.pipeline.staging, Staging::none);
+  EXPECT_EQ(spec.report.slicing, kUnstagedDeviceSlicing);
+  EXPECT_EQ(make_plan(spec.plan).device_buffers, 0);
+  EXPECT_EQ(make_plan(spec.plan).device_bytes, make_plan(spec.plan).mult_bytes + 2 * spec.plan.piece_bytes);
+  gpu.memory.staging = Staging::automatic;
+  EXPECT_EQ(resolve(gpu, with_gpu).pipeline.staging, Staging::ring);
+  gpu.memory.staging = Staging::none;
+  gpu.compute.tile = {8};
+  refused(gpu, with_gpu, "default slicing");
   SystemFacts hdf5_reads = f;
   hdf5_reads.input.reads_ranges = false;
   refused(c, hdf5_reads, "positional reads");
