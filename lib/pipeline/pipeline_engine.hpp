@@ -148,7 +148,8 @@ class Pipeline {
   // memory.staging: none: these threads instead of the stages above
   // (pipeline/unstaged.hpp); thread w uses streams 2w and 2w + 1 with a GPU.
   struct PieceSeconds {
-    double read = 0.0, kernel = 0.0, write = 0.0, device_wait = 0.0;
+    double read = 0.0, kernel = 0.0, write = 0.0;
+    double travel = 0.0;       // ... and the pieces' time from queued to back
   };
   void streamer(const std::vector<int>& pending, std::atomic<std::size_t>& next, int w,
                 const ExecInstances<ExecSpace>& instances);

@@ -108,15 +108,16 @@ void Pipeline<ExecSpace>::streamer(const std::vector<int>& pending, std::atomic<
     if (whole) whole.unlock();
     // Each stage's figure: this thread's seconds over the threads that share
     // the stages, as if the stage had the whole machine's threads to itself.
-    // With a GPU, the copies share the time the thread waited for its pieces
-    // to come back; the kernel line shows the launches.
+    // With a GPU, the copies share the time its pieces spent travelling
+    // (queued to back, while the thread read the next one); the kernel line
+    // shows the launches.
     std::lock_guard<std::mutex> lock(write_mutex_);
     const double share = 1.0 / std::max(1, writers_);
     record_seconds(Stage::read, slab, seconds.read * share);
     record_seconds(Stage::kernel, slab, seconds.kernel * share);
     if (copies) {
-      record_seconds(Stage::h2d, slab, seconds.device_wait * share / 2);
-      record_seconds(Stage::d2h, slab, seconds.device_wait * share / 2);
+      record_seconds(Stage::h2d, slab, seconds.travel * share / 2);
+      record_seconds(Stage::d2h, slab, seconds.travel * share / 2);
     }
     record_seconds(Stage::write, slab, seconds.write * share);
     {
@@ -139,10 +140,10 @@ void Pipeline<ExecSpace>::pieces_through_device(const SlabPiecesAt& at, std::int
   struct InFlight {
     std::int64_t first = 0, count = 0;
     bool busy = false;
+    Clock::time_point sent{};  // its copies and kernel queued
   } flight[2];
   auto* pinned = static_cast<double*>(piece_pins_[static_cast<std::size_t>(w)]->data());
   auto land = [&](int s) {  // piece s back from the GPU, then written
-    const auto a = Clock::now();
     instances.get(2 * w + s).fence();
     check_device_errors("discount::apply_piece");
     const auto b = Clock::now();
@@ -150,7 +151,7 @@ void Pipeline<ExecSpace>::pieces_through_device(const SlabPiecesAt& at, std::int
       const Region region("discount::write");
       out.write(flight[s].first, flight[s].count, pinned + s * kPiece);
     }
-    seconds.device_wait += std::chrono::duration<double>(b - a).count();
+    seconds.travel += std::chrono::duration<double>(b - flight[s].sent).count();
     seconds.write += seconds_since(b);
     flight[s].busy = false;
   };
@@ -174,7 +175,7 @@ void Pipeline<ExecSpace>::pieces_through_device(const SlabPiecesAt& at, std::int
     }
     seconds.read += std::chrono::duration<double>(b - a).count();
     seconds.kernel += seconds_since(b);
-    flight[s] = {first, count, true};
+    flight[s] = {first, count, true, Clock::now()};
   }
   for (int k = 0; k < 2; ++k, s ^= 1)
     if (flight[s].busy) land(s);
