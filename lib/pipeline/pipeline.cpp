@@ -83,11 +83,11 @@ void Pipeline<ExecSpace>::run() {
   if (unstaged_) {
     // One thread per file the sink can take at once, each moving whole slabs.
     writers_ = std::max(1, job_.sink->writer_threads());
-    ExecInstances<ExecSpace> instances(copies ? 2 * writers_ : 0);
+    ExecInstances<ExecSpace> instances(copies ? kDeviceSlots * writers_ : 0);
     if constexpr (copies)
       for (int w = 0; w < writers_; ++w) {
-        piece_pins_.push_back(std::make_unique<PinnedBlock<StagingSpace>>(2 * kCachePieceBytes));
-        for (int s = 0; s < 2; ++s)
+        piece_pins_.push_back(std::make_unique<PinnedBlock<StagingSpace>>(kDeviceSlots * kCachePieceBytes));
+        for (int s = 0; s < kDeviceSlots; ++s)
           device_pieces_.emplace_back(Kokkos::view_alloc(Kokkos::WithoutInitializing, "discount::device_piece"),
                                       kCachePieceBytes / sizeof(double));
       }

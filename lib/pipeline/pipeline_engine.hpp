@@ -146,7 +146,9 @@ class Pipeline {
   void slab_written_locked();
   void writer_done();
   // memory.staging: none: these threads instead of the stages above
-  // (pipeline/unstaged.hpp); thread w uses streams 2w and 2w + 1 with a GPU.
+  // (pipeline/unstaged.hpp); with a GPU thread w has kDeviceSlots pieces in
+  // flight at most, on streams kDeviceSlots * w + s.
+  static constexpr int kDeviceSlots = kDevicePiecesPerThread;
   struct PieceSeconds {
     double read = 0.0, kernel = 0.0, write = 0.0;
     double travel = 0.0;       // ... and the pieces' time from queued to back
@@ -189,7 +191,7 @@ class Pipeline {
   bool fused_ = false;  // compute.kernel: fused: the reader's threads multiply (host memory only)
   bool unstaged_ = false;  // memory.staging: none: streamer threads, no ring (host memory only)
   std::mutex whole_slab_mutex_;  // unstaged: one slab at a time in a whole-slab buffer
-  // unstaged with a GPU: two pinned pieces and two device pieces per thread
+  // unstaged with a GPU: kDeviceSlots pinned and device pieces per thread
   std::vector<std::unique_ptr<PinnedBlock<StagingSpace>>> piece_pins_;
   std::vector<DeviceBuffer> device_pieces_;
   int total_pending_ = 0;

@@ -6,8 +6,8 @@
 // multiply, the write and its checksum. No slab crosses memory in a staging
 // ring: each byte is read from the input's pages and written to the output's
 // once. In host memory the thread multiplies each piece itself; with a GPU it
-// sends the piece there and back on a stream of its own (two pieces in turn,
-// so the next piece is read while one travels). Included by pipeline.cpp only.
+// sends the piece there and back on a stream of its own (kDeviceSlots pieces in
+// turn, so the next pieces are read while others travel). Included by pipeline.cpp only.
 #pragma once
 
 #include "common/host_parallel.hpp"
@@ -130,8 +130,11 @@ void Pipeline<ExecSpace>::streamer(const std::vector<int>& pending, std::atomic<
 }
 
 // The pieces of one slab through the GPU: read into pinned piece s, then up,
-// multiplied and down on stream s while the next piece is read into the
-// other; a piece back from the GPU is written before its buffer is reused.
+// multiplied and down on stream s while the next pieces are read into the
+// others (kDeviceSlots in turn); a piece back from the GPU is written before
+// its buffer is reused. With two slots a thread waited for its pieces on
+// the H200 node: a piece's round trip, on 16 streams at once, took longer
+// than reading the next one.
 template <class ExecSpace>
 void Pipeline<ExecSpace>::pieces_through_device(const SlabPiecesAt& at, std::int64_t total, SlabPieces& out, int w,
                                                 const ExecInstances<ExecSpace>& instances, std::uint64_t* disc_sum,
@@ -141,10 +144,10 @@ void Pipeline<ExecSpace>::pieces_through_device(const SlabPiecesAt& at, std::int
     std::int64_t first = 0, count = 0;
     bool busy = false;
     Clock::time_point sent{};  // its copies and kernel queued
-  } flight[2];
+  } flight[kDeviceSlots];
   auto* pinned = static_cast<double*>(piece_pins_[static_cast<std::size_t>(w)]->data());
   auto land = [&](int s) {  // piece s back from the GPU, then written
-    instances.get(2 * w + s).fence();
+    instances.get(kDeviceSlots * w + s).fence();
     check_device_errors("discount::apply_piece");
     const auto b = Clock::now();
     {
@@ -156,7 +159,7 @@ void Pipeline<ExecSpace>::pieces_through_device(const SlabPiecesAt& at, std::int
     flight[s].busy = false;
   };
   int s = 0;
-  for (std::int64_t first = 0; first < total; first += kPiece, s ^= 1) {
+  for (std::int64_t first = 0; first < total; first += kPiece, s = (s + 1) % kDeviceSlots) {
     if (flight[s].busy) land(s);
     const std::int64_t count = std::min(kPiece, total - first);
     double* values = pinned + s * kPiece;
@@ -165,9 +168,9 @@ void Pipeline<ExecSpace>::pieces_through_device(const SlabPiecesAt& at, std::int
     const auto b = Clock::now();
     {
       const Region region("discount::kernel");
-      const ExecSpace& exec = instances.get(2 * w + s);
+      const ExecSpace& exec = instances.get(kDeviceSlots * w + s);
       const HostBuffer host(values, static_cast<std::size_t>(kPiece));
-      const DeviceBuffer& device = device_pieces_[static_cast<std::size_t>(2 * w + s)];
+      const DeviceBuffer& device = device_pieces_[static_cast<std::size_t>(kDeviceSlots * w + s)];
       const auto n = static_cast<std::size_t>(count);
       copy_prefix(exec, device, host, n);
       apply_piece(exec, device, resident_mult_device_, at.shape, first, count);
@@ -177,7 +180,7 @@ void Pipeline<ExecSpace>::pieces_through_device(const SlabPiecesAt& at, std::int
     seconds.kernel += seconds_since(b);
     flight[s] = {first, count, true, Clock::now()};
   }
-  for (int k = 0; k < 2; ++k, s ^= 1)
+  for (int k = 0; k < kDeviceSlots; ++k, s = (s + 1) % kDeviceSlots)  // in the order they were sent
     if (flight[s].busy) land(s);
 }
 

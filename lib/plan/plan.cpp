@@ -142,7 +142,7 @@ Plan make_plan(const PlanRequest& req) {
   plan.slab_mult_bytes = plan.mult_per_slab ? static_cast<std::uint64_t>(count) * unit_mult : 0;
   const std::uint64_t per_buffer = plan.slab_bytes + plan.slab_mult_bytes;
   plan.host_bytes = req.staging_bytes + req.read_bytes + req.piece_bytes + resident + plan.host_buffers * per_buffer;
-  plan.device_bytes = req.device_copies ? resident + plan.device_buffers * per_buffer + (req.unstaged ? 2 * req.piece_bytes : 0) : 0;
+  plan.device_bytes = req.device_copies ? resident + plan.device_buffers * per_buffer + (req.unstaged ? kDevicePiecesPerThread * req.piece_bytes : 0) : 0;
   return plan;
 }
 
@@ -176,7 +176,7 @@ std::string Plan::describe() const {
   }
   out << " of budget " << format_bytes(r.host_budget) << "\n";
   if (r.device_copies && r.unstaged)
-    out << "device buffers 2 pieces per I/O thread (memory.staging: none), device total " << format_bytes(device_bytes)
+    out << "device buffers " << kDevicePiecesPerThread << " pieces per I/O thread (memory.staging: none), device total " << format_bytes(device_bytes)
         << " of budget " << format_bytes(r.device_budget) << "\n";
   else if (r.device_copies)
     out << "device buffers " << device_buffers << " x " << format_bytes(slab_bytes + slab_mult_bytes)

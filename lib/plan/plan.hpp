@@ -13,6 +13,9 @@
 
 namespace discount {
 
+// memory.staging: none with a GPU: pieces each I/O thread has in flight.
+constexpr int kDevicePiecesPerThread = 4;
+
 struct PlanRequest {
   // Extents of the selected region (after input.dates / input.ids).
   std::int64_t dates = 0, ids = 0, nums = 0;
@@ -32,7 +35,7 @@ struct PlanRequest {
   // across a part's edge, and each I/O thread has a piece buffer (piece_bytes
   // in all, taken from host_budget).
   bool unstaged = false;
-  std::uint64_t piece_bytes = 0;
+  std::uint64_t piece_bytes = 0;  // host; on a GPU kDevicePiecesPerThread times that too
   std::uint64_t host_budget = 0;
   std::uint64_t device_budget = 0;
   std::uint64_t max_slab = std::uint64_t{256} << 20;

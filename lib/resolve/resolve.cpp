@@ -209,8 +209,7 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
   if (config.memory.staging == Staging::none && !unstaged_why.empty())
     throw config_error(config.source_path + ": memory.staging: none " + unstaged_why + "; use staging: auto or ring");
   bool unstaged = config.memory.staging == Staging::none ||
-                  (config.memory.staging == Staging::automatic && unstaged_why.empty() && facts.output_memory_backed &&
-                   !request.device_copies);
+                  (config.memory.staging == Staging::automatic && unstaged_why.empty() && facts.output_memory_backed);
   int split_parts = config.output.parts, split_writers_n = 0;
   LayoutFacts layout_facts;
   layout_facts.output_bytes =

@@ -762,7 +762,7 @@ TEST(Resolve, StagingNoneWhereEachThreadWritesItsOwnPart) {
   Config checksum = c;
   checksum.output.mode = OutputMode::checksum;
   refused(checksum, f, "output.mode: file");
-  // With a GPU: asked for, each piece goes there and back; auto keeps the ring.
+  // With a GPU each piece goes there and back, asked for or by auto.
   Config gpu = c;
   gpu.compute.space = Space::device;
   SystemFacts with_gpu = f;
@@ -772,9 +772,12 @@ TEST(Resolve, StagingNoneWhereEachThreadWritesItsOwnPart) {
   EXPECT_EQ(spec.pipeline.staging, Staging::none);
   EXPECT_EQ(spec.report.slicing, kUnstagedDeviceSlicing);
   EXPECT_EQ(make_plan(spec.plan).device_buffers, 0);
-  EXPECT_EQ(make_plan(spec.plan).device_bytes, make_plan(spec.plan).mult_bytes + 2 * spec.plan.piece_bytes);
+  EXPECT_EQ(make_plan(spec.plan).device_bytes, make_plan(spec.plan).mult_bytes + kDevicePiecesPerThread * spec.plan.piece_bytes);
   gpu.memory.staging = Staging::automatic;
+  EXPECT_EQ(resolve(gpu, with_gpu).pipeline.staging, Staging::none);
+  with_gpu.output_memory_backed = false;
   EXPECT_EQ(resolve(gpu, with_gpu).pipeline.staging, Staging::ring);
+  with_gpu.output_memory_backed = true;
   gpu.memory.staging = Staging::none;
   gpu.compute.tile = {8};
   refused(gpu, with_gpu, "default slicing");
