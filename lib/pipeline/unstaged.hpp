@@ -132,9 +132,7 @@ void Pipeline<ExecSpace>::streamer(const std::vector<int>& pending, std::atomic<
 // The pieces of one slab through the GPU: read into pinned piece s, then up,
 // multiplied and down on stream s while the next pieces are read into the
 // others (kDeviceSlots in turn); a piece back from the GPU is written before
-// its buffer is reused. With two slots a thread waited for its pieces on
-// the H200 node: a piece's round trip, on 16 streams at once, took longer
-// than reading the next one.
+// its buffer is reused (plan/plan.hpp says why two slots).
 template <class ExecSpace>
 void Pipeline<ExecSpace>::pieces_through_device(const SlabPiecesAt& at, std::int64_t total, SlabPieces& out, int w,
                                                 const ExecInstances<ExecSpace>& instances, std::uint64_t* disc_sum,

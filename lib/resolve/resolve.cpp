@@ -228,9 +228,9 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
     if (split_parts <= 0) {
       split_parts = auto_parts(static_cast<std::uint64_t>(request.dates) * request.ids * request.nums * sizeof(double),
                                cores, facts.output_memory_backed);
-      // Under MPI a multiple of the ranks: on a fresh run each rank's share of the slabs is whole parts of its own.
       if (unstaged && facts.output_memory_backed && split_parts > 1)
         split_parts = std::max(split_parts, static_cast<int>(std::min(64u, cores)));
+      // Under MPI a multiple of the ranks: on a fresh run each rank's share of the slabs is whole parts of its own.
       if (facts.ranks > 1 && split_parts > 1) split_parts = (split_parts + facts.ranks - 1) / facts.ranks * facts.ranks;
     }
     split_writers_n = split_writers(split_parts, cores);
