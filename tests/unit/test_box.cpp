@@ -11,16 +11,26 @@
 
 using namespace discount;
 
+namespace {
+
+// A random box in a random array of extents 1..most: {dims, start, count}.
+std::array<std::array<std::int64_t, 3>, 3> random_box(std::mt19937& rng, unsigned most) {
+  std::array<std::int64_t, 3> dims{}, start{}, count{};
+  for (int j = 0; j < 3; ++j) {
+    dims[j] = 1 + rng() % most;
+    start[j] = rng() % dims[j];
+    count[j] = 1 + rng() % (dims[j] - start[j]);
+  }
+  return {dims, start, count};
+}
+
+}  // namespace
+
 // Runs must cover exactly the box's elements, in the buffer's row-major order.
 TEST(BoxRuns, MatchAPlainLoop) {
   std::mt19937 rng(7);
   for (int trial = 0; trial < 200; ++trial) {
-    std::array<std::int64_t, 3> dims{}, start{}, count{};
-    for (int j = 0; j < 3; ++j) {
-      dims[j] = 1 + rng() % 6;
-      start[j] = rng() % dims[j];
-      count[j] = 1 + rng() % (dims[j] - start[j]);
-    }
+    const auto [dims, start, count] = random_box(rng, 6);
     std::vector<std::int64_t> expected, got;
     for (std::int64_t a = 0; a < count[0]; ++a)
       for (std::int64_t b = 0; b < count[1]; ++b)
@@ -45,12 +55,7 @@ TEST(BoxRuns, FullRowsMergeIntoOneRun) {
 TEST(BoxRuns, RangeRunsMatchTheWholeListsElements) {
   std::mt19937 rng(11);
   for (int trial = 0; trial < 300; ++trial) {
-    std::array<std::int64_t, 3> dims{}, start{}, count{};
-    for (int j = 0; j < 3; ++j) {
-      dims[j] = 1 + rng() % 7;
-      start[j] = rng() % dims[j];
-      count[j] = 1 + rng() % (dims[j] - start[j]);
-    }
+    const auto [dims, start, count] = random_box(rng, 7);
     std::vector<std::int64_t> whole;
     for (const discount::Run& run : box_runs(dims, start, count))
       for (std::int64_t e = 0; e < run.length; ++e) whole.push_back(run.offset + e);
