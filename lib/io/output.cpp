@@ -417,6 +417,7 @@ std::string FileOutput::describe() const {
   else if (direct && direct->active()) text += ", O_DIRECT writes";
   else if (direct && direct->memory_backed()) text += ", page-cache writes: memory-backed file system";
   else if (direct) text += ", page-cache writes: the file system refused O_DIRECT";
+  else if (spec_.pieces) text += ", page-cache writes of ~1 MiB pieces (memory.staging: none)";
   else if (!spec_.direct_io) text += ", page-cache writes: output.direct_io is false";
   if (state_ == State::resumed)
     text += ", resuming: " + std::to_string(units_done()) + " of " + std::to_string(unit_count()) + " " +

@@ -7,7 +7,8 @@
 // ring: each byte is read from the input's pages and written to the output's
 // once. In host memory the thread multiplies each piece itself; with a GPU it
 // sends the piece there and back on a stream of its own (kDeviceSlots pieces in
-// turn, so the next pieces are read while others travel). Included by pipeline.cpp only.
+// turn, so the next pieces are read while others travel). Included by
+// pipeline.cpp only.
 #pragma once
 
 #include "common/host_parallel.hpp"
@@ -164,14 +165,20 @@ void Pipeline<ExecSpace>::pieces_through_device(const SlabPiecesAt& at, std::int
     const auto a = Clock::now();
     read_piece(at, first, count, values, disc_sum);
     const auto b = Clock::now();
-    {
-      const Region region("discount::kernel");
+    {  // queued on the slot's stream; each region covers its launch (Kokkos Tools)
       const ExecSpace& exec = instances.get(kDeviceSlots * w + s);
       const HostBuffer host(values, static_cast<std::size_t>(kPiece));
       const DeviceBuffer& device = device_pieces_[static_cast<std::size_t>(kDeviceSlots * w + s)];
       const auto n = static_cast<std::size_t>(count);
-      copy_prefix(exec, device, host, n);
-      apply_piece(exec, device, resident_mult_device_, at.shape, first, count);
+      {
+        const Region region("discount::h2d");
+        copy_prefix(exec, device, host, n);
+      }
+      {
+        const Region region("discount::kernel");
+        apply_piece(exec, device, resident_mult_device_, at.shape, first, count);
+      }
+      const Region region("discount::d2h");
       copy_prefix(exec, host, device, n);
     }
     seconds.read += std::chrono::duration<double>(b - a).count();

@@ -248,12 +248,18 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
     return unstaged ? auto_max_slab_unstaged(job_bytes, unstaged_threads) : auto_max_slab(job_bytes, request.pipeline_depth);
   };
   request.max_slab = config.memory.max_slab ? config.memory.max_slab->resolve(request.host_budget) : auto_slab();
-  std::uint64_t direct_piece = 0;  // O_DIRECT bounce buffer per writer thread (0: no O_DIRECT)
-  if (config.output.mode == OutputMode::file && config.output.direct_io) {
+  // O_DIRECT bounce buffer per writer thread (0: no O_DIRECT). memory.staging:
+  // none writes its ~1 MiB pieces through the page cache instead.
+  std::uint64_t direct_piece = 0;
+  const auto direct_setup = [&] {
+    direct_piece = 0;
+    request.staging_bytes = 0;
+    if (config.output.mode != OutputMode::file || !config.output.direct_io || unstaged) return;
     direct_piece = DirectWriter::piece_for(request.host_budget, facts.writer_threads);
     // Split: each of the writers has its own bounce buffers (io/output.cpp shares them out among the parts).
     request.staging_bytes = facts.writer_threads * direct_piece * std::max(1, split_writers_n);
-  }
+  };
+  direct_setup();
   request.read_bytes = input.read_memory_bytes;
   request.unstaged = unstaged;
   if (unstaged) request.piece_bytes = static_cast<std::uint64_t>(unstaged_threads) * kCachePieceBytes;
@@ -265,6 +271,7 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
                          "this job cuts id slabs (" + request.chunk_axis_reason + "); use staging: auto or ring");
     unstaged = request.unstaged = false;
     request.piece_bytes = 0;
+    direct_setup();
     if (!config.memory.max_slab) request.max_slab = auto_slab();
     choose_chunk_axis(config.memory.chunk_axis, facts, request);
   }
@@ -302,7 +309,8 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
   output.nums = input.nums;
   output.chunk_axis = request.chunk_axis;
   output.checkpoint_seconds = config.output.checkpoint_seconds;
-  output.direct_io = config.output.direct_io;
+  output.direct_io = config.output.direct_io && !unstaged;
+  output.pieces = unstaged;
   output.direct_piece = direct_piece;
   output.layout = layout.layout;
   output.parts = split_parts;

@@ -172,10 +172,53 @@ def fused_kernel(ctx):
     E.check(labels == set(), f"kernel labels {labels} under kernel: fused")
 
 
+def unstaged(ctx):
+    """memory.staging: none, the build's default space: the I/O threads push read, kernel and write once per
+    piece of ~1 MiB (with a GPU also h2d and d2h, and one discount::apply_piece kernel per piece inside its
+    kernel region); no staging region, no stage on the main thread. 9 x 40009 x 3: two pieces per 2-date slab."""
+    dates, ids, nums = 9, 40009, 3
+    rng = np.random.default_rng(28)
+    src = E.write_input(os.path.join(ctx.work, "in.h5"), E.random_nonzero(rng, (ids, nums)),
+                        E.random_nonzero(rng, (dates, ids, nums)))
+    yaml = E.write_job(os.path.join(ctx.work, "job.yaml"), "in.h5", "out.h5",
+                       output={"layout": "split", "parts": 3},
+                       memory={"staging": "none", "max_slab": 2 * ids * nums * 8, "chunk_axis": "date"})
+    events, report = run_recorded(ctx, yaml, os.path.join(ctx.work, "run.json"))
+    E.check_output(os.path.join(ctx.work, "out.h5"), E.expected_cv(src))
+    pushes, kernels = replay(events)
+    stages = {s["name"]: s["slabs"] for s in report["stages"]}
+    slabs = report["slabs"]["run"]
+    E.check(slabs == 5, f"the job ran {slabs} slab(s), expected 5")
+    copies = "h2d" in stages
+    # Two pieces per 2-date slab (1.92 MB), one for the last slab (1 date); and the resident multBy's read.
+    pieces = 2 * 4 + 1
+    want = {"discount::pipeline": 1, "discount::read": pieces + 1, "discount::kernel": pieces,
+            "discount::write": pieces + slabs}  # each piece's write, and each slab's record
+    if copies:
+        want["discount::h2d"] = pieces + 1  # and the resident multBy's upload
+        want["discount::d2h"] = pieces
+    for name, count in want.items():
+        E.check(pushes[name] == count, f"region {name}: {pushes[name]} pushes, expected {count}; all: {dict(pushes)}")
+    unknown = {n for n in pushes if n.startswith("discount::")} - set(want) - {"discount::input_sums"}
+    E.check(not unknown, f"regions nobody expects under staging: none: {sorted(unknown)}")
+    ours = [k for k in kernels if k[0].startswith("discount::apply")]
+    if copies:
+        E.check(len(ours) == pieces and all(k[0] == "discount::apply_piece" and k[1] == "discount::kernel"
+                                            for k in ours), f"device pieces' kernels: {ours}")
+    else:
+        E.check(not ours, f"Kokkos kernels in host memory under staging: none: {ours}")
+    main = {e[1] for e in events if e[0] == "push" and e[2] == "discount::pipeline"}
+    per_stage = {name: {e[1] for e in events if e[0] == "push" and e[2] == "discount::" + name}
+                 for name in ("kernel", "write")}
+    E.check(per_stage["kernel"] and per_stage["kernel"] == per_stage["write"] and not (per_stage["kernel"] & main),
+            f"threads: {per_stage}, main {main}: each I/O thread should multiply and write its own pieces")
+
+
 CASES = [
     ("stages_named", stages_named),
     ("host_space", host_space),
     ("fused_kernel", fused_kernel),
+    ("unstaged", unstaged),
 ]
 
 if __name__ == "__main__":

@@ -64,6 +64,7 @@ def case_matches_numpy(ctx):
         E.check(says in plan, f"{name}: plan does not say which path runs:\n{plan}")
         r = E.expect_rc(E.app(ctx, "run", yaml, cwd=d), 0, f"{name}: run")
         E.check(says in r.stdout, f"{name}: the run header does not say which path runs:\n{r.stdout}")
+        E.check("page-cache writes of ~1 MiB pieces" in r.stdout, f"{name}: the output line:\n{r.stdout}")
         expected = E.expected_cv(src, axes=axes, dates=inp.get("dates"), ids=inp.get("ids"))
         if output.get("dtype") == "float32":  # rounded once from the float64 product
             with h5py.File(out, "r") as f:

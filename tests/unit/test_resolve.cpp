@@ -737,12 +737,17 @@ TEST(Resolve, StagingNoneWhereEachThreadWritesItsOwnPart) {
   EXPECT_EQ(spec.plan.max_slab, auto_max_slab_unstaged(2000ull * 100003 * 5 * 8, 6));
   EXPECT_EQ(spec.report.slicing, kUnstagedSlicing);
   EXPECT_TRUE(spec.plan.unstaged);
+  EXPECT_FALSE(spec.output.direct_io);  // ~1 MiB pieces through the page cache
+  EXPECT_TRUE(spec.output.pieces);
+  EXPECT_EQ(spec.plan.staging_bytes, 0u);  // no O_DIRECT bounce buffers
   EXPECT_EQ(spec.plan.piece_bytes, 6 * kCachePieceBytes);
   EXPECT_EQ(make_plan(spec.plan).host_buffers, 1);  // no ring: one slab buffer for a slab across a part's edge
   c.memory.staging = Staging::ring;
   spec = resolve(c, f);
   EXPECT_EQ(spec.pipeline.staging, Staging::ring);
   EXPECT_EQ(spec.output.parts, 4);
+  EXPECT_TRUE(spec.output.direct_io);
+  EXPECT_GT(spec.plan.staging_bytes, 0u);
   c.memory.staging = Staging::automatic;
   f.output_memory_backed = false;
   EXPECT_EQ(resolve(c, f).pipeline.staging, Staging::ring);
