@@ -31,8 +31,6 @@ namespace discount {
 
 namespace {
 
-// The output's box for a slab, in its axes order (the same mapping the
-// reader uses for the input).
 bool is_dir(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
@@ -409,7 +407,8 @@ std::string FileOutput::describe() const {
             (spec_.parts > 0 && !spec_.parts_auto
                  ? ""
                  : " (output.parts: auto, " +
-                       std::string(spec_.parts_per_core ? kPartsPerCoreRule : auto_parts_rule(memory_backed(parts_folder_))) +
+                       std::string(spec_.parts_per_core ? kPartsPerCoreRule
+                                                        : auto_parts_rule(memory_backed(parts_folder_))) +
                        ")") +
             ", " +
             std::to_string(writer_threads()) + " writer(s)";

@@ -41,7 +41,7 @@ Sizing sizing(const PlanRequest& req) {
 int host_buffer_count(const PlanRequest& req) { return req.unstaged ? 1 : req.pipeline_depth; }
 // Upload, kernel and download each hold one device buffer; a fourth (depth
 // 4 and up) lets the upload run one slab ahead of a late download.
-// memory.staging: none: no device slabs, each I/O thread has two device pieces.
+// memory.staging: none: no device slabs, each I/O thread has its device pieces.
 int device_buffer_count(const PlanRequest& req) {
   return req.device_copies && !req.unstaged ? std::min(req.pipeline_depth, 4) : 0;
 }
@@ -58,7 +58,8 @@ struct BudgetSide {
 
 std::vector<BudgetSide> budget_sides(const PlanRequest& req, const Sizing& s) {
   std::vector<BudgetSide> sides{
-      {"host_budget", req.host_budget, host_buffer_count(req), req.staging_bytes + req.read_bytes + req.piece_bytes, 0, {}}};
+      {"host_budget", req.host_budget, host_buffer_count(req), req.staging_bytes + req.read_bytes + req.piece_bytes, 0,
+       {}}};
   if (req.device_copies) sides.push_back({"device_budget", req.device_budget, device_buffer_count(req), 0, 0, {}});
   for (BudgetSide& side : sides) {
     side.needed = side.fixed + s.resident + static_cast<std::uint64_t>(side.buffers) * s.unit;
@@ -142,7 +143,8 @@ Plan make_plan(const PlanRequest& req) {
   plan.slab_mult_bytes = plan.mult_per_slab ? static_cast<std::uint64_t>(count) * unit_mult : 0;
   const std::uint64_t per_buffer = plan.slab_bytes + plan.slab_mult_bytes;
   plan.host_bytes = req.staging_bytes + req.read_bytes + req.piece_bytes + resident + plan.host_buffers * per_buffer;
-  plan.device_bytes = req.device_copies ? resident + plan.device_buffers * per_buffer + (req.unstaged ? kDevicePiecesPerThread * req.piece_bytes : 0) : 0;
+  const std::uint64_t device_pieces = req.unstaged ? kDevicePiecesPerThread * req.piece_bytes : 0;
+  plan.device_bytes = req.device_copies ? resident + plan.device_buffers * per_buffer + device_pieces : 0;
   return plan;
 }
 
@@ -165,7 +167,8 @@ std::string Plan::describe() const {
   out << "multBy         " << format_bytes(mult_bytes) << (mult_per_slab ? " (streamed with the slabs)" : " (resident)")
       << "\n";
   out << "host buffers   " << host_buffers << " x " << format_bytes(slab_bytes + slab_mult_bytes)
-      << (r.unstaged ? " (no ring: only a slab across a part's edge)" : "") << ", host total " << format_bytes(host_bytes);
+      << (r.unstaged ? " (no ring: only a slab across a part's edge)" : "") << ", host total "
+      << format_bytes(host_bytes);
   if (r.staging_bytes || r.read_bytes || r.piece_bytes) {
     std::string sep;
     out << " (incl. ";
@@ -176,8 +179,8 @@ std::string Plan::describe() const {
   }
   out << " of budget " << format_bytes(r.host_budget) << "\n";
   if (r.device_copies && r.unstaged)
-    out << "device buffers " << kDevicePiecesPerThread << " pieces per I/O thread (memory.staging: none), device total " << format_bytes(device_bytes)
-        << " of budget " << format_bytes(r.device_budget) << "\n";
+    out << "device buffers " << kDevicePiecesPerThread << " pieces per I/O thread (memory.staging: none), device total "
+        << format_bytes(device_bytes) << " of budget " << format_bytes(r.device_budget) << "\n";
   else if (r.device_copies)
     out << "device buffers " << device_buffers << " x " << format_bytes(slab_bytes + slab_mult_bytes)
         << ", device total " << format_bytes(device_bytes) << " of budget " << format_bytes(r.device_budget) << "\n";

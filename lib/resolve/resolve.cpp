@@ -245,7 +245,8 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
   const std::uint64_t job_bytes =
       static_cast<std::uint64_t>(request.dates) * request.ids * request.nums * request.element_bytes;
   const auto auto_slab = [&] {
-    return unstaged ? auto_max_slab_unstaged(job_bytes, unstaged_threads) : auto_max_slab(job_bytes, request.pipeline_depth);
+    return unstaged ? auto_max_slab_unstaged(job_bytes, unstaged_threads)
+                    : auto_max_slab(job_bytes, request.pipeline_depth);
   };
   request.max_slab = config.memory.max_slab ? config.memory.max_slab->resolve(request.host_budget) : auto_slab();
   // O_DIRECT bounce buffer per writer thread (0: no O_DIRECT). memory.staging:
