@@ -115,12 +115,6 @@ std::uint64_t box_sum(const double* buffer, const std::array<std::int64_t, 3>& d
   return box_sum_of(buffer, dims, start, count, key);
 }
 
-std::uint64_t box_range_sum(const double* buffer, const std::array<std::int64_t, 3>& dims,
-                            const std::array<std::int64_t, 3>& start, const std::array<std::int64_t, 3>& count,
-                            std::int64_t begin, std::int64_t end, SumKey key, bool* nonfinite) {
-  return range_sum_of(buffer + begin, dims, start, count, begin, end, key, nonfinite);
-}
-
 std::uint64_t box_piece_sum(const double* piece, const std::array<std::int64_t, 3>& dims,
                             const std::array<std::int64_t, 3>& start, const std::array<std::int64_t, 3>& count,
                             std::int64_t begin, std::int64_t end, SumKey key, bool* nonfinite) {
@@ -131,12 +125,6 @@ std::uint64_t box_piece_sum(const float* piece, const std::array<std::int64_t, 3
                             const std::array<std::int64_t, 3>& start, const std::array<std::int64_t, 3>& count,
                             std::int64_t begin, std::int64_t end, SumKey key) {
   return range_sum_of(piece, dims, start, count, begin, end, key);
-}
-
-std::uint64_t box_range_sum(const float* buffer, const std::array<std::int64_t, 3>& dims,
-                            const std::array<std::int64_t, 3>& start, const std::array<std::int64_t, 3>& count,
-                            std::int64_t begin, std::int64_t end, SumKey key) {
-  return range_sum_of(buffer + begin, dims, start, count, begin, end, key);
 }
 
 std::uint64_t box_sum(const float* buffer, const std::array<std::int64_t, 3>& dims,

@@ -56,16 +56,9 @@ std::uint64_t box_sum(const float* buffer, const std::array<std::int64_t, 3>& di
 
 // The part of box_sum from elements [begin, end) of that packed buffer, on
 // the calling thread: the sums of pieces that tile the buffer add up to box_sum.
-// `nonfinite` as for run_sum.
-std::uint64_t box_range_sum(const double* buffer, const std::array<std::int64_t, 3>& dims,
-                            const std::array<std::int64_t, 3>& start, const std::array<std::int64_t, 3>& count,
-                            std::int64_t begin, std::int64_t end, SumKey key, bool* nonfinite = nullptr);
-std::uint64_t box_range_sum(const float* buffer, const std::array<std::int64_t, 3>& dims,
-                            const std::array<std::int64_t, 3>& start, const std::array<std::int64_t, 3>& count,
-                            std::int64_t begin, std::int64_t end, SumKey key);
-
-// The same when only elements [begin, end) are at hand: piece[0] is element
-// `begin` of the packed buffer (memory.staging: none's small buffers).
+// `piece` holds just those elements (piece[0] is element `begin`): a slab
+// buffer's piece (buffer + begin) or a small buffer of its own
+// (memory.staging: none). `nonfinite` as for run_sum.
 std::uint64_t box_piece_sum(const double* piece, const std::array<std::int64_t, 3>& dims,
                             const std::array<std::int64_t, 3>& start, const std::array<std::int64_t, 3>& count,
                             std::int64_t begin, std::int64_t end, SumKey key, bool* nonfinite = nullptr);

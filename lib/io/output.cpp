@@ -208,9 +208,9 @@ void FileOutput::write_slab(const Slab& slab, const double* values, const InputS
       const auto last = first + static_cast<std::int64_t>(bytes / element);
       fused_sum.fetch_add(
           spec_.dtype == OutputType::float32
-              ? box_range_sum(static_cast<const float*>(buffer), box.dims, box.start, box.count, first, last,
-                              SumKey::output)
-              : box_range_sum(values, box.dims, box.start, box.count, first, last, SumKey::output),
+              ? box_piece_sum(static_cast<const float*>(buffer) + first, box.dims, box.start, box.count, first,
+                              last, SumKey::output)
+              : box_piece_sum(values + first, box.dims, box.start, box.count, first, last, SumKey::output),
           std::memory_order_relaxed);
     };
   std::future<std::uint64_t> out_sum;

@@ -107,37 +107,46 @@ void transfer(const std::vector<Segment>& work, unsigned threads, const std::str
   if (first_error.load() != 0) throw io_error(what + ": " + verb + " failed: " + detail);
 }
 
-}  // namespace
-
-void pread_runs(int fd, std::uint64_t base, const std::vector<Run>& runs, void* buffer, std::size_t element_bytes,
-                const std::string& what, const PieceHook& after) {
+// Positional reads and writes of the segments between the file and the
+// packed buffer, on up to `threads` threads.
+void read_segments(int fd, const std::vector<Segment>& work, void* buffer, unsigned threads, const std::string& what,
+                   const PieceHook* after) {
   auto* bytes = static_cast<char*>(buffer);
-  transfer(segments(base, runs, element_bytes, piece_for_hook(after, element_bytes)), io_threads(), what, "read",
+  transfer(work, threads, what, "read",
            [&](const Segment& seg, std::uint64_t done, unsigned) {
              return ::pread(fd, bytes + seg.buffer_offset + done, seg.bytes - done,
                             static_cast<off_t>(seg.file_offset + done));
            },
-           after ? &after : nullptr);
+           after);
+}
+
+void write_segments(int fd, const std::vector<Segment>& work, const void* buffer, unsigned threads,
+                    const std::string& what, const PieceHook* after) {
+  const auto* bytes = static_cast<const char*>(buffer);
+  transfer(work, threads, what, "write",
+           [&](const Segment& seg, std::uint64_t done, unsigned) {
+             return ::pwrite(fd, bytes + seg.buffer_offset + done, seg.bytes - done,
+                             static_cast<off_t>(seg.file_offset + done));
+           },
+           after);
+}
+
+}  // namespace
+
+void pread_runs(int fd, std::uint64_t base, const std::vector<Run>& runs, void* buffer, std::size_t element_bytes,
+                const std::string& what, const PieceHook& after) {
+  read_segments(fd, segments(base, runs, element_bytes, piece_for_hook(after, element_bytes)), buffer, io_threads(),
+                what, after ? &after : nullptr);
 }
 
 void pread_runs_here(int fd, std::uint64_t base, const std::vector<Run>& runs, void* buffer,
                      std::size_t element_bytes, const std::string& what) {
-  auto* bytes = static_cast<char*>(buffer);
-  transfer(segments(base, runs, element_bytes, kPiece), 1, what, "read",
-           [&](const Segment& seg, std::uint64_t done, unsigned) {
-             return ::pread(fd, bytes + seg.buffer_offset + done, seg.bytes - done,
-                            static_cast<off_t>(seg.file_offset + done));
-           });
+  read_segments(fd, segments(base, runs, element_bytes, kPiece), buffer, 1, what, nullptr);
 }
 
 void pwrite_runs_here(int fd, std::uint64_t base, const std::vector<Run>& runs, const void* buffer,
                       std::size_t element_bytes, const std::string& what) {
-  const auto* bytes = static_cast<const char*>(buffer);
-  transfer(segments(base, runs, element_bytes, kPiece), 1, what, "write",
-           [&](const Segment& seg, std::uint64_t done, unsigned) {
-             return ::pwrite(fd, bytes + seg.buffer_offset + done, seg.bytes - done,
-                             static_cast<off_t>(seg.file_offset + done));
-           });
+  write_segments(fd, segments(base, runs, element_bytes, kPiece), buffer, 1, what, nullptr);
 }
 
 namespace {
@@ -157,14 +166,8 @@ void pwrite_runs(int fd, std::uint64_t base, const std::vector<Run>& runs, const
   // reader and other files' writers need. One thread for such a file.
   struct statfs info {};
   const bool in_memory = ::fstatfs(fd, &info) == 0 && memory_file_system(info);
-  const auto* bytes = static_cast<const char*>(buffer);
-  transfer(segments(base, runs, element_bytes, piece_for_hook(after, element_bytes)), in_memory ? 1u : io_threads(),
-           what, "write",
-           [&](const Segment& seg, std::uint64_t done, unsigned) {
-             return ::pwrite(fd, bytes + seg.buffer_offset + done, seg.bytes - done,
-                             static_cast<off_t>(seg.file_offset + done));
-           },
-           after ? &after : nullptr);
+  write_segments(fd, segments(base, runs, element_bytes, piece_for_hook(after, element_bytes)), buffer,
+                 in_memory ? 1u : io_threads(), what, after ? &after : nullptr);
 }
 
 unsigned DirectWriter::threads() {

@@ -151,7 +151,7 @@ class Pipeline {
   static constexpr int kDeviceSlots = kDevicePiecesPerThread;
   struct PieceSeconds {
     double read = 0.0, kernel = 0.0, write = 0.0;
-    double travel = 0.0;       // ... and the pieces' time from queued to back
+    double travel = 0.0;  // with a GPU: the pieces' time from queued to back
   };
   void streamer(const std::vector<int>& pending, std::atomic<std::size_t>& next, int w,
                 const ExecInstances<ExecSpace>& instances);
@@ -189,7 +189,7 @@ class Pipeline {
   std::array<Axis, 3> axes_{};
   bool blas_ = false, scan_ = false;
   bool fused_ = false;  // compute.kernel: fused: the reader's threads multiply (host memory only)
-  bool unstaged_ = false;  // memory.staging: none: streamer threads, no ring (host memory only)
+  bool unstaged_ = false;  // memory.staging: none: streamer threads, no ring
   std::mutex whole_slab_mutex_;  // unstaged: one slab at a time in a whole-slab buffer
   // unstaged with a GPU: kDeviceSlots pinned and device pieces per thread
   std::vector<std::unique_ptr<PinnedBlock<StagingSpace>>> piece_pins_;

@@ -52,7 +52,7 @@ void Pipeline<ExecSpace>::reader(const std::vector<int>& pending) {
         // NaN or Inf; only then does the scan look for the first one.
         bool suspect = scan_;
         if (sums)
-          disc_sum.fetch_add(box_range_sum(buffer, box.dims, box.start, box.count, first, first + count,
+          disc_sum.fetch_add(box_piece_sum(buffer + first, box.dims, box.start, box.count, first, first + count,
                                            SumKey::discount, scan_ ? &suspect : nullptr),
                              std::memory_order_relaxed);
         if (suspect) {

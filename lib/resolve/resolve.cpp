@@ -69,21 +69,23 @@ void check_tile(const Config& config, KernelKind kernel, const Slicing& slicing,
 // or an input read through HDF5's own reads or made up (synthetic) takes
 // mdrange: there the multiply would be a pass of its own on the reader's
 // threads instead of beside them.
+// Every axis parallel, tiles auto: no slicing the user chose.
+bool default_slicing(const ComputeConfig& c) { return c.tile.empty() && c.parallel_dims.size() == 3; }
+
 KernelKind resolve_kernel(const Config& config, bool device_copies, bool visits_as_read) {
   const ComputeConfig& c = config.compute;
-  const bool default_slicing = c.tile.empty() && c.parallel_dims.size() == 3;
   if (c.kernel == KernelKind::fused) {
     if (device_copies)
       throw config_error(config.source_path +
                          ": compute.kernel: fused multiplies in host memory as each piece is read, but this job "
                          "computes on the GPU; use kernel: auto or mdrange, or compute.space: host");
-    if (!default_slicing)
+    if (!default_slicing(c))
       throw config_error(config.source_path +
                          ": compute.kernel: fused has no MDRange to shape; compute.parallel_dims and compute.tile "
                          "need kernel: mdrange");
   }
   if (c.kernel != KernelKind::automatic) return c.kernel;
-  return !device_copies && default_slicing && visits_as_read ? KernelKind::fused : KernelKind::mdrange;
+  return !device_copies && default_slicing(c) && visits_as_read ? KernelKind::fused : KernelKind::mdrange;
 }
 
 // memory.staging: none moves each slab in ~1 MiB pieces on one I/O thread
@@ -96,8 +98,7 @@ std::string unstaged_refusal(const Config& config, const InputFacts& input, Kern
     return "keeps multBy resident and cuts date slabs, but memory.chunk_axis: id cuts id slabs";
   if (!input.reads_ranges)
     return "needs an input read by positional reads (a contiguous float64 dataset); this one goes through HDF5's reads";
-  const bool default_slicing = config.compute.tile.empty() && config.compute.parallel_dims.size() == 3;
-  if (device_copies && !(default_slicing && config.compute.kernel == KernelKind::automatic))
+  if (device_copies && !(default_slicing(config.compute) && config.compute.kernel == KernelKind::automatic))
     return "multiplies each piece on the GPU with a loop of its own: it needs compute.kernel: auto and the default "
            "slicing";
   if (!device_copies && kernel != KernelKind::fused)
