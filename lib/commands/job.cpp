@@ -6,6 +6,7 @@
 #include "commands/commands.hpp"
 #include "common/affinity.hpp"
 #include "common/paths.hpp"
+#include "common/startup.hpp"
 #include "io/output_existing.hpp"
 #include "io/posix_io.hpp"
 #include "io/output.hpp"
@@ -113,7 +114,10 @@ Job prepare(const Config& config, bool restart) {
     check_config(config);
     job.input = open_input(config.input);
   });
+  startup::mark("input");
   SystemFacts facts = system_facts(config, *job.input);
+  // A device job's first GPU call (its free memory) makes the GPU runtime's context.
+  startup::mark(facts.device_bytes ? "machine facts (GPU context)" : "machine facts");
   add_recorded_output(config, restart, facts, job);
   job.spec = ranks::collectively([&] { return resolve(config, facts); });
   job.plan = ranks::collectively([&] { return make_plan(job.spec.plan); });

@@ -155,7 +155,10 @@ std::exception_ptr run_slabs(const Job& job, const RunOptions& options, OutputSi
     limits = measure ? job_limits(job.spec.limits, job.plan, options.remeasure, version_text())
                      : configured_limits(job.spec.limits);
     startup::mark(limits.kernel.cached ? "limits (cached)" : "limits");
-    if (job.plan.request.device_copies) report.gpu = device_name();
+    if (job.plan.request.device_copies) {
+      report.gpu = device_name();
+      startup::mark("GPU name");
+    }
     if (talk) std::cout << status_prefix() << "limits " << limits_text(limits) << std::endl;
     PipelineJob pipeline;
     pipeline.spec = &job.spec.pipeline;
@@ -288,7 +291,7 @@ int run_command(const Config& config, const RunOptions& options) {
   startup::mark("command line and config");
   if (!options.stop) install_signal_handlers();
   const Job job = prepare(config, options.restart);
-  startup::mark("input, resolve and plan");
+  startup::mark("resolve and plan");
   const std::string report_path = options.report_path.empty() ? job.spec.report_path : options.report_path;
   // Nothing the job reads is written or deleted (io/read_set.hpp).
   ranks::collectively([&] {

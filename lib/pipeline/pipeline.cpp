@@ -42,7 +42,10 @@ Pipeline<ExecSpace>::Pipeline(const PipelineJob& job, RunReport& report)
                                 mult_elems);
   }
   const std::size_t n = plan_.mult_bytes / sizeof(double);
-  if (!plan_.mult_per_slab) resident_mult_host_ = host_buffer(n);
+  if (!plan_.mult_per_slab) {
+    resident_mult_host_ = host_buffer(n, memory_threads());
+    startup::mark("multBy buffer");
+  }
   startup::mark("buffers (staging ring: made ready while streaming)");
   if (!plan_.mult_per_slab) {
     startup::first_read();
@@ -86,10 +89,11 @@ void Pipeline<ExecSpace>::run() {
     ExecInstances<ExecSpace> instances(copies ? kDeviceSlots * writers_ : 0);
     if constexpr (copies)
       for (int w = 0; w < writers_; ++w) {
-        piece_pins_.push_back(std::make_unique<PinnedBlock<StagingSpace>>(kDeviceSlots * kCachePieceBytes));
+        piece_pins_.push_back(std::make_unique<PinnedBlock<StagingSpace>>(
+            kDeviceSlots * static_cast<std::size_t>(device_piece_elements()) * sizeof(double)));
         for (int s = 0; s < kDeviceSlots; ++s)
           device_pieces_.emplace_back(Kokkos::view_alloc(Kokkos::WithoutInitializing, "discount::device_piece"),
-                                      kCachePieceBytes / sizeof(double));
+                                      static_cast<std::size_t>(device_piece_elements()));
       }
     std::atomic<std::size_t> next{0};
     for (int w = 0; w < writers_; ++w)

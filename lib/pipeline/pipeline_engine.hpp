@@ -66,9 +66,10 @@ class Pipeline {
   void run();                                           // the stage threads, then the report's figures
 
  private:
-  HostBuffer host_buffer(std::size_t elements) {
+  // `touch_threads`: see PinnedBlock (the resident multBy, before any stage runs).
+  HostBuffer host_buffer(std::size_t elements, unsigned touch_threads = 1) {
     if constexpr (kLazyStaging) {
-      pinned_.emplace_back(elements * sizeof(double));
+      pinned_.emplace_back(elements * sizeof(double), touch_threads);
       return HostBuffer(static_cast<double*>(pinned_.back().data()), elements);
     } else {
       host_pages_.emplace_back(elements * sizeof(double));
@@ -149,6 +150,17 @@ class Pipeline {
   // (pipeline/unstaged.hpp); with a GPU thread w has kDeviceSlots pieces in
   // flight at most, on streams kDeviceSlots * w + s.
   static constexpr int kDeviceSlots = kDevicePiecesPerThread;
+  // Elements per piece on a GPU: kCachePieceBytes, or DISCOUNT_DEVICE_PIECE_MIB
+  // MiB (1 to 64) for benchmarks that compare piece sizes.
+  static std::int64_t device_piece_elements() {
+    static const std::int64_t n = [] {
+      std::uint64_t bytes = kCachePieceBytes;
+      if (const char* env = std::getenv("DISCOUNT_DEVICE_PIECE_MIB"); env && std::atoi(env) > 0)
+        bytes = static_cast<std::uint64_t>(std::min(std::atoi(env), 64)) << 20;
+      return static_cast<std::int64_t>(bytes / sizeof(double));
+    }();
+    return n;
+  }
   struct PieceSeconds {
     double read = 0.0, kernel = 0.0, write = 0.0;
     double travel = 0.0;  // with a GPU: the pieces' time from queued to back

@@ -18,6 +18,7 @@
 #include "common/error.hpp"
 #include "common/gpu_runtime.hpp"
 #include "common/host_pages.hpp"
+#include "common/host_parallel.hpp"
 #include "common/quote.hpp"
 #include "io/input.hpp"
 #include "pipeline/input_sums.hpp"
@@ -92,11 +93,18 @@ inline std::string slab_coordinates(std::int64_t index, const std::array<Axis, 3
 template <class Space>
 class PinnedBlock {
  public:
-  explicit PinnedBlock(std::size_t bytes) : bytes_(bytes) {
+  // `touch_threads`: the threads that fault the pages in (one page in 4096
+  // bytes each, in its own share); more than one where nothing streams yet.
+  explicit PinnedBlock(std::size_t bytes, unsigned touch_threads = 1) : bytes_(bytes) {
     const char* how = std::getenv("DISCOUNT_STAGING_PIN");
     if (!(how && std::string(how) == "alloc")) {
       HostPages pages(bytes);
-      touch_pages(pages.data(), bytes);
+      char* first = static_cast<char*>(pages.data());
+      constexpr std::int64_t kPage = 4096;  // shares of whole pages
+      const auto count = static_cast<std::int64_t>((bytes + kPage - 1) / kPage);
+      host_parallel(count, touch_threads, [first, bytes](std::int64_t b, std::int64_t e, unsigned) {
+        touch_pages(first + b * kPage, std::min<std::size_t>(bytes, std::size_t(e) * kPage) - std::size_t(b) * kPage);
+      });
       if (gpu::register_host(pages.data(), bytes)) {
         pages_ = std::move(pages);
         data_ = pages_.data();

@@ -138,7 +138,7 @@ template <class ExecSpace>
 void Pipeline<ExecSpace>::pieces_through_device(const SlabPiecesAt& at, std::int64_t total, SlabPieces& out, int w,
                                                 const ExecInstances<ExecSpace>& instances, std::uint64_t* disc_sum,
                                                 PieceSeconds& seconds) {
-  constexpr auto kPiece = static_cast<std::int64_t>(kCachePieceBytes / sizeof(double));
+  const std::int64_t kPiece = device_piece_elements();
   struct InFlight {
     std::int64_t first = 0, count = 0;
     bool busy = false;
