@@ -10,8 +10,9 @@
 //     the time host work would take (is the context's time hidden?);
 //   - in this process: 96 MiB pinned by cudaHostAlloc against ordinary pages
 //     touched then registered, and cudaHostRegister / Unregister of 16 GiB of
-//     touched pages on 1, 2, 4, 8 and 16 threads at once (issue 23: whether
-//     pinning a user's array in place scales with threads).
+//     touched pages on 1, 2, 4, 8 and 16 threads at once, in small and in
+//     transparent huge pages (issue 23: whether pinning a user's array in
+//     place scales with threads or page size).
 //   nvcc -O2 -o /tmp/cuda_lifecycle scripts/bench/cpp/cuda_lifecycle.cu
 //   /tmp/cuda_lifecycle [register GiB=16] [rounds=3]
 #include <cuda_runtime.h>
@@ -166,10 +167,13 @@ void pinned_alloc() {
               freed, touched, registered);
 }
 
-void register_scaling(std::size_t gib, int rounds) {
+// `huge`: the pages asked for as transparent huge pages (MADV_HUGEPAGE), as
+// NumPy asks for its large arrays.
+void register_scaling(std::size_t gib, int rounds, bool huge) {
   const std::size_t bytes = gib << 30;
   char* p = static_cast<char*>(mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
   if (p == MAP_FAILED) return;
+  if (huge) madvise(p, bytes, MADV_HUGEPAGE);
   {
     std::vector<std::thread> ts;
     const unsigned n = std::max(1u, std::thread::hardware_concurrency());
@@ -193,8 +197,8 @@ void register_scaling(std::size_t gib, int rounds) {
       for (auto& t : ts) t.join();
       best_unreg = std::min(best_unreg, now() - t0);
     }
-    std::printf("register %zu GiB on %2d threads: %.3f s (%.1f GB/s), unregister %.3f s (%.1f GB/s)\n", gib,
-                threads, best_reg, double(bytes) / best_reg / 1e9, best_unreg, double(bytes) / best_unreg / 1e9);
+    std::printf("register %zu GiB (%s pages) on %2d threads: %.3f s (%.1f GB/s), unregister %.3f s (%.1f GB/s)\n",
+                gib, huge ? "huge" : "small", threads, best_reg, double(bytes) / best_reg / 1e9, best_unreg, double(bytes) / best_unreg / 1e9);
     std::fflush(stdout);
   }
   munmap(p, bytes);
@@ -211,6 +215,14 @@ int main(int argc, char** argv) {
       run_child("/proc/self/exe", mode);
   check(cudaFree(nullptr), "context");
   for (int r = 0; r < rounds; ++r) pinned_alloc();
-  register_scaling(gib, rounds);
+  std::FILE* thp = std::fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+  char mode[128] = "unknown";
+  if (thp) {
+    if (!std::fgets(mode, sizeof mode, thp)) std::strcpy(mode, "unknown\n");
+    std::fclose(thp);
+  }
+  std::printf("transparent huge pages: %s", mode);
+  register_scaling(gib, rounds, false);
+  register_scaling(gib, rounds, true);
   return 0;
 }
