@@ -229,6 +229,19 @@ void print_wall_summary(const std::vector<StagePrediction>& stages, const WallPr
       return;
     }
   }
+  if (wall.pace == kUnstagedPace || wall.pace == kUnstagedDevicePace) {  // each thread's stages add up
+    std::string parts;
+    for (const auto& s : stages)
+      if (wall.pace == kUnstagedPace || s.stage == stage_name(Stage::read) || s.stage == stage_name(Stage::write)) {
+        std::snprintf(line, sizeof line, "%s%s %.3f s", parts.empty() ? "" : " + ", s.stage.c_str(), s.seconds);
+        parts += line;
+      }
+    std::snprintf(line, sizeof line,
+                  "predicted wall %.2f s%s; memory.staging: none: each I/O thread's %s add up (%s)\n", wall.seconds,
+                  wall.fixed_known ? "" : " plus start-up and finish", wall.pace.c_str(), parts.c_str());
+    std::cout << line;
+    return;
+  }
   std::snprintf(line, sizeof line, "predicted wall %.2f s%s; bottleneck %s: %s at %.2f GB/s (%s)\n", wall.seconds,
                 wall.fixed_known ? "" : " plus start-up and finish", slowest->stage.c_str(),
                 format_bytes(slowest->bytes).c_str(), slowest->gb_per_s, slowest->source.c_str());

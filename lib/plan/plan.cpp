@@ -295,6 +295,29 @@ WallPrediction predict_wall(const Plan& plan, const std::vector<StagePrediction>
       w.pace = fused && stage == Stage::read ? kFusedPace : stage_name(stage);
     }
   }
+  if (plan.request.unstaged) {
+    // memory.staging: none: each I/O thread takes a slab's pieces through the
+    // read, the multiply and the write one after another while the other
+    // threads do the same, so at the links' rates the stages' times add up
+    // (on the H200 node, host: read 0.31 + kernel 0.12 + write 0.54 s busy
+    // against 1.03 s of streaming). With a GPU the copies and the kernel
+    // run beside the threads' reads and writes; the slower side sets the pace.
+    const bool copies = plan.request.device_copies;
+    double threads = 0, gpu = 0;
+    std::string gpu_pace;
+    for (const auto& [stage, seconds] : per_slab) {
+      const bool on_gpu = copies && (stage == Stage::h2d || stage == Stage::kernel || stage == Stage::d2h);
+      if (!on_gpu) threads += seconds;
+      else if (seconds > gpu) {
+        gpu = seconds;
+        gpu_pace = stage_name(stage);
+      }
+    }
+    w.pace = gpu > threads ? gpu_pace : copies ? kUnstagedDevicePace : kUnstagedPace;
+    w.first_slab_seconds = w.period_seconds = std::max(threads, gpu);
+    w.seconds = w.fixed_seconds + w.resident_seconds + n * w.period_seconds;
+    return w;
+  }
   w.first_slab_seconds = all;
   // A host buffer is held from its read to its write, a device buffer from
   // its upload to its download: with fewer buffers than that takes, slabs
@@ -375,6 +398,12 @@ std::string describe_prediction(const Plan& plan, const std::vector<StagePredict
     std::snprintf(line, sizeof line, "               %.3f s reading the resident multBy before the first slab\n",
                   wall.resident_seconds);
     out << line;
+  }
+  if (plan.request.unstaged) {  // no fill and drain: every slab is the threads' turn of all stages
+    std::snprintf(line, sizeof line, "               %.3f s %d slab(s) at %.3f s each (memory.staging: none; %s sets the pace)\n",
+                  wall.slabs * wall.period_seconds, wall.slabs, wall.period_seconds, wall.pace.c_str());
+    out << line;
+    return out.str();
   }
   std::snprintf(line, sizeof line, "               %.3f s the first slab through every stage (fill and drain)\n",
                 wall.first_slab_seconds);

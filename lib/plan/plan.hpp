@@ -149,7 +149,9 @@ struct FixedCost {
 // slab goes through every stage one after another (the fill, and at the end
 // the drain); every further slab adds one period, the slowest stage's time
 // per slab or, when the ring of staging buffers is too short for every stage
-// to hold a slab at once, the buffers' round trip over their count.
+// to hold a slab at once, the buffers' round trip over their count. Under
+// memory.staging: none every slab takes one period, the I/O threads' stages
+// added up (plan.cpp says why).
 struct WallPrediction {
   double seconds = -1;             // the whole run; < 0: a stage's rate is unknown
   double fixed_seconds = 0;        // FixedCost, 0 when unknown
@@ -165,6 +167,10 @@ WallPrediction predict_wall(const Plan& plan, const std::vector<StagePrediction>
 // WallPrediction::pace when the reader's threads read and multiply (kernel:
 // fused) and that sum is the slowest.
 inline constexpr const char* kFusedPace = "read + fused kernel";
+// ... and under memory.staging: none, where each I/O thread's stages add up:
+// in host memory, and on a GPU (the copies and the kernel beside them).
+inline constexpr const char* kUnstagedPace = "read + kernel + write";
+inline constexpr const char* kUnstagedDevicePace = "read + write";
 // The same for `slabs` of plan's slabs (a resume's pending share); the
 // stages' bytes must be those of predict(plan, limits, slabs).
 WallPrediction predict_wall(const Plan& plan, const std::vector<StagePrediction>& stages, const FixedCost& fixed,

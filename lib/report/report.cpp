@@ -59,6 +59,14 @@ std::string RunReport::to_text() const {
                   100.0 * slowest->seconds / wall_seconds);
     out << line;
   }
+  if (kernel_on_pieces && limits.kernel.known()) {
+    std::snprintf(line, sizeof line,
+                  "kernel: %s, so the kernel's limit (%.2f GB/s, data from memory) does not apply\n",
+                  gpu.empty() ? "each piece multiplied in cache right after its read"
+                              : "the I/O threads' launches of each piece's kernel",
+                  limits.kernel.gb_per_s);
+    out << line;
+  }
   if (staging_bytes > 0) {
     std::snprintf(line, sizeof line, "staging: %s of buffers made ready in %.3f s on their own thread, beside the stages\n",
                   format_bytes(staging_bytes).c_str(), staging_seconds);
@@ -110,6 +118,7 @@ std::string RunReport::to_json() const {
   j["any_stage_seconds"] = any_stage_seconds;
   j["staging_bytes"] = staging_bytes;
   j["staging_seconds"] = staging_seconds;
+  j["kernel_on_pieces"] = kernel_on_pieces;
   // The job's totals, every run's work; this run's own figures (the stages,
   // the wall time and the rate) are in this_run.
   j["input_bytes"] = job_input_bytes();
@@ -184,7 +193,8 @@ std::vector<StageStats> empty_stages(bool device_copies) {
 void apply_limits(RunReport& report, const Limits& limits) {
   report.limits = limits;
   for (auto& stage : report.stages) {
-    const LinkLimit* link = limits.of(stage.name);
+    const LinkLimit* link =
+        report.kernel_on_pieces && stage.name == stage_name(Stage::kernel) ? nullptr : limits.of(stage.name);
     stage.limit_gb_per_s = link && link->known() ? link->gb_per_s : 0.0;
     stage.limit_source = link && link->known() ? link_source_name(link->source) : "";
   }

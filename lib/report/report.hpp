@@ -85,6 +85,11 @@ struct RunReport {
   bool has_checksum = false;
   // The link limits the stages were held against (apply_limits).
   Limits limits;
+  // The multiply ran piece by piece beside the I/O (compute.kernel: fused, or
+  // memory.staging: none): its line times work on cached pieces (or, on a
+  // GPU, the launches), which the kernel's link limit does not measure, so
+  // that stage is held against none.
+  bool kernel_on_pieces = false;
   int ranks = 1;  // processes that shared the job
   // From exec to the first read of input data, by phase (rank 0's).
   startup::Breakdown startup;

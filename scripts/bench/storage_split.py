@@ -269,6 +269,10 @@ def main(argv=None) -> int:
                 stages[name] += (f"; process {run['wall_s']:.2f} s = start-up {report['startup_seconds']:.2f} + "
                                  f"streaming and finish {stream:.2f} (any stage busy "
                                  f"{report.get('any_stage_seconds', 0):.2f}) + exit {outside:.2f}")
+                phases = [f"{p['name']} {p['seconds']:.3f}" for p in report.get("startup_phases", [])
+                          if p.get("seconds", 0) >= 0.005]
+                if phases:
+                    stages[name] += "; start-up phases of 5 ms or more: " + ", ".join(phases)
             if report.get("staging_seconds"):
                 stages[name] += (f"; staging {bl.fmt_bytes(report.get('staging_bytes', 0))} made ready in "
                                  f"{report['staging_seconds']:.2f} s")

@@ -479,6 +479,45 @@ TEST(PredictWall, FusedKernelAddsToTheRead) {
   EXPECT_NEAR(predict_wall(p, stages, FixedCost{0.0, "x"}).period_seconds, write, 1e-12);
 }
 
+// memory.staging: none: each I/O thread reads, multiplies and writes its
+// pieces in turn, so every slab takes the stages' sum, with no fill and
+// drain; with a GPU its copies and kernel run beside the threads' reads and
+// writes, and the slower side paces the run.
+TEST(PredictWall, UnstagedAddsTheThreadsStages) {
+  Plan p = date_plan(false);
+  p.request.unstaged = true;
+  p.request.kernel_on_read = true;
+  const auto stages = predict(p, host_limits(1.0, 2.0, 0.9));
+  const WallPrediction w = predict_wall(p, stages, FixedCost{0.5, "x"});
+  const double data = 100.0 * 4000 * 5 * 8, mult = 4000.0 * 5 * 8;
+  const double read = data / 1e9 / 15, kernel = (2 * data + 15 * mult) / 2e9 / 15, write = data / 0.9e9 / 15;
+  EXPECT_NEAR(w.period_seconds, read + kernel + write, 1e-12);
+  EXPECT_NEAR(w.first_slab_seconds, w.period_seconds, 1e-12);
+  EXPECT_EQ(w.pace, kUnstagedPace);
+  EXPECT_NEAR(w.seconds, 0.5 + mult / 1e9 + 15 * (read + kernel + write), 1e-12);
+  const std::string text = describe_prediction(p, stages, w);
+  EXPECT_NE(text.find("15 slab(s) at"), std::string::npos) << text;
+  EXPECT_NE(text.find("memory.staging: none; read + kernel + write sets the pace"), std::string::npos) << text;
+  EXPECT_EQ(text.find("fill and drain"), std::string::npos) << text;
+
+  Plan d = date_plan(true);
+  d.request.unstaged = true;
+  Limits limits = host_limits(1.0, 100.0, 1.0);
+  limits.h2d = {20.0, LinkSource::measured, false, "", "measured now"};
+  limits.d2h = {20.0, LinkSource::measured, false, "", "measured now"};
+  auto ds = predict(d, limits);
+  ASSERT_EQ(ds.size(), 5u);
+  const double n = static_cast<double>(d.slabs.size());
+  WallPrediction dw = predict_wall(d, ds, FixedCost{0, "x"});
+  EXPECT_NEAR(dw.period_seconds, (ds[0].seconds - mult / 1e9) / n + ds[4].seconds / n, 1e-12);
+  EXPECT_EQ(dw.pace, kUnstagedDevicePace);
+  limits.h2d.gb_per_s = 0.01;  // a slow link: the copies set the pace
+  ds = predict(d, limits);
+  dw = predict_wall(d, ds, FixedCost{0, "x"});
+  EXPECT_NEAR(dw.period_seconds, ds[1].seconds / n, 1e-12);
+  EXPECT_EQ(dw.pace, "h2d");
+}
+
 TEST(PredictWall, DepthOneIsEveryStageOneAfterAnother) {
   PlanRequest r = request(100, 4000, 5, 160000 + 1 * 7 * 160000 + 100);
   r.pipeline_depth = 1;

@@ -85,6 +85,25 @@ TEST(ReportLimits, ApplyLimitsFillsStagesByName) {
   EXPECT_LT(idle.fraction_of_limit(), 0);
 }
 
+// A multiply done piece by piece in cache (fused, memory.staging: none) is
+// held against no limit: the kernel's limit is a memory-bound pass.
+TEST(ReportLimits, KernelOnPiecesHasNoLimit) {
+  RunReport report = report_with_stages();
+  report.kernel_on_pieces = true;
+  apply_limits(report, some_limits());
+  EXPECT_EQ(report.stages[2].name, "kernel");
+  EXPECT_EQ(report.stages[2].limit_gb_per_s, 0.0);
+  EXPECT_LT(report.stages[2].fraction_of_limit(), 0);
+  EXPECT_DOUBLE_EQ(report.stages[0].limit_gb_per_s, 8.0);  // the other stages keep theirs
+  EXPECT_DOUBLE_EQ(report.limits.kernel.gb_per_s, 800.0);
+  const std::string text = report.to_text();
+  EXPECT_NE(text.find("kernel: each piece multiplied in cache right after its read, so the kernel's limit "
+                      "(800.00 GB/s, data from memory) does not apply"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(nlohmann::json::parse(report.to_json())["kernel_on_pieces"], true);
+}
+
 TEST(ReportLimits, TextHasLimitColumnsWithDashesForUnknown) {
   RunReport report = report_with_stages();
   apply_limits(report, some_limits());
