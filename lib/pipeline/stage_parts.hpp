@@ -100,10 +100,12 @@ class PinnedBlock {
     if (!(how && std::string(how) == "alloc")) {
       HostPages pages(bytes);
       char* first = static_cast<char*>(pages.data());
-      constexpr std::int64_t kPage = 4096;  // shares of whole pages
-      const auto count = static_cast<std::int64_t>((bytes + kPage - 1) / kPage);
-      host_parallel(count, touch_threads, [first, bytes](std::int64_t b, std::int64_t e, unsigned) {
-        touch_pages(first + b * kPage, std::min<std::size_t>(bytes, std::size_t(e) * kPage) - std::size_t(b) * kPage);
+      constexpr std::size_t kShare = std::size_t{4} << 20;  // at least 4 MiB of pages per thread
+      const auto threads = static_cast<unsigned>(std::clamp<std::size_t>(bytes / kShare, 1, std::max(1u, touch_threads)));
+      const std::size_t share = (bytes / threads + 4095) / 4096 * 4096;  // whole pages
+      run_on_threads(threads, [first, bytes, share](unsigned t) {
+        const std::size_t begin = std::min(bytes, share * t);
+        touch_pages(first + begin, std::min(bytes, begin + share) - begin);
       });
       if (gpu::register_host(pages.data(), bytes)) {
         pages_ = std::move(pages);
