@@ -43,7 +43,7 @@ Pipeline<ExecSpace>::Pipeline(const PipelineJob& job, RunReport& report)
   }
   const std::size_t n = plan_.mult_bytes / sizeof(double);
   if (!plan_.mult_per_slab) {
-    resident_mult_host_ = host_buffer(n, memory_threads());
+    resident_mult_host_ = host_buffer(n);
     startup::mark("multBy buffer");
   }
   startup::mark("buffers (staging ring: made ready while streaming)");

@@ -66,10 +66,9 @@ class Pipeline {
   void run();                                           // the stage threads, then the report's figures
 
  private:
-  // `touch_threads`: see PinnedBlock (the resident multBy, before any stage runs).
-  HostBuffer host_buffer(std::size_t elements, unsigned touch_threads = 1) {
+  HostBuffer host_buffer(std::size_t elements) {
     if constexpr (kLazyStaging) {
-      pinned_.emplace_back(elements * sizeof(double), touch_threads);
+      pinned_.emplace_back(elements * sizeof(double));
       return HostBuffer(static_cast<double*>(pinned_.back().data()), elements);
     } else {
       host_pages_.emplace_back(elements * sizeof(double));

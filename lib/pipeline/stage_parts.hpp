@@ -18,7 +18,6 @@
 #include "common/error.hpp"
 #include "common/gpu_runtime.hpp"
 #include "common/host_pages.hpp"
-#include "common/host_parallel.hpp"
 #include "common/quote.hpp"
 #include "io/input.hpp"
 #include "pipeline/input_sums.hpp"
@@ -93,20 +92,11 @@ inline std::string slab_coordinates(std::int64_t index, const std::array<Axis, 3
 template <class Space>
 class PinnedBlock {
  public:
-  // `touch_threads`: the threads that fault the pages in (one page in 4096
-  // bytes each, in its own share); more than one where nothing streams yet.
-  explicit PinnedBlock(std::size_t bytes, unsigned touch_threads = 1) : bytes_(bytes) {
+  explicit PinnedBlock(std::size_t bytes) : bytes_(bytes) {
     const char* how = std::getenv("DISCOUNT_STAGING_PIN");
     if (!(how && std::string(how) == "alloc")) {
       HostPages pages(bytes);
-      char* first = static_cast<char*>(pages.data());
-      constexpr std::size_t kShare = std::size_t{4} << 20;  // at least 4 MiB of pages per thread
-      const auto threads = static_cast<unsigned>(std::clamp<std::size_t>(bytes / kShare, 1, std::max(1u, touch_threads)));
-      const std::size_t share = (bytes / threads + 4095) / 4096 * 4096;  // whole pages
-      run_on_threads(threads, [first, bytes, share](unsigned t) {
-        const std::size_t begin = std::min(bytes, share * t);
-        touch_pages(first + begin, std::min(bytes, begin + share) - begin);
-      });
+      touch_pages(pages.data(), bytes);
       if (gpu::register_host(pages.data(), bytes)) {
         pages_ = std::move(pages);
         data_ = pages_.data();
