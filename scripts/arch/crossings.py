@@ -14,7 +14,10 @@ reached). A small real job is then run: `generate` makes an HDF5 input and
 each function belongs to the folder of the file that defines it (lib/<folder>,
 or app). A crossing is a distinct caller -> callee pair whose functions lie in
 different folders. `plan` is traced the same way from plan_command and shown
-apart.
+apart. A second count, "as a reader meets them", names each function without
+its template arguments and parameters (a template's instances and an overload
+set are one name) and leaves out constructors, destructors, assignments and
+callbacks.
 
 Layers, from the link graph the lib/*/CMakeLists.txt files declare (a folder
 sits one above the highest folder it links): common 0; config, plan, ranks 1;
@@ -127,6 +130,23 @@ def callback(caller, callee):
     return "<" in name.split("(")[0] or "{lambda" in callee
 
 
+def plain_name(fn):
+    """A function as a reader names it: no return type, template arguments or parameters,
+    so a template's instances and an overload set are one name."""
+    fn = fn[fn.find("discount::"):] if "discount::" in fn else fn
+    out, depth = [], 0
+    for ch in fn:
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth = max(0, depth - 1)
+        elif depth == 0:
+            if ch == "(":
+                break
+            out.append(ch)
+    return "".join(out).strip()
+
+
 def report(edges, names, title, show_edges):
     crossings = []
     for caller, callee in edges:
@@ -148,6 +168,13 @@ def report(edges, names, title, show_edges):
           f"{len({a for e in edges for a in e if a})}")
     print(f"upward other than callbacks: {len(direct_up)}; crossings into functions other than constructors, "
           f"destructors and assignments: {len(plain)} (upward {len([c for c in plain if c in up])})")
+    # Where a reader following the calls changes folder: one pair per named caller
+    # and callee, leaving out constructors, destructors, assignments and callbacks
+    # (the lambda a lower folder runs is read where it is written).
+    read = {(a, b, plain_name(cf), plain_name(tf)) for a, b, cf, tf in crossings
+            if not special(tf) and not callback(cf, tf)}
+    print(f"as a reader meets them (a template's instances and an overload set as one name; no constructors, "
+          f"destructors, assignments or callbacks): {len(read)}")
     print("entries per folder: " + ", ".join(f"{k} {v}" for k, v in into.most_common()))
     print(f"per folder pair ({len(pairs)} pairs; from -> to: count, U = upward, S = sideways):")
     for (a, b), n in sorted(pairs.items(), key=lambda kv: (-kv[1], kv[0])):
