@@ -209,12 +209,21 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
   const std::string unstaged_why = unstaged_refusal(config, input, kernel, request.device_copies);
   if (config.memory.staging == Staging::none && !unstaged_why.empty())
     throw config_error(config.source_path + ": memory.staging: none " + unstaged_why + "; use staging: auto or ring");
+  const std::uint64_t output_bytes =
+      static_cast<std::uint64_t>(request.dates) * request.ids * request.nums * stored_bytes(config.output.dtype);
+  // ... and on a disk for an output the page cache takes whole, in host
+  // memory and one process: there the ring's fixed costs (its buffers' first
+  // touch, the O_DIRECT staging) outweigh the streaming.
+  // A host_budget under kUnstagedDiskBudget keeps the ring's smaller buffers.
+  const bool small_on_disk = !facts.output_memory_backed && !request.device_copies && facts.ranks <= 1 &&
+                             output_bytes <= kUnstagedDiskBytes &&
+                             config.memory.host_budget.resolve(facts.host_bytes) >= kUnstagedDiskBudget;
   bool unstaged = config.memory.staging == Staging::none ||
-                  (config.memory.staging == Staging::automatic && unstaged_why.empty() && facts.output_memory_backed);
+                  (config.memory.staging == Staging::automatic && unstaged_why.empty() &&
+                   (facts.output_memory_backed || small_on_disk));
   int split_parts = config.output.parts, split_writers_n = 0;
   LayoutFacts layout_facts;
-  layout_facts.output_bytes =
-      static_cast<std::uint64_t>(request.dates) * request.ids * request.nums * stored_bytes(config.output.dtype);
+  layout_facts.output_bytes = output_bytes;
   layout_facts.cores = 2 * std::max(1u, facts.writer_threads);
   layout_facts.memory_backed = facts.output_memory_backed;
   layout_facts.recorded = facts.recorded_layout;
@@ -238,8 +247,8 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
     if (split_writers_n > 1)
       request.pipeline_depth = std::max(request.pipeline_depth, std::min(kMaxPipelineDepth, split_writers_n + 2));
   }
-  // auto: only where several threads write parts of their own at once.
-  if (config.memory.staging == Staging::automatic && split_writers_n < 2) unstaged = false;
+  // auto on a memory-backed file system: only where several threads write parts of their own at once.
+  if (config.memory.staging == Staging::automatic && split_writers_n < 2 && !small_on_disk) unstaged = false;
   const int unstaged_threads = std::max(1, split_writers_n);
   request.host_budget = config.memory.host_budget.resolve(facts.host_bytes);
   request.device_budget = request.device_copies ? config.memory.device_budget.resolve(facts.device_bytes) : 0;

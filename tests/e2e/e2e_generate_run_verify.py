@@ -58,9 +58,12 @@ def ceil_div(a, b):
 def run_and_check(ctx, input_path, expected, axes=E.CANON, input_extra=None, output_extra=None,
                   compute=None, memory=None, expect_slabs=None, dataset="cv", **top):
     out = os.path.join(ctx.work, "out.h5")
+    # These cases check the staging ring's slicing, budgets and O_DIRECT writes; on a
+    # disk memory.staging: auto would take none for outputs this small (e2e_unstaged).
     job = E.write_job(os.path.join(ctx.work, "job.yaml"), os.path.relpath(input_path, ctx.work), "out.h5",
                       input=dict({"axes": list(axes)} if tuple(axes) != E.CANON else {}, **(input_extra or {})),
-                      output=output_extra, compute=compute, memory=memory, **top)
+                      output=output_extra, compute=compute, memory=dict({"staging": "ring"}, **(memory or {})),
+                      **top)
     elsewhere = ctx.dir("cwd")  # relative paths must resolve against the YAML, not the cwd
     input_digest = E.file_digest(input_path)
     if expect_slabs is not None:

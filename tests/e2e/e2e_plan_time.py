@@ -24,7 +24,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import e2e_common as E  # noqa: E402
 
 SHAPE = (8, 20011, 3)  # 3.8 MB of discount: several slabs under max_slab 1MiB
-MEMORY = {"max_slab": "1MiB", "host_budget": "256MiB"}
+# The staging ring's model (fill, drain, the slowest stage's pace); on a disk
+# memory.staging: auto would take none for a job this small (e2e_unstaged checks its model).
+MEMORY = {"max_slab": "1MiB", "host_budget": "256MiB", "staging": "ring"}
 WALL = re.compile(r"^predicted wall (\d+\.\d+) s", re.M)
 
 

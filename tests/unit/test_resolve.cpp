@@ -722,6 +722,43 @@ TEST(Resolve, AutoLayoutSplitsOnMemoryBackedFileSystems) {
 // system in host memory, with one part per core and slabs cut for the
 // threads; on a disk it keeps the ring. none, asked for, runs anywhere it
 // can and is refused, saying why, where it cannot.
+// auto on a disk: none for an output of up to kUnstagedDiskBytes, in host
+// memory and one process (the ring's fixed costs outweigh a small job's
+// streaming); larger outputs, a GPU and MPI keep the ring.
+TEST(Resolve, StagingAutoTakesNoneForASmallOutputOnADisk) {
+  Config c = base_config();
+  c.compute.space = Space::host;
+  const std::int64_t ids = static_cast<std::int64_t>(kUnstagedDiskBytes / (100 * 5 * 8));  // 1 GiB at most
+  SystemFacts f = facts(100, ids, 5);
+  f.input.visits_as_read = f.input.reads_ranges = true;
+  f.output_memory_backed = false;
+  JobSpec spec = resolve(c, f);
+  EXPECT_EQ(spec.pipeline.staging, Staging::none);
+  EXPECT_EQ(spec.output.layout, OutputLayout::single);
+  EXPECT_FALSE(spec.output.direct_io);
+  EXPECT_EQ(spec.plan.piece_bytes, kCachePieceBytes);  // one thread
+  EXPECT_EQ(spec.plan.max_slab, auto_max_slab_unstaged(100ull * ids * 5 * 8, 1));
+  EXPECT_EQ(make_plan(spec.plan).slabs.size() >= 8, true);
+  SystemFacts larger = facts(100, ids + 1, 5);  // one id more than the page cache rule takes
+  larger.input = f.input;
+  larger.input.ids = ids + 1;
+  EXPECT_EQ(resolve(c, larger).pipeline.staging, Staging::ring);
+  SystemFacts two_ranks = f;
+  two_ranks.ranks = 2;
+  EXPECT_EQ(resolve(c, two_ranks).pipeline.staging, Staging::ring);
+  Config gpu = c;
+  gpu.compute.space = Space::device;
+  SystemFacts with_gpu = f;
+  with_gpu.separate_device_memory = true;
+  EXPECT_EQ(resolve(gpu, with_gpu).pipeline.staging, Staging::ring);
+  Config ring = c;
+  ring.memory.staging = Staging::ring;
+  EXPECT_EQ(resolve(ring, f).pipeline.staging, Staging::ring);
+  Config small_budget = c;  // a budget under kUnstagedDiskBudget keeps the ring's smaller buffers
+  small_budget.memory.host_budget = parse_memory_size("255MiB");
+  EXPECT_EQ(resolve(small_budget, f).pipeline.staging, Staging::ring);
+}
+
 TEST(Resolve, StagingNoneWhereEachThreadWritesItsOwnPart) {
   Config c = base_config();
   c.compute.space = Space::host;
