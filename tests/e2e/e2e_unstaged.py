@@ -17,7 +17,6 @@ never filled at creation, so a piece that was not written cannot match.
 """
 
 import os
-import re
 import signal
 import sys
 

@@ -718,10 +718,6 @@ TEST(Resolve, AutoLayoutSplitsOnMemoryBackedFileSystems) {
   EXPECT_EQ(spec.report.layout_reason, "auto: kept from the existing partial");
 }
 
-// memory.staging: auto takes none for a split output on a memory-backed file
-// system in host memory, with one part per core and slabs cut for the
-// threads; on a disk it keeps the ring. none, asked for, runs anywhere it
-// can and is refused, saying why, where it cannot.
 // auto on a disk: none for an output of up to kUnstagedDiskBytes, in host
 // memory and one process (the ring's fixed costs outweigh a small job's
 // streaming); larger outputs, a GPU and MPI keep the ring.
@@ -759,6 +755,10 @@ TEST(Resolve, StagingAutoTakesNoneForASmallOutputOnADisk) {
   EXPECT_EQ(resolve(small_budget, f).pipeline.staging, Staging::ring);
 }
 
+// memory.staging: auto takes none for a split output on a memory-backed file
+// system in host memory, with one part per core and slabs cut for the
+// threads; on a disk an output this large (8 GB) keeps the ring. none, asked
+// for, runs anywhere it can and is refused, saying why, where it cannot.
 TEST(Resolve, StagingNoneWhereEachThreadWritesItsOwnPart) {
   Config c = base_config();
   c.compute.space = Space::host;
