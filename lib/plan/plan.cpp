@@ -285,16 +285,6 @@ WallPrediction predict_wall(const Plan& plan, const std::vector<StagePrediction>
     if (stage == Stage::h2d || stage == Stage::kernel || stage == Stage::d2h) device_path += seconds;
     if (fused && stage == Stage::kernel) fused_kernel = seconds;
   }
-  // Under kernel: fused the reader's threads multiply each piece they read:
-  // a slab's kernel time adds to its read's on those threads.
-  for (const auto& [stage, seconds] : per_slab) {
-    if (fused && stage == Stage::kernel) continue;
-    const double busy = stage == Stage::read ? seconds + fused_kernel : seconds;
-    if (busy > slowest) {
-      slowest = busy;
-      w.pace = fused && stage == Stage::read ? kFusedPace : stage_name(stage);
-    }
-  }
   if (plan.request.unstaged) {
     // memory.staging: none: each I/O thread takes a slab's pieces through the
     // read, the multiply and the write one after another while the other
@@ -317,6 +307,16 @@ WallPrediction predict_wall(const Plan& plan, const std::vector<StagePrediction>
     w.first_slab_seconds = w.period_seconds = std::max(threads, gpu);
     w.seconds = w.fixed_seconds + w.resident_seconds + n * w.period_seconds;
     return w;
+  }
+  // Under kernel: fused the reader's threads multiply each piece they read:
+  // a slab's kernel time adds to its read's on those threads.
+  for (const auto& [stage, seconds] : per_slab) {
+    if (fused && stage == Stage::kernel) continue;
+    const double busy = stage == Stage::read ? seconds + fused_kernel : seconds;
+    if (busy > slowest) {
+      slowest = busy;
+      w.pace = fused && stage == Stage::read ? kFusedPace : stage_name(stage);
+    }
   }
   w.first_slab_seconds = all;
   // A host buffer is held from its read to its write, a device buffer from

@@ -215,9 +215,9 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
   // memory and one process: there the ring's fixed costs (its buffers' first
   // touch, the O_DIRECT staging) outweigh the streaming.
   // A host_budget under kUnstagedDiskBudget keeps the ring's smaller buffers.
+  request.host_budget = config.memory.host_budget.resolve(facts.host_bytes);
   const bool small_on_disk = !facts.output_memory_backed && !request.device_copies && facts.ranks <= 1 &&
-                             output_bytes <= kUnstagedDiskBytes &&
-                             config.memory.host_budget.resolve(facts.host_bytes) >= kUnstagedDiskBudget;
+                             output_bytes <= kUnstagedDiskBytes && request.host_budget >= kUnstagedDiskBudget;
   bool unstaged = config.memory.staging == Staging::none ||
                   (config.memory.staging == Staging::automatic && unstaged_why.empty() &&
                    (facts.output_memory_backed || small_on_disk));
@@ -250,7 +250,6 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
   // auto on a memory-backed file system: only where several threads write parts of their own at once.
   if (config.memory.staging == Staging::automatic && split_writers_n < 2 && !small_on_disk) unstaged = false;
   const int unstaged_threads = std::max(1, split_writers_n);
-  request.host_budget = config.memory.host_budget.resolve(facts.host_bytes);
   request.device_budget = request.device_copies ? config.memory.device_budget.resolve(facts.device_bytes) : 0;
   const std::uint64_t job_bytes =
       static_cast<std::uint64_t>(request.dates) * request.ids * request.nums * request.element_bytes;
