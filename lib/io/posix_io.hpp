@@ -63,6 +63,11 @@ void pwrite_runs_here(int fd, std::uint64_t base, const std::vector<Run>& runs, 
 // True when `path` is on a memory-backed file system (tmpfs, ramfs).
 bool memory_backed(const std::string& path);
 
+// Starts the write-out of `fd`'s dirty pages to its device without waiting
+// for it (Linux sync_file_range; elsewhere nothing). A later fdatasync then
+// finds most of them written. Errors are left to that fdatasync.
+void start_writeback(int fd);
+
 // Writes that bypass the page cache (O_DIRECT). The 4 KiB-aligned middle of
 // each run is copied into an aligned bounce buffer and written through
 // `direct_fd`; the unaligned edges (under 4 KiB at each end of a run) go

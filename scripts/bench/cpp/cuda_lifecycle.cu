@@ -6,7 +6,9 @@
 //     none (no CUDA call), context (cuInit, then the primary context),
 //     context + the app's allocations (128 MiB device, 96 MiB pinned, 32
 //     streams), each of the last two also with cudaDeviceReset before return,
-//     and "warm": the context made on a second thread while main sleeps for
+//     each of the last two also leaving by _exit (no runtime teardown),
+//     "pin_small_first" (4 KiB pinned, then 96 MiB: is the first pinning's
+//     cost fixed?), and "warm": the context made on a second thread while main sleeps for
 //     the time host work would take (is the context's time hidden?);
 //   - in this process: 96 MiB pinned by cudaHostAlloc against ordinary pages
 //     touched then registered, and cudaHostRegister / Unregister of 16 GiB of
@@ -14,7 +16,7 @@
 //     transparent huge pages (issue 23: whether pinning a user's array in
 //     place scales with threads or page size).
 //   nvcc -O2 -o /tmp/cuda_lifecycle scripts/bench/cpp/cuda_lifecycle.cu
-//   /tmp/cuda_lifecycle [register GiB=16] [rounds=3]
+//   /tmp/cuda_lifecycle [register GiB=16; 0: the child processes only] [rounds=3]
 #include <cuda_runtime.h>
 #include <spawn.h>
 #include <sys/mman.h>
@@ -86,6 +88,16 @@ int child(const std::string& mode) {
     }
     std::vector<void*> keep;
     std::vector<cudaStream_t> streams;
+    if (mode == "pin_small_first") {
+      // Is a process's first pinning a fixed cost that a small one absorbs?
+      void* small = nullptr;
+      check(cudaHostAlloc(&small, 4096, cudaHostAllocDefault), "cudaHostAlloc 4 KiB");
+      std::printf("pin_4KiB %.6f\n", now());
+      void* big = nullptr;
+      check(cudaHostAlloc(&big, 96u << 20, cudaHostAllocDefault), "cudaHostAlloc 96 MiB");
+      std::printf("pin_96MiB %.6f\n", now());
+      keep.push_back(small);
+    }
     if (mode.find("alloc") != std::string::npos) {
       allocate_like_the_app(keep, streams);
       std::printf("alloc %.6f\n", now());
@@ -102,6 +114,10 @@ int child(const std::string& mode) {
   }
   std::printf("return %.6f\n", now());
   std::fflush(stdout);
+  // "_exit": leave without the runtime's teardown (atexit handlers and static
+  // destructors); the kernel driver releases the context as the process's
+  // files close, which the parent's wait still includes.
+  if (mode.find("_exit") != std::string::npos) _exit(0);
   return 0;
 }
 
@@ -211,8 +227,11 @@ int main(int argc, char** argv) {
   const std::size_t gib = argc > 1 ? std::strtoul(argv[1], nullptr, 10) : 16;
   const int rounds = argc > 2 ? std::atoi(argv[2]) : 3;
   for (int r = 0; r < rounds; ++r)
-    for (const char* mode : {"none", "context", "context_reset", "alloc", "alloc_reset", "warm"})
+    for (const char* mode :
+         {"none", "context", "context_reset", "context_exit", "alloc", "alloc_reset", "alloc_exit", "warm",
+          "pin_small_first"})
       run_child("/proc/self/exe", mode);
+  if (gib == 0) return 0;  // the child processes only
   check(cudaFree(nullptr), "context");
   for (int r = 0; r < rounds; ++r) pinned_alloc();
   std::FILE* thp = std::fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
