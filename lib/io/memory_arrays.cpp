@@ -57,18 +57,30 @@ void copy_box_as(const ArrayRef& a, const std::array<std::int64_t, 3>& start, co
   const unsigned threads = rows * n < (std::int64_t{1} << 20) ? 1u : memory_threads();
   const std::int64_t piece_rows =
       std::max<std::int64_t>(1, static_cast<std::int64_t>(kCachePieceBytes / sizeof(double)) / n);
+  // Rows that follow each other in the array as they do in the buffer go in
+  // one copy of up to a piece: a C-contiguous (dates, ids, 5) array would
+  // otherwise take a 40-byte copy per row (measured 9.2 GB/s on the H200
+  // node's 16 threads, where memory moves at over 60).
+  const bool rows_adjacent = a.strides[2] == 1 && a.strides[1] == n;
+  const bool planes_adjacent = rows_adjacent && a.strides[0] == count[1] * n;
   run_on_threads(threads, [&](unsigned t) {
     const std::int64_t first = rows * t / threads, last = rows * (t + 1) / threads;
     std::int64_t unvisited = first;
-    for (std::int64_t r = first; r < last; ++r) {
+    for (std::int64_t r = first; r < last;) {
       const std::int64_t x = r / count[1], y = r % count[1];
+      std::int64_t end = r + 1;
+      if (rows_adjacent) {
+        end = std::min(last, unvisited + piece_rows);
+        if (!planes_adjacent) end = std::min(end, (x + 1) * count[1]);
+      }
       T* row = static_cast<T*>(a.data) + (start[0] + x) * a.strides[0] + (start[1] + y) * a.strides[1] +
                start[2] * a.strides[2];
-      copy_row(row, a.strides[2], packed + r * n, n, to_array);
-      if (visit && (r + 1 - unvisited == piece_rows || r + 1 == last)) {
-        (*visit)(unvisited * n, (r + 1 - unvisited) * n);
-        unvisited = r + 1;
+      copy_row(row, a.strides[2], packed + r * n, (end - r) * n, to_array);
+      if (end - unvisited == piece_rows || end == last) {
+        if (visit) (*visit)(unvisited * n, (end - unvisited) * n);
+        unvisited = end;
       }
+      r = end;
     }
   });
 }

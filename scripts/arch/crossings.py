@@ -134,6 +134,7 @@ def plain_name(fn):
     """A function as a reader names it: no return type, template arguments or parameters,
     so a template's instances and an overload set are one name."""
     fn = fn[fn.find("discount::"):] if "discount::" in fn else fn
+    fn = fn.replace("(anonymous namespace)::", "")  # not a parameter list
     out, depth = [], 0
     for ch in fn:
         if ch == "<":
@@ -187,6 +188,9 @@ def report(edges, names, title, show_edges):
             for a, b, cf, tf in sorted(group):
                 print(f"  {a} -> {b}: {cf[:110]}  ->  {tf[:110]}")
     if show_edges:
+        print("as a reader meets them, by name:")
+        for a, b, cf, tf in sorted(read):
+            print(f"  {a} -> {b}: {cf}  ->  {tf}")
         print("all crossings:")
         for a, b, cf, tf in sorted(crossings):
             print(f"  {a} -> {b}: {cf[:110]}  ->  {tf[:110]}")

@@ -670,3 +670,53 @@ TEST(MemoryInput, VisitsEachPieceOnceRightAfterItsCopy) {
     EXPECT_GT(pieces.size(), 3u);
   }
 }
+
+// copy_box moves rows that lie next to each other in one copy: whole
+// planes, rows within a plane, or row by row when a box cuts the last axis.
+// Each box, both ways, against a plain loop, on an array large enough for
+// threaded copies; the elements outside the box stay untouched.
+TEST(MemoryInput, CopyBoxMatchesAPlainLoopForEveryContiguity) {
+  const std::int64_t dates = 4, ids = 300007, nums = 3;
+  std::vector<double> array(static_cast<std::size_t>(dates * ids * nums));
+  for (std::size_t e = 0; e < array.size(); ++e) array[e] = 1.0 + static_cast<double>(e % 4099) / 3.0;
+  ArrayRef a{array.data(), ElementType::f64, 3, {dates, ids, nums}, {ids * nums, nums, 1}, "disc"};
+  struct Box {
+    std::array<std::int64_t, 3> start, count;
+    const char* what;
+  };
+  for (const Box& box : {Box{{0, 0, 0}, {dates, ids, nums}, "whole array: one run"},
+                         Box{{1, 0, 0}, {2, ids, nums}, "whole planes"},
+                         Box{{0, 5, 0}, {3, ids - 9, nums}, "rows within each plane"},
+                         Box{{1, 2, 1}, {3, ids - 4, 2}, "part of each row"}}) {
+    const std::int64_t n = box.count[0] * box.count[1] * box.count[2];
+    std::vector<double> packed(static_cast<std::size_t>(n), std::nan(""));
+    copy_box(a, box.start, box.count, packed.data(), false);
+    std::int64_t wrong = 0, e = 0;
+    for (std::int64_t x = 0; x < box.count[0]; ++x)
+      for (std::int64_t y = 0; y < box.count[1]; ++y)
+        for (std::int64_t z = 0; z < box.count[2]; ++z, ++e)
+          wrong += packed[static_cast<std::size_t>(e)] !=
+                   array[static_cast<std::size_t>(((box.start[0] + x) * ids + box.start[1] + y) * nums + box.start[2] + z)];
+    EXPECT_EQ(wrong, 0) << box.what << ": read";
+    std::vector<double> out(array.size(), -7.0);
+    ArrayRef o = a;
+    o.data = out.data();
+    for (auto& v : packed) v = -v;
+    copy_box(o, box.start, box.count, packed.data(), true);
+    wrong = 0;
+    std::int64_t outside = 0;
+    for (std::int64_t x = 0; x < dates; ++x)
+      for (std::int64_t y = 0; y < ids; ++y)
+        for (std::int64_t z = 0; z < nums; ++z) {
+          const double got = out[static_cast<std::size_t>((x * ids + y) * nums + z)];
+          const bool inside = x >= box.start[0] && x < box.start[0] + box.count[0] && y >= box.start[1] &&
+                              y < box.start[1] + box.count[1] && z >= box.start[2] && z < box.start[2] + box.count[2];
+          if (inside)
+            wrong += got != -array[static_cast<std::size_t>((x * ids + y) * nums + z)];
+          else
+            outside += got != -7.0;
+        }
+    EXPECT_EQ(wrong, 0) << box.what << ": write";
+    EXPECT_EQ(outside, 0) << box.what << ": wrote outside the box";
+  }
+}
