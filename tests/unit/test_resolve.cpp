@@ -724,7 +724,7 @@ TEST(Resolve, AutoLayoutSplitsOnMemoryBackedFileSystems) {
 TEST(Resolve, StagingAutoTakesNoneForASmallOutputOnADisk) {
   Config c = base_config();
   c.compute.space = Space::host;
-  const std::int64_t ids = static_cast<std::int64_t>(kUnstagedDiskBytes / (100 * 5 * 8));  // 1 GiB at most
+  const std::int64_t ids = static_cast<std::int64_t>(kUnstagedDiskBytes / (100 * 5 * 8));  // 2 GiB at most
   SystemFacts f = facts(100, ids, 5);
   f.input.visits_as_read = f.input.reads_ranges = true;
   f.output_memory_backed = false;
