@@ -230,6 +230,13 @@ PYBIND11_MODULE(_core, m) {
     embed::run_on_engine_thread([] { embed::finalize_kokkos(); });
   });
   m.def("kokkos_started", [] { return embed::kokkos_started(); });
+  m.def("release_buffers", [] {
+    py::gil_scoped_release release;
+    std::uint64_t bytes = 0;
+    embed::run_on_engine_thread([&] { bytes = embed::release_buffers(); });
+    return bytes;
+  });
+  m.def("kept_buffer_bytes", [] { return embed::kept_buffer_bytes(); });
   m.def("device_memory_is_separate", [] {
     py::gil_scoped_release release;
     bool separate = false;

@@ -39,8 +39,11 @@ constexpr std::uint64_t kCachePieceBytes = std::uint64_t{1} << 20;
 // at least io_threads(). Such copies wait on nothing but memory: on the GPU
 // node the Python module's staging copies ran at 11-15 GB/s on 8 threads,
 // where a 16-thread copy of the same arrays reached 62 GB/s.
+// DISCOUNT_MEMORY_THREADS overrides (benchmarks compare thread counts).
 inline unsigned memory_threads() {
   static const unsigned n = [] {
+    if (const char* env = std::getenv("DISCOUNT_MEMORY_THREADS"); env && std::atoi(env) > 0)
+      return static_cast<unsigned>(std::min(std::atoi(env), 64));
     const int cpus = process_cpu_count();
     return std::max(io_threads(), static_cast<unsigned>(std::clamp(cpus, 1, 64)));
   }();

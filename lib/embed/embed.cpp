@@ -33,13 +33,23 @@ void ensure_kokkos() {
   int argc = static_cast<int>(argv.size());
   Kokkos::initialize(argc, argv.data());
   g_started = true;
+  keep_staging(true);
 }
 
 void finalize_kokkos() {
   std::lock_guard<std::mutex> lock(g_kokkos_mutex);
+  keep_staging(false);  // kept pinned blocks go before the GPU runtime does
   if (g_started && Kokkos::is_initialized()) Kokkos::finalize();
   g_started = false;
 }
+
+std::uint64_t release_buffers() {
+  const std::uint64_t bytes = kept_staging_bytes();
+  release_kept_staging();
+  return bytes;
+}
+
+std::uint64_t kept_buffer_bytes() { return kept_staging_bytes(); }
 
 bool kokkos_started() { return g_started && Kokkos::is_initialized(); }
 

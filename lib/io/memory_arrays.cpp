@@ -58,11 +58,14 @@ void copy_box_as(const ArrayRef& a, const std::array<std::int64_t, 3>& start, co
   const std::int64_t piece_rows =
       std::max<std::int64_t>(1, static_cast<std::int64_t>(kCachePieceBytes / sizeof(double)) / n);
   // Rows that follow each other in the array as they do in the buffer go in
-  // one copy of up to a piece: a C-contiguous (dates, ids, 5) array would
-  // otherwise take a 40-byte copy per row (measured 9.2 GB/s on the H200
-  // node's 16 threads, where memory moves at over 60).
+  // one copy: a C-contiguous (dates, ids, 5) array would otherwise take a
+  // 40-byte copy per row (measured 9.2 GB/s on the H200 node's 16 threads,
+  // where memory moves at over 60). With a visitor a copy stops at a piece,
+  // so the visitor reads it from cache; without one it runs to the end of
+  // the thread's share, where the C library's copy streams past the caches.
   const bool rows_adjacent = a.strides[2] == 1 && a.strides[1] == n;
   const bool planes_adjacent = rows_adjacent && a.strides[0] == count[1] * n;
+  const std::int64_t run_rows = visit ? piece_rows : rows;
   run_on_threads(threads, [&](unsigned t) {
     const std::int64_t first = rows * t / threads, last = rows * (t + 1) / threads;
     std::int64_t unvisited = first;
@@ -70,7 +73,7 @@ void copy_box_as(const ArrayRef& a, const std::array<std::int64_t, 3>& start, co
       const std::int64_t x = r / count[1], y = r % count[1];
       std::int64_t end = r + 1;
       if (rows_adjacent) {
-        end = std::min(last, unvisited + piece_rows);
+        end = std::min(last, unvisited + run_rows);
         if (!planes_adjacent) end = std::min(end, (x + 1) * count[1]);
       }
       T* row = static_cast<T*>(a.data) + (start[0] + x) * a.strides[0] + (start[1] + y) * a.strides[1] +

@@ -135,6 +135,7 @@ void Pipeline<ExecSpace>::report_figures() {
     report_.device_path_seconds = std::chrono::duration<double>(last_download_ - first_upload_).count();
   report_.any_stage_seconds = union_seconds(busy_intervals_);
   report_.staging_bytes = staging_bytes_;
+  report_.staging_reused_bytes = staging_reused_bytes_;
   report_.staging_seconds = staging_seconds_;
 }
 
@@ -162,6 +163,24 @@ void run_pipeline(const PipelineJob& job, RunReport& report) {
     pipeline_detail::Pipeline<Kokkos::DefaultHostExecutionSpace> pipeline(job, report);
     pipeline.run();
   }
+}
+
+namespace {
+using KeptPinned = pipeline_detail::PinnedBlock<PinnedHostSpace>;
+}  // namespace
+
+void keep_staging(bool keep) {
+  pipeline_detail::staging_pool<KeptPinned>().set_keep(keep);
+  pipeline_detail::staging_pool<HostPages>().set_keep(keep);
+}
+
+void release_kept_staging() {
+  pipeline_detail::staging_pool<KeptPinned>().clear();
+  pipeline_detail::staging_pool<HostPages>().clear();
+}
+
+std::uint64_t kept_staging_bytes() {
+  return pipeline_detail::staging_pool<KeptPinned>().kept_bytes() + pipeline_detail::staging_pool<HostPages>().kept_bytes();
 }
 
 }  // namespace discount

@@ -70,4 +70,12 @@ std::string execution_space_name(Space space);
 // in flight, records them, and returns with report.interrupted set.
 void run_pipeline(const PipelineJob& job, RunReport& report);
 
+// Staging buffers kept from one run to the next in this process
+// (pipeline/staging_pool.hpp). keep_staging(true): each run's ring stays
+// mapped (and pinned, for a GPU) for the next run to take; false frees it
+// and ends keeping. release_kept_staging() frees what is kept now.
+void keep_staging(bool keep);
+void release_kept_staging();
+std::uint64_t kept_staging_bytes();
+
 }  // namespace discount

@@ -15,7 +15,6 @@
 #include <cstdio>
 #include <ctime>
 #include <exception>
-#include <list>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -42,6 +41,7 @@
 #include "pipeline/pipeline.hpp"
 #include "pipeline/queue.hpp"
 #include "pipeline/stage_parts.hpp"
+#include "pipeline/staging_pool.hpp"
 #include "pipeline/test_hooks.hpp"
 
 namespace discount::pipeline_detail {
@@ -63,24 +63,41 @@ class Pipeline {
 
  public:
   Pipeline(const PipelineJob& job, RunReport& report);  // reads a resident multBy (pipeline.cpp)
+  // The staging blocks go back to the process's pool, which keeps them when
+  // keeping is on. A failed run's are freed: copies may still be in flight.
+  ~Pipeline() {
+    if (aborted_) return;
+    staging_pool<PinnedBlock<StagingSpace>>().give_back(pinned_);
+    staging_pool<HostPages>().give_back(host_pages_);
+  }
+  Pipeline(const Pipeline&) = delete;
+  Pipeline& operator=(const Pipeline&) = delete;
   void run();                                           // the stage threads, then the report's figures
 
  private:
-  HostBuffer host_buffer(std::size_t elements) {
-    if constexpr (kLazyStaging) {
-      pinned_.emplace_back(elements * sizeof(double));
-      return HostBuffer(static_cast<double*>(pinned_.back().data()), elements);
-    } else {
-      host_pages_.emplace_back(elements * sizeof(double));
-      return HostBuffer(static_cast<double*>(host_pages_.back().data()), elements);
-    }
+  // A buffer of `elements` doubles: a block the previous run kept
+  // (pipeline/staging_pool.hpp), else a new one. `reused` counts the kept bytes.
+  HostBuffer host_buffer(std::size_t elements, std::uint64_t* reused = nullptr) {
+    void* data = nullptr;
+    if constexpr (kLazyStaging) data = kept_or_new(pinned_, elements * sizeof(double), reused);
+    else data = kept_or_new(host_pages_, elements * sizeof(double), reused);
+    return HostBuffer(static_cast<double*>(data), elements);
+  }
+  template <class Block>
+  static void* kept_or_new(std::vector<std::unique_ptr<Block>>& owned, std::size_t bytes, std::uint64_t* reused) {
+    std::unique_ptr<Block> block = staging_pool<Block>().take(bytes);
+    if (block && reused) *reused += bytes;
+    if (!block) block = std::make_unique<Block>(bytes);
+    owned.push_back(std::move(block));
+    return owned.back()->data();
   }
 
   // Staging buffer s (and its multBy rows when each slab brings its own).
   void make_staging(int s) {
-    host_slab_[static_cast<std::size_t>(s)] = host_buffer(plan_.slab_bytes / sizeof(double));
+    host_slab_[static_cast<std::size_t>(s)] = host_buffer(plan_.slab_bytes / sizeof(double), &staging_reused_bytes_);
     if (plan_.mult_per_slab)
-      host_mult_[static_cast<std::size_t>(s)] = host_buffer(plan_.slab_mult_bytes / sizeof(double));
+      host_mult_[static_cast<std::size_t>(s)] =
+          host_buffer(plan_.slab_mult_bytes / sizeof(double), &staging_reused_bytes_);
   }
 
   // Pinning host memory (stage_parts.hpp's PinnedBlock) takes time, and so
@@ -207,10 +224,11 @@ class Pipeline {
   std::vector<DeviceBuffer> device_pieces_;
   int total_pending_ = 0;
 
-  std::vector<HostPages> host_pages_;  // own the memory of the host buffers below
+  std::vector<std::unique_ptr<HostPages>> host_pages_;  // own the memory of the host buffers below
   std::uint64_t staging_bytes_ = 0;    // the staging ring, made ready by stage_buffers()
+  std::uint64_t staging_reused_bytes_ = 0;  // of those, blocks an earlier run kept
   double staging_seconds_ = 0.0;
-  std::list<PinnedBlock<StagingSpace>> pinned_;  // or these (pinned; the blocks do not move)
+  std::vector<std::unique_ptr<PinnedBlock<StagingSpace>>> pinned_;  // or these (pinned)
   std::vector<HostBuffer> host_slab_, host_mult_;
   std::vector<DeviceBuffer> device_slab_, device_mult_;
   HostBuffer resident_mult_host_;

@@ -112,6 +112,7 @@ class PinnedBlock {
     else Space().deallocate(data_, bytes_);
   }
   void* data() const { return data_; }
+  std::size_t bytes() const { return bytes_; }
 
  private:
   std::size_t bytes_;

@@ -68,9 +68,11 @@ std::string RunReport::to_text() const {
     out << line;
   }
   if (staging_bytes > 0) {
-    std::snprintf(line, sizeof line, "staging: %s of buffers made ready in %.3f s on their own thread, beside the stages\n",
+    std::snprintf(line, sizeof line, "staging: %s of buffers made ready in %.3f s on their own thread, beside the stages",
                   format_bytes(staging_bytes).c_str(), staging_seconds);
     out << line;
+    if (staging_reused_bytes > 0) out << " (" << format_bytes(staging_reused_bytes) << " kept from the previous run)";
+    out << "\n";
   }
   if (startup.total_seconds > 0) out << "start-up: " << startup.describe() << "\n";
   if (ranks > 1) out << "ranks: " << ranks << "\n";
@@ -118,6 +120,7 @@ std::string RunReport::to_json() const {
   j["any_stage_seconds"] = any_stage_seconds;
   j["staging_bytes"] = staging_bytes;
   j["staging_seconds"] = staging_seconds;
+  j["staging_reused_bytes"] = staging_reused_bytes;
   j["kernel_on_pieces"] = kernel_on_pieces;
   // The job's totals, every run's work; this run's own figures (the stages,
   // the wall time and the rate) are in this_run.

@@ -302,6 +302,31 @@ def test_twenty_calls_keep_resident_memory_flat(rng):
     assert grown < 16 * 2 ** 20, f"RSS grew by {grown / 2 ** 20:.1f} MiB over 20 calls"
 
 
+@pytest.mark.parametrize("space", SPACES)
+def test_a_second_call_takes_the_staging_buffers_the_first_kept(rng, space):
+    # float32 disc goes through the staging ring in either space; 20 MB slab
+    # buffers are large enough to keep (16 MiB and up).
+    mult, disc = case(rng, 3, 500_001, 5, dtype=np.float32)
+    discount_app.release_buffers()
+    reports = []
+    for _ in range(2):
+        out = poisoned(disc.shape)
+        discount_app.multiply(mult, disc, out, space=space)
+        assert_bit_exact(out, expected_cv(mult, disc))
+        reports.append(discount_app.last_report())
+    first, second = reports
+    assert first["staging_bytes"] > 0 and first["staging_reused_bytes"] == 0, first["plan"]["text"]
+    assert second["staging_reused_bytes"] == second["staging_bytes"] > 0
+    kept = discount_app.kept_buffer_bytes()
+    assert kept >= second["staging_bytes"]
+    assert discount_app.release_buffers() == kept
+    assert discount_app.kept_buffer_bytes() == 0
+    out = poisoned(disc.shape)
+    discount_app.multiply(mult, disc, out, space=space)
+    assert_bit_exact(out, expected_cv(mult, disc))
+    assert discount_app.last_report()["staging_reused_bytes"] == 0
+
+
 def test_empty_arrays(rng):
     mult = np.empty((0, 5))
     disc = np.empty((3, 0, 5))
