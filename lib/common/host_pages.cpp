@@ -1,8 +1,10 @@
 #include "common/host_pages.hpp"
+#include "common/host_parallel.hpp"
 
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <new>
 #include <utility>
 
@@ -36,10 +38,20 @@ void HostPages::release() noexcept {
   bytes_ = 0;
 }
 
+// Large ranges on several threads, 32 MiB a thread at least: a VM's first
+// touch of a page traps to the hypervisor, one page at a time on each thread,
+// and the faults of several threads proceed side by side (1 GiB on the 2-core
+// development VM: 0.38-0.41 GB/s on one thread, 0.64-0.68 GB/s on two).
 void touch_pages(void* data, std::size_t bytes) {
   static const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-  volatile char* bytes_of = static_cast<volatile char*>(data);
-  for (std::size_t at = 0; at < bytes; at += page) bytes_of[at] = 0;
+  const std::size_t pages = (bytes + page - 1) / page;
+  const std::size_t per_thread = std::size_t{32} << 20;
+  const auto threads = static_cast<unsigned>(std::clamp<std::size_t>(bytes / per_thread, 1, memory_threads()));
+  char* base = static_cast<char*>(data);
+  run_on_threads(threads, [&](unsigned t) {
+    volatile char* bytes_of = base;
+    for (std::size_t p = pages * t / threads; p < pages * (t + 1) / threads; ++p) bytes_of[p * page] = 0;
+  });
 }
 
 }  // namespace discount

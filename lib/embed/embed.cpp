@@ -8,6 +8,7 @@
 #include "commands/commands.hpp"
 #include "common/error.hpp"
 #include "common/gpu_runtime.hpp"
+#include "common/host_parallel.hpp"
 #include "common/kokkos_threads.hpp"
 #include "embed/multiply_direct.hpp"
 #include "kernels/apply.hpp"
@@ -142,6 +143,7 @@ RunReport multiply(const MultiplyRequest& request, const std::atomic<int>* stop,
   check_config(config);
   MemoryInput input(request.mult, request.disc, request.axes);
   SystemFacts facts = system_facts(config, input);
+  facts.output_piece_threads = static_cast<int>(memory_threads());  // MemoryOutput::piece_threads()
   const JobSpec spec = resolve(config, facts);
   RunReport report;
   report.input = input.describe();

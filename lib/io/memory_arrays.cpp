@@ -88,6 +88,28 @@ void copy_box_as(const ArrayRef& a, const std::array<std::int64_t, 3>& start, co
   });
 }
 
+template <class T>
+void copy_box_range_as(const ArrayRef& a, const std::array<std::int64_t, 3>& start,
+                       const std::array<std::int64_t, 3>& count, std::int64_t first, std::int64_t n, double* packed,
+                       bool to_array) {
+  const std::int64_t row = count[2];
+  if (n <= 0 || row == 0) return;
+  const bool rows_adjacent = a.strides[2] == 1 && a.strides[1] == row;
+  const bool planes_adjacent = rows_adjacent && a.strides[0] == count[1] * row;
+  for (std::int64_t e = first, end = first + n; e < end;) {
+    const std::int64_t r = e / row, c = e % row, x = r / count[1], y = r % count[1];
+    // To the end of the row, or of the plane or the range where rows (and planes) follow each other.
+    std::int64_t stop = (r + 1) * row;
+    if (planes_adjacent) stop = end;
+    else if (rows_adjacent) stop = (x + 1) * count[1] * row;
+    stop = std::min(stop, end);
+    T* at = static_cast<T*>(a.data) + (start[0] + x) * a.strides[0] + (start[1] + y) * a.strides[1] +
+            (start[2] + c) * a.strides[2];
+    copy_row(at, a.strides[2], packed + (e - first), stop - e, to_array);
+    e = stop;
+  }
+}
+
 // A 2-D array as a 3-D one of leading extent 1.
 ArrayRef as_3d(const ArrayRef& a) {
   if (a.rank == 3) return a;
@@ -111,6 +133,14 @@ void copy_box(const ArrayRef& array, const std::array<std::int64_t, 3>& start,
   const ArrayRef a = as_3d(array);
   if (a.type == ElementType::f64) copy_box_as<double>(a, start, count, packed, to_array);
   else copy_box_as<float>(a, start, count, packed, to_array);
+}
+
+void copy_box_range(const ArrayRef& array, const std::array<std::int64_t, 3>& start,
+                    const std::array<std::int64_t, 3>& count, std::int64_t first, std::int64_t n, double* packed,
+                    bool to_array) {
+  const ArrayRef a = as_3d(array);
+  if (a.type == ElementType::f64) copy_box_range_as<double>(a, start, count, first, n, packed, to_array);
+  else copy_box_range_as<float>(a, start, count, first, n, packed, to_array);
 }
 
 namespace {
@@ -148,6 +178,12 @@ void MemoryInput::read_discount_visited(Range dates, Range ids, double* buffer, 
   copy_box_visited(disc_, box.start, box.count, buffer, visit);
 }
 
+void MemoryInput::read_discount_range(Range dates, Range ids, std::int64_t first, std::int64_t count,
+                                      double* buffer) {
+  const FileBox box = discount_box(shape_, axes_, dates, ids);
+  copy_box_range(disc_, box.start, box.count, first, count, buffer, false);
+}
+
 void MemoryInput::read_multiplier(Range ids, double* buffer) {
   copy_box(mult_, {0, ids.begin, 0}, {1, ids.size(), shape_.nums}, buffer, false);
 }
@@ -167,6 +203,29 @@ void MemoryOutput::write_slab(const Slab& slab, const double* buffer, const Inpu
   const FileBox box = discount_box(shape_, axes_, slab.dates, slab.ids);
   copy_box(out_, box.start, box.count, const_cast<double*>(buffer), true);
 }
+
+namespace {
+
+class MemoryPieces final : public SlabPieces {
+ public:
+  MemoryPieces(const ArrayRef& out, const FileBox& box) : out_(out), box_(box) {}
+  void write(std::int64_t first, std::int64_t count, double* values) override {
+    copy_box_range(out_, box_.start, box_.count, first, count, values, true);
+  }
+  void finish(const InputSums&) override {}
+
+ private:
+  const ArrayRef& out_;
+  FileBox box_;
+};
+
+}  // namespace
+
+std::unique_ptr<SlabPieces> MemoryOutput::slab_pieces(const Slab& slab) {
+  return std::make_unique<MemoryPieces>(out_, discount_box(shape_, axes_, slab.dates, slab.ids));
+}
+
+int MemoryOutput::piece_threads() const { return static_cast<int>(memory_threads()); }
 
 std::string MemoryOutput::describe() const { return "array in memory: out " + shape_text(out_); }
 

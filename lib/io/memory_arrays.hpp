@@ -38,6 +38,9 @@ class MemoryInput final : public InputSource {
   // Each thread's rows are visited as they are copied, a piece at a time.
   void read_discount_visited(Range dates, Range ids, double* buffer, const PieceVisitor& visit) override;
   bool visits_as_read() const override { return true; }
+  // memory.staging: none: a piece of a slab, on the calling thread.
+  bool reads_ranges() const override { return true; }
+  void read_discount_range(Range dates, Range ids, std::int64_t first, std::int64_t count, double* buffer) override;
   void read_multiplier(Range ids, double* buffer) override;
   std::string describe() const override;
   std::string identity() const override;
@@ -52,6 +55,10 @@ class MemoryOutput final : public OutputSink {
   MemoryOutput(const ArrayRef& out, const InputShape& shape, const std::array<Axis, 3>& axes);
   bool slab_done(const Slab&) const override { return false; }
   void write_slab(const Slab& slab, const double* buffer, const InputSums& input = {}) override;
+  // Pieces of a slab straight into `out`, from any thread (they are disjoint).
+  std::unique_ptr<SlabPieces> slab_pieces(const Slab& slab) override;
+  // memory.staging: none: every CPU's thread takes pieces of the same slabs.
+  int piece_threads() const override;
   std::string describe() const override;
 
  private:
@@ -65,5 +72,10 @@ class MemoryOutput final : public OutputSink {
 // when large.
 void copy_box(const ArrayRef& array, const std::array<std::int64_t, 3>& start,
               const std::array<std::int64_t, 3>& count, double* packed, bool to_array);
+// The same for elements [first, first + n) of the packed box only (`packed`
+// holds just those), on the calling thread.
+void copy_box_range(const ArrayRef& array, const std::array<std::int64_t, 3>& start,
+                    const std::array<std::int64_t, 3>& count, std::int64_t first, std::int64_t n, double* packed,
+                    bool to_array);
 
 }  // namespace discount

@@ -47,6 +47,10 @@ class OutputSink {
   // How many slabs the sink can take at once (one writer thread each): more
   // than one only where the slabs go to separate files (output.layout: split).
   virtual int writer_threads() const { return 1; }
+  // memory.staging: none with a sink that takes any piece from any thread
+  // (arrays in memory): this many threads share out the pieces of every
+  // slab, instead of one thread per slab. 0: one thread per slab.
+  virtual int piece_threads() const { return 0; }
   // The order in which to produce the pending slabs (by default as given):
   // a split output interleaves its parts so that concurrent writers meet
   // different files.

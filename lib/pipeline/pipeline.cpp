@@ -84,22 +84,65 @@ void Pipeline<ExecSpace>::run() {
   const Region region("discount::pipeline");  // this thread's: the compute stage's regions nest in it
   std::vector<std::thread> threads;
   if (unstaged_) {
-    // One thread per file the sink can take at once, each moving whole slabs.
-    writers_ = std::max(1, job_.sink->writer_threads());
-    ExecInstances<ExecSpace> instances(copies ? kDeviceSlots * writers_ : 0);
-    if constexpr (copies)
-      for (int w = 0; w < writers_; ++w) {
-        piece_pins_.push_back(std::make_unique<PinnedBlock<StagingSpace>>(
-            kDeviceSlots * static_cast<std::size_t>(device_piece_elements()) * sizeof(double)));
-        for (int s = 0; s < kDeviceSlots; ++s)
-          device_pieces_.emplace_back(Kokkos::view_alloc(Kokkos::WithoutInitializing, "discount::device_piece"),
-                                      static_cast<std::size_t>(device_piece_elements()));
+    // One thread per file the sink can take at once, each moving whole slabs;
+    // or, for a sink that takes any piece from any thread, its thread count
+    // (no more than there are pieces), sharing out the pieces of every slab.
+    const int sharing = job_.sink->piece_threads();
+    SharedSlabs shared;
+    if (sharing > 0) {
+      shared.pending = pending;
+      shared.piece = copies ? device_piece_elements() : static_cast<std::int64_t>(kCachePieceBytes / sizeof(double));
+      shared.first_piece.push_back(0);
+      for (int index : pending) {
+        const Slab& slab = plan_.slabs[static_cast<std::size_t>(index)];
+        SlabPiecesAt at;
+        at.dates = absolute(slab.dates, spec_.dates);
+        at.ids = absolute(slab.ids, spec_.ids);
+        at.box = discount_box(job_.input->shape(), axes_, at.dates, at.ids);
+        at.g = geometry(axes_, slab);
+        at.shape = merged_piece_shape({at.g.extent, at.g.mult_stride});
+        shared.first_piece.push_back(shared.first_piece.back() + (at.g.elements() + shared.piece - 1) / shared.piece);
+        shared.at.push_back(at);
+        shared.out.push_back(job_.sink->slab_pieces(slab));
+        if (!shared.out.back()) throw internal_error("a sink that shares pieces took a slab only whole");
       }
-    std::atomic<std::size_t> next{0};
-    for (int w = 0; w < writers_; ++w)
-      threads.emplace_back([&, w] { guarded([&] { streamer(pending, next, w, instances); }, {}); });
-    for (auto& t : threads) t.join();
-    if (first_error_) std::rethrow_exception(first_error_);
+      shared.left = std::make_unique<std::atomic<std::int64_t>[]>(pending.size());
+      for (std::size_t j = 0; j < pending.size(); ++j) shared.left[j] = shared.first_piece[j + 1] - shared.first_piece[j];
+      writers_ = static_cast<int>(std::clamp<std::int64_t>(shared.first_piece.back(), 1, sharing));
+    } else {
+      writers_ = std::max(1, job_.sink->writer_threads());
+    }
+    ExecInstances<ExecSpace> instances(copies ? kDeviceSlots * writers_ : 0);
+    if constexpr (copies) {
+      // Every thread's pinned pieces in one block, which a later run in this
+      // process may take again (pipeline/staging_pool.hpp).
+      const auto piece = static_cast<std::size_t>(device_piece_elements());
+      pinned_pieces_ = host_buffer(static_cast<std::size_t>(writers_) * kDeviceSlots * piece).data();
+      for (int s = 0; s < kDeviceSlots * writers_; ++s)
+        device_pieces_.emplace_back(Kokkos::view_alloc(Kokkos::WithoutInitializing, "discount::device_piece"), piece);
+    }
+    if (sharing > 0) {
+      for (int w = 0; w < writers_; ++w)
+        threads.emplace_back([&, w] { guarded([&] { piece_sharer(shared, w, instances); }, {}); });
+      for (auto& t : threads) t.join();
+      if (first_error_) std::rethrow_exception(first_error_);
+      // Each stage's figure as the streamers give it: the threads' seconds
+      // over their count; with a GPU the copies share the pieces' travel.
+      const double share = 1.0 / writers_;
+      stats(Stage::read).seconds += shared.read * share;
+      stats(Stage::kernel).seconds += shared.kernel * share;
+      stats(Stage::write).seconds += shared.write * share;
+      if (copies) {
+        stats(Stage::h2d).seconds += shared.travel * share / 2;
+        stats(Stage::d2h).seconds += shared.travel * share / 2;
+      }
+    } else {
+      std::atomic<std::size_t> next{0};
+      for (int w = 0; w < writers_; ++w)
+        threads.emplace_back([&, w] { guarded([&] { streamer(pending, next, w, instances); }, {}); });
+      for (auto& t : threads) t.join();
+      if (first_error_) std::rethrow_exception(first_error_);
+    }
     report_figures();
     return;
   }

@@ -47,6 +47,7 @@
 namespace discount::pipeline_detail {
 
 struct SlabPiecesAt;  // pipeline/unstaged.hpp
+struct SharedSlabs;   // pipeline/unstaged.hpp
 
 template <class ExecSpace>
 class Pipeline {
@@ -183,6 +184,12 @@ class Pipeline {
   };
   void streamer(const std::vector<int>& pending, std::atomic<std::size_t>& next, int w,
                 const ExecInstances<ExecSpace>& instances);
+  // A sink that takes any piece from any thread (OutputSink::piece_threads):
+  // the threads share out the pieces of every slab instead.
+  void piece_sharer(SharedSlabs& shared, int w, const ExecInstances<ExecSpace>& instances);
+  void shared_slab_written(SharedSlabs& shared, std::size_t j);
+  void queue_piece(const SlabPiecesAt& at, std::int64_t first, std::int64_t count, double* values, int stream,
+                   const ExecInstances<ExecSpace>& instances);
   void read_piece(const SlabPiecesAt& at, std::int64_t first, std::int64_t count, double* values,
                   std::uint64_t* disc_sum);
   void pieces_through_device(const SlabPiecesAt& at, std::int64_t total, SlabPieces& out, int w,
@@ -220,7 +227,7 @@ class Pipeline {
   bool unstaged_ = false;  // memory.staging: none: streamer threads, no ring
   std::mutex whole_slab_mutex_;  // unstaged: one slab at a time in a whole-slab buffer
   // unstaged with a GPU: kDeviceSlots pinned and device pieces per thread
-  std::vector<std::unique_ptr<PinnedBlock<StagingSpace>>> piece_pins_;
+  double* pinned_pieces_ = nullptr;  // kDeviceSlots pieces per thread, thread w's from w * kDeviceSlots pieces
   std::vector<DeviceBuffer> device_pieces_;
   int total_pending_ = 0;
 

@@ -144,7 +144,7 @@ void Pipeline<ExecSpace>::pieces_through_device(const SlabPiecesAt& at, std::int
     bool busy = false;
     Clock::time_point sent{};  // its copies and kernel queued
   } flight[kDeviceSlots];
-  auto* pinned = static_cast<double*>(piece_pins_[static_cast<std::size_t>(w)]->data());
+  double* pinned = pinned_pieces_ + static_cast<std::size_t>(kDeviceSlots * w) * static_cast<std::size_t>(kPiece);
   auto land = [&](int s) {  // piece s back from the GPU, then written
     instances.get(kDeviceSlots * w + s).fence();
     check_device_errors("discount::apply_piece");
@@ -165,28 +165,146 @@ void Pipeline<ExecSpace>::pieces_through_device(const SlabPiecesAt& at, std::int
     const auto a = Clock::now();
     read_piece(at, first, count, values, disc_sum);
     const auto b = Clock::now();
-    {  // queued on the slot's stream; each region covers its launch (Kokkos Tools)
-      const ExecSpace& exec = instances.get(kDeviceSlots * w + s);
-      const HostBuffer host(values, static_cast<std::size_t>(kPiece));
-      const DeviceBuffer& device = device_pieces_[static_cast<std::size_t>(kDeviceSlots * w + s)];
-      const auto n = static_cast<std::size_t>(count);
-      {
-        const Region region("discount::h2d");
-        copy_prefix(exec, device, host, n);
-      }
-      {
-        const Region region("discount::kernel");
-        apply_piece(exec, device, resident_mult_device_, at.shape, first, count);
-      }
-      const Region region("discount::d2h");
-      copy_prefix(exec, host, device, n);
-    }
+    queue_piece(at, first, count, values, kDeviceSlots * w + s, instances);
     seconds.read += std::chrono::duration<double>(b - a).count();
     seconds.kernel += seconds_since(b);
     flight[s] = {first, count, true, Clock::now()};
   }
   for (int k = 0; k < kDeviceSlots; ++k, s = (s + 1) % kDeviceSlots)  // in the order they were sent
     if (flight[s].busy) land(s);
+}
+
+// Piece `values` (pinned) up, multiplied and down on stream `stream`, each
+// step's region around its launch (Kokkos Tools); returns once queued.
+template <class ExecSpace>
+void Pipeline<ExecSpace>::queue_piece(const SlabPiecesAt& at, std::int64_t first, std::int64_t count, double* values,
+                                      int stream, const ExecInstances<ExecSpace>& instances) {
+  const ExecSpace& exec = instances.get(stream);
+  const HostBuffer host(values, static_cast<std::size_t>(count));
+  const DeviceBuffer& device = device_pieces_[static_cast<std::size_t>(stream)];
+  const auto n = static_cast<std::size_t>(count);
+  {
+    const Region region("discount::h2d");
+    copy_prefix(exec, device, host, n);
+  }
+  {
+    const Region region("discount::kernel");
+    apply_piece(exec, device, resident_mult_device_, at.shape, first, count);
+  }
+  const Region region("discount::d2h");
+  copy_prefix(exec, host, device, n);
+}
+
+// The pending slabs cut into pieces that any thread may take, in order: piece
+// g is piece g - first_piece[j] of slab j, where first_piece[j] <= g <
+// first_piece[j + 1]. A slab is written when its last piece is.
+struct SharedSlabs {
+  std::vector<int> pending;
+  std::vector<SlabPiecesAt> at;
+  std::vector<std::unique_ptr<SlabPieces>> out;
+  std::vector<std::int64_t> first_piece;                 // pending.size() + 1 entries
+  std::unique_ptr<std::atomic<std::int64_t>[]> left;     // pieces of slab j not yet written
+  std::atomic<std::int64_t> next{0};                     // the next piece to take
+  std::int64_t piece = 0;                                // elements per piece
+  double read = 0.0, kernel = 0.0, write = 0.0, travel = 0.0;  // every thread's seconds (under write_mutex_)
+};
+
+template <class ExecSpace>
+void Pipeline<ExecSpace>::shared_slab_written(SharedSlabs& shared, std::size_t j) {
+  if (--shared.left[j] != 0) return;
+  {
+    const Region region("discount::write");
+    shared.out[j]->finish({});
+  }
+  const Slab& slab = plan_.slabs[static_cast<std::size_t>(shared.pending[j])];
+  std::lock_guard<std::mutex> lock(write_mutex_);
+  for (Stage stage : pipeline_stages(copies)) record_seconds(stage, slab, 0.0);  // seconds: after the threads end
+  slab_written_locked();
+}
+
+// Takes the next piece of any slab until none is left (or a stop): read on
+// this thread, multiplied here or sent to the GPU and back on a stream of its
+// own (kDeviceSlots in turn, as pieces_through_device does), and written.
+// No non-finite scan or input checksum: the pieces of a slab land on many
+// threads in no order (resolve takes this path for arrays in memory only).
+template <class ExecSpace>
+void Pipeline<ExecSpace>::piece_sharer(SharedSlabs& shared, int w, const ExecInstances<ExecSpace>& instances) {
+  if (scan_ || job_.sink->wants_input_sums()) throw internal_error("shared pieces carry no scan or input checksums");
+  const auto t0 = Clock::now();
+  const std::int64_t kPiece = shared.piece;
+  PieceSeconds seconds;
+  std::vector<double> host_piece(copies ? 0 : static_cast<std::size_t>(kPiece));
+  double* pinned = copies ? pinned_pieces_ + static_cast<std::size_t>(kDeviceSlots * w) * static_cast<std::size_t>(kPiece)
+                          : nullptr;
+  struct InFlight {
+    std::size_t slab = 0;
+    std::int64_t first = 0, count = 0;
+    bool busy = false;
+    Clock::time_point sent{};
+  } flight[kDeviceSlots];
+  const auto write = [&](std::size_t j, std::int64_t first, std::int64_t count, double* values) {
+    const auto b = Clock::now();
+    {
+      const Region region("discount::write");
+      shared.out[j]->write(first, count, values);
+    }
+    seconds.write += seconds_since(b);
+    shared_slab_written(shared, j);
+  };
+  const auto land = [&](int s) {  // piece s back from the GPU, then written
+    instances.get(kDeviceSlots * w + s).fence();
+    check_device_errors("discount::apply_piece");
+    seconds.travel += seconds_since(flight[s].sent);
+    flight[s].busy = false;
+    write(flight[s].slab, flight[s].first, flight[s].count, pinned + s * kPiece);
+  };
+  int s = 0;
+  const std::int64_t pieces = shared.first_piece.back();
+  for (std::int64_t g = shared.next++; g < pieces && !stop_requested(); g = shared.next++) {
+    const auto j = static_cast<std::size_t>(
+        std::upper_bound(shared.first_piece.begin(), shared.first_piece.end(), g) - shared.first_piece.begin() - 1);
+    const SlabPiecesAt& at = shared.at[j];
+    const std::int64_t first = (g - shared.first_piece[j]) * kPiece;
+    const std::int64_t count = std::min(kPiece, at.g.elements() - first);
+    startup::first_read();
+    if constexpr (copies) {
+      if (flight[s].busy) land(s);
+      double* values = pinned + s * kPiece;
+      const auto a = Clock::now();
+      read_piece(at, first, count, values, nullptr);
+      const auto b = Clock::now();
+      queue_piece(at, first, count, values, kDeviceSlots * w + s, instances);
+      seconds.read += std::chrono::duration<double>(b - a).count();
+      seconds.kernel += seconds_since(b);
+      flight[s] = {j, first, count, true, Clock::now()};
+      s = (s + 1) % kDeviceSlots;
+    } else {
+      const auto a = Clock::now();
+      read_piece(at, first, count, host_piece.data(), nullptr);
+      const auto b = Clock::now();
+      {
+        const Region region("discount::kernel");
+        multiply_piece(host_piece.data(), resident_mult_host_.data(), at.shape, first, count);
+      }
+      seconds.read += std::chrono::duration<double>(b - a).count();
+      seconds.kernel += seconds_since(b);
+      write(j, first, count, host_piece.data());
+    }
+  }
+  for (int k = 0; k < kDeviceSlots; ++k, s = (s + 1) % kDeviceSlots)  // in the order they were sent
+    if (flight[s].busy) land(s);
+  {
+    std::lock_guard<std::mutex> lock(write_mutex_);
+    shared.read += seconds.read;
+    shared.kernel += seconds.kernel;
+    shared.write += seconds.write;
+    shared.travel += seconds.travel;
+  }
+  {
+    std::lock_guard<std::mutex> busy(busy_mutex_);
+    busy_intervals_.emplace_back(t0, Clock::now());
+  }
+  writer_done();
 }
 
 }  // namespace discount::pipeline_detail

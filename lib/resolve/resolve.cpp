@@ -92,8 +92,9 @@ KernelKind resolve_kernel(const Config& config, bool device_copies, bool visits_
 // (read, checks, multiply on the host or a round trip to the GPU, write)
 // through buffers that stay in cache, so no slab crosses memory in a staging
 // ring. Why this job cannot, or "".
-std::string unstaged_refusal(const Config& config, const InputFacts& input, KernelKind kernel, bool device_copies) {
-  if (config.output.mode != OutputMode::file) return "needs an output file (output.mode: file)";
+std::string unstaged_refusal(const Config& config, const InputFacts& input, KernelKind kernel, bool device_copies,
+                             bool memory_output) {
+  if (config.output.mode != OutputMode::file && !memory_output) return "needs an output file (output.mode: file)";
   if (config.memory.chunk_axis == Axis::id)
     return "keeps multBy resident and cuts date slabs, but memory.chunk_axis: id cuts id slabs";
   if (!input.reads_ranges)
@@ -206,7 +207,9 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
   // memory.staging: none where asked (or refused, saying why); auto takes it
   // for a split output on a memory-backed file system (docs/config.md), and
   // then one part per core, so that each thread writes a file of its own.
-  const std::string unstaged_why = unstaged_refusal(config, input, kernel, request.device_copies);
+  const std::string unstaged_why =
+      unstaged_refusal(config, input, kernel, request.device_copies, facts.output_piece_threads > 0);
+
   if (config.memory.staging == Staging::none && !unstaged_why.empty())
     throw config_error(config.source_path + ": memory.staging: none " + unstaged_why + "; use staging: auto or ring");
   const std::uint64_t output_bytes =
@@ -216,11 +219,21 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
   // touch, the O_DIRECT staging) outweigh the streaming.
   // A host_budget under kUnstagedDiskBudget keeps the ring's smaller buffers.
   request.host_budget = config.memory.host_budget.resolve(facts.host_bytes);
-  const bool small_on_disk = !facts.output_memory_backed && !request.device_copies && facts.ranks <= 1 &&
+  // Arrays in memory on a GPU: their pieces go up and down through buffers in
+  // cache, so the host copies each byte in and out of memory once instead of
+  // through a ring in memory (docs/python.md), where both budgets hold four
+  // times the threads' pieces (budgets cut smaller keep the ring's slabs).
+  const std::uint64_t pieces_floor =
+      4 * static_cast<std::uint64_t>(std::max(0, facts.output_piece_threads)) * kCachePieceBytes;
+  const bool memory_pieces = facts.output_piece_threads > 0 && request.device_copies &&
+                             request.host_budget >= pieces_floor &&
+                             config.memory.device_budget.resolve(facts.device_bytes) >= pieces_floor;
+  const bool small_on_disk = config.output.mode == OutputMode::file && !facts.output_memory_backed &&
+                             !request.device_copies && facts.ranks <= 1 &&
                              output_bytes <= kUnstagedDiskBytes && request.host_budget >= kUnstagedDiskBudget;
   bool unstaged = config.memory.staging == Staging::none ||
                   (config.memory.staging == Staging::automatic && unstaged_why.empty() &&
-                   (facts.output_memory_backed || small_on_disk));
+                   (facts.output_memory_backed || small_on_disk || memory_pieces));
   int split_parts = config.output.parts, split_writers_n = 0;
   LayoutFacts layout_facts;
   layout_facts.output_bytes = output_bytes;
@@ -248,8 +261,9 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
       request.pipeline_depth = std::max(request.pipeline_depth, std::min(kMaxPipelineDepth, split_writers_n + 2));
   }
   // auto on a memory-backed file system: only where several threads write parts of their own at once.
-  if (config.memory.staging == Staging::automatic && split_writers_n < 2 && !small_on_disk) unstaged = false;
-  const int unstaged_threads = std::max(1, split_writers_n);
+  if (config.memory.staging == Staging::automatic && split_writers_n < 2 && !small_on_disk && !memory_pieces)
+    unstaged = false;
+  const int unstaged_threads = facts.output_piece_threads > 0 ? facts.output_piece_threads : std::max(1, split_writers_n);
   request.device_budget = request.device_copies ? config.memory.device_budget.resolve(facts.device_bytes) : 0;
   const std::uint64_t job_bytes =
       static_cast<std::uint64_t>(request.dates) * request.ids * request.nums * request.element_bytes;

@@ -69,6 +69,10 @@ struct SystemFacts {
   // says (resolve/layout_choice.hpp).
   bool output_memory_backed = false;
   std::optional<OutputLayout> recorded_layout;
+  // The output is an array in memory whose pieces any thread may write
+  // (OutputSink::piece_threads(), the Python module's multiply): this many
+  // threads; 0 for a file. On a GPU memory.staging: auto then takes none.
+  int output_piece_threads = 0;
 };
 
 // memory.chunk_axis: auto takes date when one minimal date slab fits the

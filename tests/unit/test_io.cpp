@@ -698,6 +698,24 @@ TEST(MemoryInput, CopyBoxMatchesAPlainLoopForEveryContiguity) {
           wrong += packed[static_cast<std::size_t>(e)] !=
                    array[static_cast<std::size_t>(((box.start[0] + x) * ids + box.start[1] + y) * nums + box.start[2] + z)];
     EXPECT_EQ(wrong, 0) << box.what << ": read";
+    // Ranges of the packed box at odd edges (mid-row, mid-plane), read and
+    // written back by copy_box_range, as memory.staging: none's pieces are.
+    {
+      std::vector<double> ranged(static_cast<std::size_t>(n), std::nan(""));
+      for (std::int64_t first = 0, step = 1; first < n; first += step, step = step * 3 + 7)
+        copy_box_range(a, box.start, box.count, first, std::min(step, n - first), ranged.data() + first, false);
+      EXPECT_EQ(ranged, packed) << box.what << ": read by ranges";
+      std::vector<double> back(array.size(), -7.0);
+      ArrayRef b = a;
+      b.data = back.data();
+      for (std::int64_t first = 0, step = 5; first < n; first += step, step = step * 2 + 3)
+        copy_box_range(b, box.start, box.count, first, std::min(step, n - first), ranged.data() + first, true);
+      std::vector<double> whole(array.size(), -7.0);
+      ArrayRef c = a;
+      c.data = whole.data();
+      copy_box(c, box.start, box.count, packed.data(), true);
+      EXPECT_EQ(back, whole) << box.what << ": written by ranges";
+    }
     std::vector<double> out(array.size(), -7.0);
     ArrayRef o = a;
     o.data = out.data();

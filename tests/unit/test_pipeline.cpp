@@ -13,6 +13,7 @@
 
 #include "common/error.hpp"
 #include "io/input.hpp"
+#include "io/memory_arrays.hpp"
 #include "io/output.hpp"
 #include "io/synthetic.hpp"
 #include "kokkos_env.hpp"
@@ -283,6 +284,81 @@ TEST(Pipeline, AKeptStagingRingServesTheNextRun) {
     EXPECT_EQ(third.report.staging_reused_bytes, 0u);
     EXPECT_EQ(kept_staging_bytes(), 0u);
   }
+}
+
+// Arrays in memory under memory.staging: none (the Python module's multiply
+// on a GPU): the threads share out the pieces of every slab, slabs of two
+// pieces and more, in each axis order and with float32 input; every element
+// equals a plain loop's product and nothing else of `out` is touched.
+TEST(Pipeline, ArraysInMemorySharePiecesAmongThreads) {
+  const std::int64_t dates = 5, ids = 50021, nums = 5;  // 2 MB a date: two 1 MiB pieces and a bit
+  std::vector<double> mult(static_cast<std::size_t>(ids * nums));
+  for (std::size_t e = 0; e < mult.size(); ++e) mult[e] = 0.5 + static_cast<double>((e * 7919) % 1009) / 1013.0;
+  using Axes = std::array<Axis, 3>;
+  for (const Axes& axes : {Axes{Axis::date, Axis::id, Axis::num}, Axes{Axis::id, Axis::date, Axis::num},
+                           Axes{Axis::num, Axis::date, Axis::id}})
+    for (bool single : {false, true}) {
+      std::array<std::int64_t, 3> shape{};
+      for (int j = 0; j < 3; ++j)
+        shape[static_cast<std::size_t>(j)] = axes[static_cast<std::size_t>(j)] == Axis::date ? dates
+                                             : axes[static_cast<std::size_t>(j)] == Axis::id ? ids : nums;
+      const std::size_t n = static_cast<std::size_t>(dates * ids * nums);
+      std::vector<double> disc64(n);
+      std::vector<float> disc32(n);
+      for (std::size_t e = 0; e < n; ++e) {
+        disc32[e] = 0.25f + static_cast<float>((e * 104729) % 4093) / 4096.0f;
+        disc64[e] = 0.75 + static_cast<double>((e * 15485863) % 8191) / 8192.0;
+      }
+      std::vector<double> out(n, std::nan(""));
+      const std::array<std::int64_t, 3> strides{shape[1] * shape[2], shape[2], 1};
+      const ArrayRef m{mult.data(), ElementType::f64, 2, {ids, nums, 0}, {nums, 1, 0}, "mult"};
+      const ArrayRef d{single ? static_cast<void*>(disc32.data()) : static_cast<void*>(disc64.data()),
+                       single ? ElementType::f32 : ElementType::f64, 3, shape, strides, "disc"};
+      const ArrayRef o{out.data(), ElementType::f64, 3, shape, strides, "out"};
+      MemoryInput input(m, d, axes);
+      Config config;
+      config.source_path = "test";
+      config.input.axes = axes;
+      config.input.nonfinite = NonFinite::propagate;
+      config.output.mode = OutputMode::checksum;
+      config.memory.staging = Staging::none;
+      config.memory.chunk_axis = Axis::date;
+      config.memory.host_budget = MemorySize{false, 0.0, std::uint64_t{64} << 20};
+      config.memory.device_budget = MemorySize{false, 0.0, std::uint64_t{64} << 20};
+      config.memory.max_slab = MemorySize{false, 0.0, std::uint64_t{2} << 20};  // one date a slab
+      SystemFacts facts;
+      facts.input = input_facts(input);
+      facts.separate_device_memory = needs_device_copies(Space::device);
+      facts.output_piece_threads = 3;
+      const JobSpec spec = resolve(config, facts);
+      ASSERT_EQ(spec.pipeline.staging, Staging::none);
+      const Plan plan = make_plan(spec.plan);
+      MemoryOutput sink(o, input.shape(), axes);
+      PipelineJob job;
+      job.spec = &spec.pipeline;
+      job.plan = &plan;
+      job.input = &input;
+      job.sink = &sink;
+      RunReport report;
+      run_pipeline(job, report);
+      EXPECT_EQ(report.slabs_run, static_cast<int>(dates));
+      EXPECT_FALSE(report.interrupted);
+      std::int64_t wrong = 0;
+      for (std::int64_t a = 0; a < shape[0]; ++a)
+        for (std::int64_t b = 0; b < shape[1]; ++b)
+          for (std::int64_t c = 0; c < shape[2]; ++c) {
+            std::int64_t at[3] = {a, b, c}, id = 0, num = 0;
+            for (int j = 0; j < 3; ++j) {
+              if (axes[static_cast<std::size_t>(j)] == Axis::id) id = at[j];
+              if (axes[static_cast<std::size_t>(j)] == Axis::num) num = at[j];
+            }
+            const auto e = static_cast<std::size_t>((a * shape[1] + b) * shape[2] + c);
+            const double in = single ? static_cast<double>(disc32[e]) : disc64[e];
+            wrong += out[e] != mult[static_cast<std::size_t>(id * nums + num)] * in;
+          }
+      EXPECT_EQ(wrong, 0) << axis_name(axes[0]) << "," << axis_name(axes[1]) << "," << axis_name(axes[2])
+                          << (single ? " float32" : " float64");
+    }
 }
 
 TEST(Pipeline, AStopRequestBeforeTheFirstSlabRunsNothing) {

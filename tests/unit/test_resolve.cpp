@@ -759,6 +759,46 @@ TEST(Resolve, StagingAutoTakesNoneForASmallOutputOnADisk) {
 // system in host memory, with one part per core and slabs cut for the
 // threads; on a disk an output this large (8 GB) keeps the ring. none, asked
 // for, runs anywhere it can and is refused, saying why, where it cannot.
+// Arrays in memory (the Python module's multiply) on a GPU: auto takes none,
+// its threads sharing every slab's pieces; the ring stays in host memory, for
+// budgets under four times the threads' pieces, for id slabs and for a
+// slicing of the user's.
+TEST(Resolve, ArraysInMemoryOnAGpuTakeSharedPieces) {
+  Config c = base_config();
+  c.output.mode = OutputMode::checksum;  // as multiply() configures it: no file
+  c.input.nonfinite = NonFinite::propagate;
+  c.compute.space = Space::device;
+  SystemFacts f = facts(50, 1000003, 5);
+  f.input.visits_as_read = f.input.reads_ranges = true;
+  f.separate_device_memory = true;
+  f.output_piece_threads = 16;
+  JobSpec spec = resolve(c, f);
+  EXPECT_EQ(spec.pipeline.staging, Staging::none);
+  EXPECT_EQ(spec.plan.piece_bytes, 16 * kCachePieceBytes);
+  EXPECT_EQ(spec.plan.chunk_axis, Axis::date);
+  const std::uint64_t floor = 4 * 16 * kCachePieceBytes;
+  Config tight = c;
+  tight.memory.host_budget = MemorySize{false, 0.0, floor - 1};
+  EXPECT_EQ(resolve(tight, f).pipeline.staging, Staging::ring);
+  tight = c;
+  tight.memory.device_budget = MemorySize{false, 0.0, floor - 1};
+  EXPECT_EQ(resolve(tight, f).pipeline.staging, Staging::ring);
+  tight.memory.device_budget = MemorySize{false, 0.0, floor};
+  EXPECT_EQ(resolve(tight, f).pipeline.staging, Staging::none);
+  Config by_id = c;
+  by_id.memory.chunk_axis = Axis::id;
+  EXPECT_EQ(resolve(by_id, f).pipeline.staging, Staging::ring);
+  Config tiled = c;
+  tiled.compute.tile = {8};
+  EXPECT_EQ(resolve(tiled, f).pipeline.staging, Staging::ring);
+  Config host = c;
+  host.compute.space = Space::host;
+  EXPECT_EQ(resolve(host, f).pipeline.staging, Staging::ring);  // host arrays in host space: the ring (or multiply's direct pass)
+  SystemFacts no_gpu = f;
+  no_gpu.separate_device_memory = false;
+  EXPECT_EQ(resolve(c, no_gpu).pipeline.staging, Staging::ring);
+}
+
 TEST(Resolve, StagingNoneWhereEachThreadWritesItsOwnPart) {
   Config c = base_config();
   c.compute.space = Space::host;
