@@ -117,7 +117,7 @@ void Pipeline<ExecSpace>::run() {
       // Every thread's pinned pieces in one block, which a later run in this
       // process may take again (pipeline/staging_pool.hpp).
       const auto piece = static_cast<std::size_t>(device_piece_elements());
-      pinned_pieces_ = host_buffer(static_cast<std::size_t>(writers_) * kDeviceSlots * piece).data();
+      pinned_pieces_ = host_buffer(static_cast<std::size_t>(writers_) * kDeviceSlots * piece, &staging_reused_bytes_).data();
       for (int s = 0; s < kDeviceSlots * writers_; ++s)
         device_pieces_.emplace_back(Kokkos::view_alloc(Kokkos::WithoutInitializing, "discount::device_piece"), piece);
     }

@@ -233,7 +233,7 @@ class Pipeline {
 
   std::vector<std::unique_ptr<HostPages>> host_pages_;  // own the memory of the host buffers below
   std::uint64_t staging_bytes_ = 0;    // the staging ring, made ready by stage_buffers()
-  std::uint64_t staging_reused_bytes_ = 0;  // of those, blocks an earlier run kept
+  std::uint64_t staging_reused_bytes_ = 0;  // blocks an earlier run kept: of the ring, or a GPU's pinned pieces
   double staging_seconds_ = 0.0;
   std::vector<std::unique_ptr<PinnedBlock<StagingSpace>>> pinned_;  // or these (pinned)
   std::vector<HostBuffer> host_slab_, host_mult_;

@@ -69,7 +69,9 @@ struct RunReport {
   // The staging ring made ready (pinned, or its fresh pages touched) on a
   // thread of its own while the first slabs streamed; in no stage's figure.
   std::uint64_t staging_bytes = 0;
-  std::uint64_t staging_reused_bytes = 0;  // of those, buffers an earlier run of this process kept
+  // Staging an earlier run of this process kept and this one took: of the
+  // ring, or (memory.staging: none on a GPU) the threads' pinned pieces.
+  std::uint64_t staging_reused_bytes = 0;
   double staging_seconds = 0.0;
   // Every run that wrote the output, this one included (report/runs.hpp);
   // empty without a run record (checksum sink, an output from an older version).

@@ -77,6 +77,9 @@ def main():
     p.add_argument("--device-budget", default=None)
     p.add_argument("--run-ids", type=int, default=None, help="ids of the run-vs-CLI job (default: --ids)")
     p.add_argument("--no-run", action="store_true", help="skip run() vs the CLI")
+    p.add_argument("--no-peers", action="store_true",
+                   help="skip np.multiply, the paired rounds and CuPy's loop (quick comparisons of settings; "
+                        "the Numba copy and multiply and the PCIe limits stay)")
     p.add_argument("--calls", type=int, default=20, help="calls in a row for the flat-time check (default 20)")
     p.add_argument("--work", default=None, help="folder for the run-vs-CLI files (default: a temporary one)")
     B.add_common_args(p, repeat=5)
@@ -136,8 +139,9 @@ def main():
     rows.append(["multiply, first call", t_first, B.gbps(moved, t_first), t_first / t_mul])
     results["multiply_report"] = report
 
-    t_np = timed(lambda: np.multiply(mult[None], disc, out=out), a.repeat)
-    rows.append(["np.multiply", t_np, B.gbps(moved, t_np), t_np / t_mul])
+    if not a.no_peers:
+        t_np = timed(lambda: np.multiply(mult[None], disc, out=out), a.repeat)
+        rows.append(["np.multiply", t_np, B.gbps(moved, t_np), t_np / t_mul])
 
     t_copy = t_nmul = None
     try:
@@ -165,7 +169,7 @@ def main():
         # np.multiply one after another in each round, so that load which
         # comes and goes on a shared machine hits all three alike.
         paired = {"copy / multiply (target >= 0.8)": [], "np.multiply / multiply (target >= 1.5)": []}
-        for _ in range(2 * a.repeat):
+        for _ in range(0 if a.no_peers else 2 * a.repeat):
             t = []
             for fn in (lambda: discount_app.multiply(mult, disc, out, **kw), lambda: copy(d1, o1),
                        lambda: np.multiply(mult[None], disc, out=out)):
@@ -174,7 +178,8 @@ def main():
                 t.append(time.perf_counter() - t0)
             paired["copy / multiply (target >= 0.8)"].append(t[1] / t[0])
             paired["np.multiply / multiply (target >= 1.5)"].append(t[2] / t[0])
-        results["paired_ratios"] = paired
+        if not a.no_peers:
+            results["paired_ratios"] = paired
     except ImportError:
         B.log("Numba missing: its rows are skipped")
 
@@ -191,15 +196,16 @@ def main():
                 g = cp.asarray(disc[d0:d1_])
                 g *= mg[None]
                 out[d0:d1_] = cp.asnumpy(g)
-        t_cp = timed(cupy_chunks, a.repeat)
-        rows.append([f"CuPy loop of {chunk}-date chunks", t_cp, B.gbps(moved, t_cp), t_cp / t_mul])
-        try:
-            whole = cp.asarray(disc)
-            results["cupy_asarray_whole"] = f"fit: {B.fmt_bytes(disc.nbytes)} on the device"
-            del whole
-        except Exception as e:  # the seed's failure, shown
-            results["cupy_asarray_whole"] = f"{type(e).__name__}: {str(e).splitlines()[0]}"
-        print(f"cupy.asarray(disc) of the whole {B.fmt_bytes(disc.nbytes)}: {results['cupy_asarray_whole']}")
+        if not a.no_peers:
+            t_cp = timed(cupy_chunks, a.repeat)
+            rows.append([f"CuPy loop of {chunk}-date chunks", t_cp, B.gbps(moved, t_cp), t_cp / t_mul])
+            try:
+                whole = cp.asarray(disc)
+                results["cupy_asarray_whole"] = f"fit: {B.fmt_bytes(disc.nbytes)} on the device"
+                del whole
+            except Exception as e:  # the seed's failure, shown
+                results["cupy_asarray_whole"] = f"{type(e).__name__}: {str(e).splitlines()[0]}"
+            print(f"cupy.asarray(disc) of the whole {B.fmt_bytes(disc.nbytes)}: {results['cupy_asarray_whole']}")
         if a.space == "device":
             h2d, d2h = pcie_limits(cp)
             results["pcie_gb_per_s"] = {"h2d": h2d, "d2h": d2h}

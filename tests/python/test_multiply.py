@@ -304,8 +304,10 @@ def test_twenty_calls_keep_resident_memory_flat(rng):
 
 @pytest.mark.parametrize("space", SPACES)
 def test_a_second_call_takes_the_staging_buffers_the_first_kept(rng, space):
-    # float32 disc goes through the staging ring in either space; 20 MB slab
-    # buffers are large enough to keep (16 MiB and up).
+    # float32 disc goes through the pipeline in either space: a staging ring
+    # of 20 MB slab buffers in host memory, or, on a GPU, 1 MiB pieces whose
+    # pinned buffers are one block of every thread's; both are large enough
+    # to keep (16 MiB and up).
     mult, disc = case(rng, 3, 500_001, 5, dtype=np.float32)
     discount_app.release_buffers()
     reports = []
@@ -315,10 +317,12 @@ def test_a_second_call_takes_the_staging_buffers_the_first_kept(rng, space):
         assert_bit_exact(out, expected_cv(mult, disc))
         reports.append(discount_app.last_report())
     first, second = reports
-    assert first["staging_bytes"] > 0 and first["staging_reused_bytes"] == 0, first["plan"]["text"]
-    assert second["staging_reused_bytes"] == second["staging_bytes"] > 0
+    assert first["staging_reused_bytes"] == 0, first["plan"]["text"]
+    assert second["staging_reused_bytes"] > 0, second["plan"]["text"]
+    if second["staging_bytes"] > 0:  # a ring: all of it taken again
+        assert second["staging_reused_bytes"] == second["staging_bytes"]
     kept = discount_app.kept_buffer_bytes()
-    assert kept >= second["staging_bytes"]
+    assert kept >= second["staging_reused_bytes"]
     assert discount_app.release_buffers() == kept
     assert discount_app.kept_buffer_bytes() == 0
     out = poisoned(disc.shape)
