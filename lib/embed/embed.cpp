@@ -180,7 +180,7 @@ RunReport multiply(const MultiplyRequest& request, const std::atomic<int>* stop,
       throw Error(ExitCode::interrupted, std::string("multiply interrupted by ") + signal_name(stop ? stop->load() : 0) +
                                              " after " + std::to_string(report.slabs_run) + " of " +
                                              std::to_string(report.slabs_total) +
-                                             " slabs; `out` holds those slabs only: call multiply again to compute it whole");
+                                             " slabs; `out` is complete for those slabs only: call multiply again to compute it whole");
   }
   report.wall_seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return report;

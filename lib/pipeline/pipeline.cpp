@@ -95,12 +95,7 @@ void Pipeline<ExecSpace>::run() {
       shared.first_piece.push_back(0);
       for (int index : pending) {
         const Slab& slab = plan_.slabs[static_cast<std::size_t>(index)];
-        SlabPiecesAt at;
-        at.dates = absolute(slab.dates, spec_.dates);
-        at.ids = absolute(slab.ids, spec_.ids);
-        at.box = discount_box(job_.input->shape(), axes_, at.dates, at.ids);
-        at.g = geometry(axes_, slab);
-        at.shape = merged_piece_shape({at.g.extent, at.g.mult_stride});
+        const SlabPiecesAt at = pieces_at(slab);
         shared.first_piece.push_back(shared.first_piece.back() + (at.g.elements() + shared.piece - 1) / shared.piece);
         shared.at.push_back(at);
         shared.out.push_back(job_.sink->slab_pieces(slab));

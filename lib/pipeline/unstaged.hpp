@@ -25,6 +25,17 @@ struct SlabPiecesAt {
   PieceShape shape;  // for the multiply
 };
 
+template <class ExecSpace>
+SlabPiecesAt Pipeline<ExecSpace>::pieces_at(const Slab& slab) const {
+  SlabPiecesAt at;
+  at.dates = absolute(slab.dates, spec_.dates);
+  at.ids = absolute(slab.ids, spec_.ids);
+  at.box = discount_box(job_.input->shape(), axes_, at.dates, at.ids);
+  at.g = geometry(axes_, slab);
+  at.shape = merged_piece_shape({at.g.extent, at.g.mult_stride});
+  return at;
+}
+
 // Reads elements [first, first + count) of the slab into `values`, with the
 // input checksum and the non-finite scan while the piece is in cache. Pieces
 // go in order on one thread: the first bad value found is the slab's first.
@@ -54,12 +65,7 @@ void Pipeline<ExecSpace>::streamer(const std::vector<int>& pending, std::atomic<
     const Slab& slab = plan_.slabs[pending[n]];
     startup::first_read();
     const auto t0 = Clock::now();
-    SlabPiecesAt at;
-    at.dates = absolute(slab.dates, spec_.dates);
-    at.ids = absolute(slab.ids, spec_.ids);
-    at.box = discount_box(job_.input->shape(), axes_, at.dates, at.ids);
-    at.g = geometry(axes_, slab);
-    at.shape = merged_piece_shape({at.g.extent, at.g.mult_stride});
+    const SlabPiecesAt at = pieces_at(slab);
     // A slab the sink takes only whole (one across a part's edge, after a
     // resume that cut slabs differently) is gathered in a slab buffer, one
     // such slab at a time, multiplied here on the host (the same bits), and
@@ -161,17 +167,25 @@ void Pipeline<ExecSpace>::pieces_through_device(const SlabPiecesAt& at, std::int
   for (std::int64_t first = 0; first < total; first += kPiece, s = (s + 1) % kDeviceSlots) {
     if (flight[s].busy) land(s);
     const std::int64_t count = std::min(kPiece, total - first);
-    double* values = pinned + s * kPiece;
-    const auto a = Clock::now();
-    read_piece(at, first, count, values, disc_sum);
-    const auto b = Clock::now();
-    queue_piece(at, first, count, values, kDeviceSlots * w + s, instances);
-    seconds.read += std::chrono::duration<double>(b - a).count();
-    seconds.kernel += seconds_since(b);
+    send_piece(at, first, count, pinned + s * kPiece, kDeviceSlots * w + s, instances, disc_sum, seconds);
     flight[s] = {first, count, true, Clock::now()};
   }
   for (int k = 0; k < kDeviceSlots; ++k, s = (s + 1) % kDeviceSlots)  // in the order they were sent
     if (flight[s].busy) land(s);
+}
+
+// Reads a piece into `values` (pinned) and queues it to the GPU and back on
+// stream `stream` (queue_piece); the read and the launches timed.
+template <class ExecSpace>
+void Pipeline<ExecSpace>::send_piece(const SlabPiecesAt& at, std::int64_t first, std::int64_t count, double* values,
+                                     int stream, const ExecInstances<ExecSpace>& instances, std::uint64_t* disc_sum,
+                                     PieceSeconds& seconds) {
+  const auto a = Clock::now();
+  read_piece(at, first, count, values, disc_sum);
+  const auto b = Clock::now();
+  queue_piece(at, first, count, values, stream, instances);
+  seconds.read += std::chrono::duration<double>(b - a).count();
+  seconds.kernel += seconds_since(b);
 }
 
 // Piece `values` (pinned) up, multiplied and down on stream `stream`, each
@@ -269,13 +283,7 @@ void Pipeline<ExecSpace>::piece_sharer(SharedSlabs& shared, int w, const ExecIns
     startup::first_read();
     if constexpr (copies) {
       if (flight[s].busy) land(s);
-      double* values = pinned + s * kPiece;
-      const auto a = Clock::now();
-      read_piece(at, first, count, values, nullptr);
-      const auto b = Clock::now();
-      queue_piece(at, first, count, values, kDeviceSlots * w + s, instances);
-      seconds.read += std::chrono::duration<double>(b - a).count();
-      seconds.kernel += seconds_since(b);
+      send_piece(at, first, count, pinned + s * kPiece, kDeviceSlots * w + s, instances, nullptr, seconds);
       flight[s] = {j, first, count, true, Clock::now()};
       s = (s + 1) % kDeviceSlots;
     } else {

@@ -70,17 +70,20 @@ Prepared prepare_synthetic(const SyntheticSource& source, Config config, std::ui
   return p;
 }
 
+// run_pipeline on one job, as run_command hands it over.
+RunReport run_one(const JobSpec& spec, const Plan& plan, InputSource& input, OutputSink& sink,
+                  const std::atomic<int>* stop = nullptr) {
+  PipelineJob job{&spec.pipeline, &plan, &input, &sink, stop, {}};
+  RunReport report;
+  run_pipeline(job, report);
+  return report;
+}
+
 Result run_prepared(Prepared& p, const std::atomic<int>* stop = nullptr) {
   const PlanRequest& r = p.plan.request;
   ChecksumOutput sink(p.input->axes(), r.dates, r.ids, r.nums);
-  PipelineJob job;
-  job.spec = &p.spec.pipeline;
-  job.plan = &p.plan;
-  job.input = p.input.get();
-  job.sink = &sink;
-  job.stop = stop;
   Result result;
-  run_pipeline(job, result.report);
+  result.report = run_one(p.spec, p.plan, *p.input, sink, stop);
   result.bits = sink.date_bits();
   return result;
 }
@@ -334,13 +337,7 @@ TEST(Pipeline, ArraysInMemorySharePiecesAmongThreads) {
       ASSERT_EQ(spec.pipeline.staging, Staging::none);
       const Plan plan = make_plan(spec.plan);
       MemoryOutput sink(o, input.shape(), axes);
-      PipelineJob job;
-      job.spec = &spec.pipeline;
-      job.plan = &plan;
-      job.input = &input;
-      job.sink = &sink;
-      RunReport report;
-      run_pipeline(job, report);
+      const RunReport report = run_one(spec, plan, input, sink);
       EXPECT_EQ(report.slabs_run, static_cast<int>(dates));
       EXPECT_FALSE(report.interrupted);
       std::int64_t wrong = 0;
