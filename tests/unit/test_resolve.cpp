@@ -789,7 +789,7 @@ TEST(Resolve, ArraysInMemoryOnAGpuTakeSharedPieces) {
   by_id.memory.chunk_axis = Axis::id;
   EXPECT_EQ(resolve(by_id, f).pipeline.staging, Staging::ring);
   Config tiled = c;
-  tiled.compute.tile = {8};
+  tiled.compute.tile = {2, 8, 5};  // one per parallel dim, as check_config requires
   EXPECT_EQ(resolve(tiled, f).pipeline.staging, Staging::ring);
   Config host = c;
   host.compute.space = Space::host;
