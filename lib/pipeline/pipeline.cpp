@@ -116,28 +116,16 @@ void Pipeline<ExecSpace>::run() {
       for (int s = 0; s < kDeviceSlots * writers_; ++s)
         device_pieces_.emplace_back(Kokkos::view_alloc(Kokkos::WithoutInitializing, "discount::device_piece"), piece);
     }
-    if (sharing > 0) {
-      for (int w = 0; w < writers_; ++w)
-        threads.emplace_back([&, w] { guarded([&] { piece_sharer(shared, w, instances); }, {}); });
-      for (auto& t : threads) t.join();
-      if (first_error_) std::rethrow_exception(first_error_);
-      // Each stage's figure as the streamers give it: the threads' seconds
-      // over their count; with a GPU the copies share the pieces' travel.
-      const double share = 1.0 / writers_;
-      stats(Stage::read).seconds += shared.read * share;
-      stats(Stage::kernel).seconds += shared.kernel * share;
-      stats(Stage::write).seconds += shared.write * share;
-      if (copies) {
-        stats(Stage::h2d).seconds += shared.travel * share / 2;
-        stats(Stage::d2h).seconds += shared.travel * share / 2;
-      }
-    } else {
-      std::atomic<std::size_t> next{0};
-      for (int w = 0; w < writers_; ++w)
-        threads.emplace_back([&, w] { guarded([&] { streamer(pending, next, w, instances); }, {}); });
-      for (auto& t : threads) t.join();
-      if (first_error_) std::rethrow_exception(first_error_);
-    }
+    std::atomic<std::size_t> next{0};
+    for (int w = 0; w < writers_; ++w)
+      threads.emplace_back([&, w] {
+        guarded([&] {
+          if (sharing > 0) piece_sharer(shared, w, instances);
+          else streamer(pending, next, w, instances);
+        }, {});
+      });
+    for (auto& t : threads) t.join();
+    if (first_error_) std::rethrow_exception(first_error_);
     report_figures();
     return;
   }

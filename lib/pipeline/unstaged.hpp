@@ -220,7 +220,6 @@ struct SharedSlabs {
   std::unique_ptr<std::atomic<std::int64_t>[]> left;     // pieces of slab j not yet written
   std::atomic<std::int64_t> next{0};                     // the next piece to take
   std::int64_t piece = 0;                                // elements per piece
-  double read = 0.0, kernel = 0.0, write = 0.0, travel = 0.0;  // every thread's seconds (under write_mutex_)
 };
 
 template <class ExecSpace>
@@ -232,7 +231,7 @@ void Pipeline<ExecSpace>::shared_slab_written(SharedSlabs& shared, std::size_t j
   }
   const Slab& slab = plan_.slabs[static_cast<std::size_t>(shared.pending[j])];
   std::lock_guard<std::mutex> lock(write_mutex_);
-  for (Stage stage : pipeline_stages(copies)) record_seconds(stage, slab, 0.0);  // seconds: after the threads end
+  for (Stage stage : pipeline_stages(copies)) record_seconds(stage, slab, 0.0);  // seconds: as each thread ends
   slab_written_locked();
 }
 
@@ -302,11 +301,17 @@ void Pipeline<ExecSpace>::piece_sharer(SharedSlabs& shared, int w, const ExecIns
   for (int k = 0; k < kDeviceSlots; ++k, s = (s + 1) % kDeviceSlots)  // in the order they were sent
     if (flight[s].busy) land(s);
   {
+    // Each stage's figure as the streamers give it: the threads' seconds over
+    // their count; with a GPU the copies share the pieces' travel.
     std::lock_guard<std::mutex> lock(write_mutex_);
-    shared.read += seconds.read;
-    shared.kernel += seconds.kernel;
-    shared.write += seconds.write;
-    shared.travel += seconds.travel;
+    const double share = 1.0 / std::max(1, writers_);
+    stats(Stage::read).seconds += seconds.read * share;
+    stats(Stage::kernel).seconds += seconds.kernel * share;
+    stats(Stage::write).seconds += seconds.write * share;
+    if (copies) {
+      stats(Stage::h2d).seconds += seconds.travel * share / 2;
+      stats(Stage::d2h).seconds += seconds.travel * share / 2;
+    }
   }
   {
     std::lock_guard<std::mutex> busy(busy_mutex_);

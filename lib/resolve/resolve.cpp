@@ -209,7 +209,6 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
   // then one part per core, so that each thread writes a file of its own.
   const std::string unstaged_why =
       unstaged_refusal(config, input, kernel, request.device_copies, facts.output_piece_threads > 0);
-
   if (config.memory.staging == Staging::none && !unstaged_why.empty())
     throw config_error(config.source_path + ": memory.staging: none " + unstaged_why + "; use staging: auto or ring");
   const std::uint64_t output_bytes =
@@ -219,6 +218,7 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
   // touch, the O_DIRECT staging) outweigh the streaming.
   // A host_budget under kUnstagedDiskBudget keeps the ring's smaller buffers.
   request.host_budget = config.memory.host_budget.resolve(facts.host_bytes);
+  request.device_budget = request.device_copies ? config.memory.device_budget.resolve(facts.device_bytes) : 0;
   // Arrays in memory on a GPU: their pieces go up and down through buffers in
   // cache, so the host copies each byte in and out of memory once instead of
   // through a ring in memory (docs/python.md), where both budgets hold four
@@ -226,8 +226,7 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
   const std::uint64_t pieces_floor =
       4 * static_cast<std::uint64_t>(std::max(0, facts.output_piece_threads)) * kCachePieceBytes;
   const bool memory_pieces = facts.output_piece_threads > 0 && request.device_copies &&
-                             request.host_budget >= pieces_floor &&
-                             config.memory.device_budget.resolve(facts.device_bytes) >= pieces_floor;
+                             request.host_budget >= pieces_floor && request.device_budget >= pieces_floor;
   const bool small_on_disk = config.output.mode == OutputMode::file && !facts.output_memory_backed &&
                              !request.device_copies && facts.ranks <= 1 &&
                              output_bytes <= kUnstagedDiskBytes && request.host_budget >= kUnstagedDiskBudget;
@@ -264,7 +263,6 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
   if (config.memory.staging == Staging::automatic && split_writers_n < 2 && !small_on_disk && !memory_pieces)
     unstaged = false;
   const int unstaged_threads = facts.output_piece_threads > 0 ? facts.output_piece_threads : std::max(1, split_writers_n);
-  request.device_budget = request.device_copies ? config.memory.device_budget.resolve(facts.device_bytes) : 0;
   const std::uint64_t job_bytes =
       static_cast<std::uint64_t>(request.dates) * request.ids * request.nums * request.element_bytes;
   const auto auto_slab = [&] {
