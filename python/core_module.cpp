@@ -27,6 +27,7 @@
 #include "config/config.hpp"
 #include "embed/embed.hpp"
 #include "embed/engine_thread.hpp"
+#include "embed/pinned_arrays.hpp"
 
 namespace py = pybind11;
 using namespace discount;
@@ -237,6 +238,27 @@ PYBIND11_MODULE(_core, m) {
     return bytes;
   });
   m.def("kept_buffer_bytes", [] { return embed::kept_buffer_bytes(); });
+  // Arrays pinned in place (embed/pinned_arrays.hpp): pinned on the engine
+  // thread, after Kokkos and the GPU context are up; unpinned from any thread
+  // (a weakref callback as an array is freed).
+  m.def("pin", [](std::uintptr_t address, std::size_t bytes) {
+    py::gil_scoped_release release;
+    bool pinned = false;
+    embed::run_on_engine_thread([&] {
+      try {
+        embed::ensure_kokkos();
+        pinned = embed::pin_array(reinterpret_cast<void*>(address), bytes);
+      } catch (const std::exception&) {
+        pinned = false;  // the arrays go through staging, as unpinned ones do
+      }
+    });
+    return pinned;
+  });
+  m.def("unpin", [](std::uintptr_t address) {
+    py::gil_scoped_release release;
+    return embed::unpin_array(reinterpret_cast<void*>(address));
+  });
+  m.def("pinned_bytes", [] { return embed::pinned_array_bytes(); });
   m.def("device_memory_is_separate", [] {
     py::gil_scoped_release release;
     bool separate = false;

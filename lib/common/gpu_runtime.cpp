@@ -69,8 +69,9 @@ void* create_stream() {
 
 void destroy_stream(void* stream) { cudaStreamDestroy(static_cast<cudaStream_t>(stream)); }
 
-bool register_host(void* data, std::size_t bytes) {
-  if (cudaHostRegister(data, bytes, cudaHostRegisterDefault) == cudaSuccess) return true;
+bool register_host(void* data, std::size_t bytes, bool portable) {
+  if (cudaHostRegister(data, bytes, portable ? cudaHostRegisterPortable : cudaHostRegisterDefault) == cudaSuccess)
+    return true;
   (void)cudaGetLastError();  // not sticky: clear it so that check_last_error does not report it
   return false;
 }
@@ -91,7 +92,7 @@ std::int64_t l2_cache_bytes(int) { return 0; }
 void check_last_error(const char*) {}
 void* create_stream() { return nullptr; }
 void destroy_stream(void*) {}
-bool register_host(void*, std::size_t) { return false; }
+bool register_host(void*, std::size_t, bool) { return false; }
 void unregister_host(void*) {}
 
 #endif

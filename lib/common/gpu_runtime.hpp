@@ -60,8 +60,9 @@ void destroy_stream(void* stream);
 
 // Page-locks [data, data + bytes) of ordinary host memory, already mapped,
 // for the GPU's copy engines; false when the runtime refuses it (the error is
-// cleared) or there is no GPU backend. unregister_host undoes it.
-bool register_host(void* data, std::size_t bytes);
+// cleared) or there is no GPU backend. unregister_host undoes it. `portable`:
+// for every GPU context of the process, so that any thread may undo it.
+bool register_host(void* data, std::size_t bytes, bool portable = false);
 void unregister_host(void* data);
 
 }  // namespace discount::gpu

@@ -11,6 +11,7 @@
 #include "common/host_parallel.hpp"
 #include "common/kokkos_threads.hpp"
 #include "embed/multiply_direct.hpp"
+#include "embed/pinned_arrays.hpp"
 #include "kernels/apply.hpp"
 #include "pipeline/pipeline.hpp"
 #include "pipeline/signals.hpp"
@@ -40,6 +41,7 @@ void ensure_kokkos() {
 void finalize_kokkos() {
   std::lock_guard<std::mutex> lock(g_kokkos_mutex);
   keep_staging(false);  // kept pinned blocks go before the GPU runtime does
+  unpin_all_arrays();
   if (g_started && Kokkos::is_initialized()) Kokkos::finalize();
   g_started = false;
 }
@@ -47,7 +49,7 @@ void finalize_kokkos() {
 std::uint64_t release_buffers() {
   const std::uint64_t bytes = kept_staging_bytes();
   release_kept_staging();
-  return bytes;
+  return bytes + unpin_all_arrays();
 }
 
 std::uint64_t kept_buffer_bytes() { return kept_staging_bytes(); }
@@ -141,12 +143,23 @@ RunReport multiply(const MultiplyRequest& request, const std::atomic<int>* stop,
   const auto start = Clock::now();
   const Config config = multiply_config(request);
   check_config(config);
-  MemoryInput input(request.mult, request.disc, request.axes);
+  // Host arrays pinned in place (embed/pinned_arrays.hpp) travel to and from
+  // a GPU without staging where their pieces are contiguous.
+  const auto pinned = [&](ArrayRef a) {
+    a.pinned = !request.device_arrays && a.type == ElementType::f64 && a.c_contiguous() &&
+               array_is_pinned(a.data, static_cast<std::size_t>(a.elements()) * sizeof(double));
+    return a;
+  };
+  const ArrayRef disc = pinned(request.disc), out = pinned(request.out);
+  MemoryInput input(request.mult, disc, request.axes);
   SystemFacts facts = system_facts(config, input);
   facts.output_piece_threads = static_cast<int>(memory_threads());  // MemoryOutput::piece_threads()
   const JobSpec spec = resolve(config, facts);
   RunReport report;
   report.input = input.describe();
+  if (disc.pinned || out.pinned)
+    report.input += std::string(" (pinned in place: ") + (disc.pinned ? "disc" : "") +
+                    (disc.pinned && out.pinned ? ", " : "") + (out.pinned ? "out" : "") + ")";
   report.space = execution_space_name(spec.pipeline.space);
   report.kernel = spec.report.kernel;
   report.slicing = spec.report.slicing;
@@ -165,7 +178,7 @@ RunReport multiply(const MultiplyRequest& request, const std::atomic<int>* stop,
     multiply_on_device(request, spec, report);
   } else {
     const Plan plan = make_plan(spec.plan);
-    MemoryOutput sink(request.out, input.shape(), request.axes);
+    MemoryOutput sink(out, input.shape(), request.axes);
     report.output = sink.describe();
     report.plan = plan.describe();
     // Host memory and arrays the kernel can take as they are: one pass, no staging.

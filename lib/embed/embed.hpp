@@ -29,8 +29,9 @@ bool kokkos_started();
 
 // The process keeps each call's staging ring (pinned for a GPU) for the next
 // call (pipeline/staging_pool.hpp): pinning 1.5 GB took 0.75 s a call on the
-// H200 node. release_buffers() frees what is kept and returns its bytes; the
-// next call makes a new ring and keeps it again.
+// H200 node. release_buffers() frees what is kept, unpins the arrays pinned
+// in place (embed/pinned_arrays.hpp), and returns the bytes of both; the next
+// call makes a new ring and keeps it again.
 std::uint64_t release_buffers();
 std::uint64_t kept_buffer_bytes();
 

@@ -81,6 +81,11 @@ class InputSource {
   virtual void read_discount_range(Range, Range, std::int64_t, std::int64_t, double*) {
     throw std::logic_error("this input does not read ranges of a slab");
   }
+  // The same elements where they lie, when they are float64, one contiguous
+  // run, and page-locked for the GPU's copy engines (a NumPy array pinned in
+  // place): a GPU copies them up from there, with no read into a buffer.
+  // Null otherwise.
+  virtual const double* discount_in_place(Range, Range, std::int64_t, std::int64_t) const { return nullptr; }
   virtual void read_multiplier(Range ids, double* buffer) = 0;
   virtual std::string describe() const = 0;
   // Stable text that changes when the inputs' content changes (resume

@@ -25,6 +25,9 @@ struct ArrayRef {
   std::array<std::int64_t, 3> shape{0, 0, 0};
   std::array<std::int64_t, 3> strides{0, 0, 0};
   std::string name;  // for messages: "mult", "disc", "out"
+  // Its memory is page-locked for the GPU's copy engines (embed/pinned_arrays.hpp):
+  // contiguous pieces travel from and to it directly.
+  bool pinned = false;
   std::int64_t elements() const;
   bool c_contiguous() const;
 };
@@ -41,6 +44,7 @@ class MemoryInput final : public InputSource {
   // memory.staging: none: a piece of a slab, on the calling thread.
   bool reads_ranges() const override { return true; }
   void read_discount_range(Range dates, Range ids, std::int64_t first, std::int64_t count, double* buffer) override;
+  const double* discount_in_place(Range dates, Range ids, std::int64_t first, std::int64_t count) const override;
   void read_multiplier(Range ids, double* buffer) override;
   std::string describe() const override;
   std::string identity() const override;
@@ -77,5 +81,9 @@ void copy_box(const ArrayRef& array, const std::array<std::int64_t, 3>& start,
 void copy_box_range(const ArrayRef& array, const std::array<std::int64_t, 3>& start,
                     const std::array<std::int64_t, 3>& count, std::int64_t first, std::int64_t n, double* packed,
                     bool to_array);
+// Where elements [first, first + n) of the packed box lie in a pinned float64
+// array when they are one contiguous run there; null otherwise.
+double* pinned_run(const ArrayRef& array, const std::array<std::int64_t, 3>& start,
+                   const std::array<std::int64_t, 3>& count, std::int64_t first, std::int64_t n);
 
 }  // namespace discount

@@ -23,6 +23,10 @@ class SlabPieces {
   // Elements [first, first + count) of the slab. `values` may be changed
   // (output.dtype: float32 packs them in place).
   virtual void write(std::int64_t first, std::int64_t count, double* values) = 0;
+  // Where elements [first, first + count) of the slab go, when a GPU may copy
+  // them there itself: one contiguous float64 run, page-locked (an array
+  // pinned in place). Null otherwise; then write().
+  virtual double* in_place(std::int64_t, std::int64_t) { return nullptr; }
   // Every piece written: the slab is recorded as write_slab records it.
   virtual void finish(const InputSums& input) = 0;
 };

@@ -188,10 +188,11 @@ class Pipeline {
   // the threads share out the pieces of every slab instead.
   void piece_sharer(SharedSlabs& shared, int w, const ExecInstances<ExecSpace>& instances);
   void shared_slab_written(SharedSlabs& shared, std::size_t j);
-  void queue_piece(const SlabPiecesAt& at, std::int64_t first, std::int64_t count, double* values, int stream,
-                   const ExecInstances<ExecSpace>& instances);
-  void send_piece(const SlabPiecesAt& at, std::int64_t first, std::int64_t count, double* values, int stream,
-                  const ExecInstances<ExecSpace>& instances, std::uint64_t* disc_sum, PieceSeconds& seconds);
+  void queue_piece(const SlabPiecesAt& at, std::int64_t first, std::int64_t count, const double* from, double* to,
+                   int stream, const ExecInstances<ExecSpace>& instances);
+  void send_piece(const SlabPiecesAt& at, std::int64_t first, std::int64_t count, double* values, double* to,
+                  int stream, const ExecInstances<ExecSpace>& instances, std::uint64_t* disc_sum,
+                  PieceSeconds& seconds);
   SlabPiecesAt pieces_at(const Slab& slab) const;  // a slab's geometry for its pieces
   void read_piece(const SlabPiecesAt& at, std::int64_t first, std::int64_t count, double* values,
                   std::uint64_t* disc_sum);

@@ -167,46 +167,49 @@ void Pipeline<ExecSpace>::pieces_through_device(const SlabPiecesAt& at, std::int
   for (std::int64_t first = 0; first < total; first += kPiece, s = (s + 1) % kDeviceSlots) {
     if (flight[s].busy) land(s);
     const std::int64_t count = std::min(kPiece, total - first);
-    send_piece(at, first, count, pinned + s * kPiece, kDeviceSlots * w + s, instances, disc_sum, seconds);
+    send_piece(at, first, count, pinned + s * kPiece, pinned + s * kPiece, kDeviceSlots * w + s, instances, disc_sum,
+               seconds);
     flight[s] = {first, count, true, Clock::now()};
   }
   for (int k = 0; k < kDeviceSlots; ++k, s = (s + 1) % kDeviceSlots)  // in the order they were sent
     if (flight[s].busy) land(s);
 }
 
-// Reads a piece into `values` (pinned) and queues it to the GPU and back on
-// stream `stream` (queue_piece); the read and the launches timed.
+// Reads a piece into `values` (pinned) and queues it to the GPU and back
+// into `to` (pinned: `values` itself, or the output's place for it) on stream
+// `stream` (queue_piece); the read and the launches timed.
 template <class ExecSpace>
 void Pipeline<ExecSpace>::send_piece(const SlabPiecesAt& at, std::int64_t first, std::int64_t count, double* values,
-                                     int stream, const ExecInstances<ExecSpace>& instances, std::uint64_t* disc_sum,
-                                     PieceSeconds& seconds) {
+                                     double* to, int stream, const ExecInstances<ExecSpace>& instances,
+                                     std::uint64_t* disc_sum, PieceSeconds& seconds) {
   const auto a = Clock::now();
   read_piece(at, first, count, values, disc_sum);
   const auto b = Clock::now();
-  queue_piece(at, first, count, values, stream, instances);
+  queue_piece(at, first, count, values, to, stream, instances);
   seconds.read += std::chrono::duration<double>(b - a).count();
   seconds.kernel += seconds_since(b);
 }
 
-// Piece `values` (pinned) up, multiplied and down on stream `stream`, each
-// step's region around its launch (Kokkos Tools); returns once queued.
+// A piece up from `from`, multiplied, and down into `to` (both pinned) on
+// stream `stream`, each step's region around its launch (Kokkos Tools);
+// returns once queued.
 template <class ExecSpace>
-void Pipeline<ExecSpace>::queue_piece(const SlabPiecesAt& at, std::int64_t first, std::int64_t count, double* values,
-                                      int stream, const ExecInstances<ExecSpace>& instances) {
+void Pipeline<ExecSpace>::queue_piece(const SlabPiecesAt& at, std::int64_t first, std::int64_t count,
+                                      const double* from, double* to, int stream,
+                                      const ExecInstances<ExecSpace>& instances) {
   const ExecSpace& exec = instances.get(stream);
-  const HostBuffer host(values, static_cast<std::size_t>(count));
-  const DeviceBuffer& device = device_pieces_[static_cast<std::size_t>(stream)];
   const auto n = static_cast<std::size_t>(count);
+  const DeviceBuffer& device = device_pieces_[static_cast<std::size_t>(stream)];
   {
     const Region region("discount::h2d");
-    copy_prefix(exec, device, host, n);
+    copy_prefix(exec, device, HostBuffer(const_cast<double*>(from), n), n);
   }
   {
     const Region region("discount::kernel");
     apply_piece(exec, device, resident_mult_device_, at.shape, first, count);
   }
   const Region region("discount::d2h");
-  copy_prefix(exec, host, device, n);
+  copy_prefix(exec, HostBuffer(to, n), device, n);
 }
 
 // The pending slabs cut into pieces that any thread may take, in order: piece
@@ -238,6 +241,9 @@ void Pipeline<ExecSpace>::shared_slab_written(SharedSlabs& shared, std::size_t j
 // Takes the next piece of any slab until none is left (or a stop): read on
 // this thread, multiplied here or sent to the GPU and back on a stream of its
 // own (kDeviceSlots in turn, as pieces_through_device does), and written.
+// Arrays pinned in place skip the reads and writes: the GPU copies a piece
+// from `disc` and into `out` where they lie (InputSource::discount_in_place,
+// SlabPieces::in_place), so the host's memory sees only the GPU's traffic.
 // No non-finite scan or input checksum: the pieces of a slab land on many
 // threads in no order (resolve takes this path for arrays in memory only).
 template <class ExecSpace>
@@ -254,6 +260,7 @@ void Pipeline<ExecSpace>::piece_sharer(SharedSlabs& shared, int w, const ExecIns
     std::int64_t first = 0, count = 0;
     bool busy = false;
     Clock::time_point sent{};
+    bool landed_in_place = false;  // the GPU wrote it into the output
   } flight[kDeviceSlots];
   const auto write = [&](std::size_t j, std::int64_t first, std::int64_t count, double* values) {
     const auto b = Clock::now();
@@ -269,7 +276,8 @@ void Pipeline<ExecSpace>::piece_sharer(SharedSlabs& shared, int w, const ExecIns
     check_device_errors("discount::apply_piece");
     seconds.travel += seconds_since(flight[s].sent);
     flight[s].busy = false;
-    write(flight[s].slab, flight[s].first, flight[s].count, pinned + s * kPiece);
+    if (flight[s].landed_in_place) shared_slab_written(shared, flight[s].slab);
+    else write(flight[s].slab, flight[s].first, flight[s].count, pinned + s * kPiece);
   };
   int s = 0;
   const std::int64_t pieces = shared.first_piece.back();
@@ -282,8 +290,16 @@ void Pipeline<ExecSpace>::piece_sharer(SharedSlabs& shared, int w, const ExecIns
     startup::first_read();
     if constexpr (copies) {
       if (flight[s].busy) land(s);
-      send_piece(at, first, count, pinned + s * kPiece, kDeviceSlots * w + s, instances, nullptr, seconds);
-      flight[s] = {j, first, count, true, Clock::now()};
+      double* staged = pinned + s * kPiece;
+      double* to = shared.out[j]->in_place(first, count);
+      if (const double* from = job_.input->discount_in_place(at.dates, at.ids, first, count)) {
+        const auto b = Clock::now();
+        queue_piece(at, first, count, from, to ? to : staged, kDeviceSlots * w + s, instances);
+        seconds.kernel += seconds_since(b);
+      } else {
+        send_piece(at, first, count, staged, to ? to : staged, kDeviceSlots * w + s, instances, nullptr, seconds);
+      }
+      flight[s] = {j, first, count, true, Clock::now(), to != nullptr};
       s = (s + 1) % kDeviceSlots;
     } else {
       const auto a = Clock::now();

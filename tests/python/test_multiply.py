@@ -1,4 +1,5 @@
 """discount_app.multiply on arrays in memory: every result bit-exact against NumPy."""
+import gc
 import itertools
 import os
 import threading
@@ -329,6 +330,60 @@ def test_a_second_call_takes_the_staging_buffers_the_first_kept(rng, space):
     discount_app.multiply(mult, disc, out, space=space)
     assert_bit_exact(out, expected_cv(mult, disc))
     assert discount_app.last_report()["staging_reused_bytes"] == 0
+
+
+def test_arrays_pinned_in_place_from_their_second_call(rng):
+    # On a GPU build, disc and out (float64, C-contiguous, 64 MiB or more,
+    # their own memory) are page-locked in place by the second call that
+    # passes them; the GPU then copies their pieces where they lie. A freed
+    # array is unpinned. Elsewhere nothing is pinned. Every result bit-exact.
+    gpu = discount_app._core.device_memory_is_separate()
+    discount_app.release_buffers()
+    mult, disc = case(rng, 7, 240_007, 5)  # 67.2 MB: just over 64 MiB
+    expected = expected_cv(mult, disc)
+    out = poisoned(disc.shape)
+
+    def call(o, m=mult, d=disc, **kw):
+        discount_app.multiply(m, d, o, space="device", **kw)
+        return discount_app.last_report()["input"]["text"]
+
+    assert "pinned" not in call(out)
+    assert_bit_exact(out, expected, "first call")
+    assert discount_app.pinned_bytes() == 0
+    out[:] = np.nan
+    text = call(out)
+    assert_bit_exact(out, expected, "second call")
+    assert discount_app.pinned_bytes() == (disc.nbytes + out.nbytes if gpu else 0)
+    assert ("pinned in place: disc, out" in text) == gpu, text
+    # Views of pinned arrays: their contiguous pieces still go in place.
+    out[:] = np.nan
+    text = call(out[2:5], d=disc[2:5])
+    assert_bit_exact(out[2:5], expected[2:5], "views")
+    assert np.isnan(out[:2]).all() and np.isnan(out[5:]).all(), "wrote outside the view"
+    assert ("pinned in place: disc, out" in text) == gpu, text
+    # A transposed view cannot go in place: staged, and still exact.
+    out_t = poisoned(disc.shape[::-1]).T
+    call(out_t)
+    assert_bit_exact(out_t, expected, "transposed out")
+    del out, out_t
+    gc.collect()
+    assert discount_app.pinned_bytes() == (disc.nbytes if gpu else 0), "a freed array stays pinned"
+    # pin=False pins nothing more; pin=True pins by the first call.
+    other = poisoned(disc.shape)
+    call(other, pin=False)
+    call(other, pin=False)
+    assert discount_app.pinned_bytes() == (disc.nbytes if gpu else 0)
+    fresh = poisoned(disc.shape)
+    text = call(fresh, pin=True)
+    assert_bit_exact(fresh, expected, "pin=True")
+    assert ("pinned in place: disc, out" in text) == gpu, text
+    pinned = discount_app.pinned_bytes()
+    assert pinned == (disc.nbytes + fresh.nbytes if gpu else 0)
+    assert discount_app.release_buffers() >= pinned
+    assert discount_app.pinned_bytes() == 0
+    fresh[:] = np.nan
+    assert "pinned" not in call(fresh), "release_buffers: pinned again only from the second call"
+    assert_bit_exact(fresh, expected, "after release_buffers")
 
 
 def test_empty_arrays(rng):

@@ -675,6 +675,34 @@ TEST(MemoryInput, VisitsEachPieceOnceRightAfterItsCopy) {
 // planes, rows within a plane, or row by row when a box cuts the last axis.
 // Each box, both ways, against a plain loop, on an array large enough for
 // threaded copies; the elements outside the box stay untouched.
+// Where a GPU may copy a piece straight from or into an array pinned in
+// place: one contiguous float64 run, and only then.
+TEST(MemoryInput, PinnedRunIsWhereAContiguousPieceLies) {
+  const std::int64_t dates = 3, ids = 7, nums = 5;
+  std::vector<double> array(static_cast<std::size_t>(dates * ids * nums));
+  ArrayRef a{array.data(), ElementType::f64, 3, {dates, ids, nums}, {ids * nums, nums, 1}, "disc"};
+  const std::array<std::int64_t, 3> whole{dates, ids, nums};
+  EXPECT_EQ(pinned_run(a, {0, 0, 0}, whole, 3, 40), nullptr) << "not pinned";
+  a.pinned = true;
+  EXPECT_EQ(pinned_run(a, {0, 0, 0}, whole, 3, 40), array.data() + 3) << "whole array: any range";
+  EXPECT_EQ(pinned_run(a, {1, 0, 0}, {2, ids, nums}, 30, 50), array.data() + ids * nums + 30) << "whole planes";
+  // Rows 2..5 of each plane: a range inside one plane's rows is one run, one
+  // that crosses into the next plane is not.
+  EXPECT_EQ(pinned_run(a, {0, 2, 0}, {dates, 4, nums}, 1, 19), array.data() + 2 * nums + 1);
+  EXPECT_EQ(pinned_run(a, {0, 2, 0}, {dates, 4, nums}, 1, 20), nullptr) << "crosses a plane's edge";
+  // Part of each row: only a range inside one row.
+  EXPECT_EQ(pinned_run(a, {0, 0, 1}, {dates, ids, 3}, 3, 3), array.data() + nums + 1);
+  EXPECT_EQ(pinned_run(a, {0, 0, 1}, {dates, ids, 3}, 2, 2), nullptr) << "crosses a row's edge";
+  ArrayRef strided = a;
+  strided.shape = {dates, ids, 2};
+  strided.strides = {ids * nums, nums, 2};
+  EXPECT_EQ(pinned_run(strided, {0, 0, 0}, {dates, ids, 2}, 0, 2), nullptr) << "elements 2 apart";
+  EXPECT_EQ(pinned_run(strided, {0, 0, 0}, {dates, ids, 2}, 1, 1), array.data() + 2) << "one element";
+  ArrayRef single = a;
+  single.type = ElementType::f32;
+  EXPECT_EQ(pinned_run(single, {0, 0, 0}, whole, 0, 10), nullptr) << "float32 is widened, never copied as is";
+}
+
 TEST(MemoryInput, CopyBoxMatchesAPlainLoopForEveryContiguity) {
   const std::int64_t dates = 4, ids = 300007, nums = 3;
   std::vector<double> array(static_cast<std::size_t>(dates * ids * nums));

@@ -12,6 +12,7 @@
 #endif
 
 #include "common/error.hpp"
+#include "common/gpu_runtime.hpp"
 #include "io/input.hpp"
 #include "io/memory_arrays.hpp"
 #include "io/output.hpp"
@@ -293,6 +294,22 @@ TEST(Pipeline, AKeptStagingRingServesTheNextRun) {
 // on a GPU): the threads share out the pieces of every slab, slabs of two
 // pieces and more, in each axis order and with float32 input; every element
 // equals a plain loop's product and nothing else of `out` is touched.
+// An array page-locked for the GPU's copies for the scope of a test (on a
+// GPU build; elsewhere nothing to do).
+struct PinnedForTest {
+  explicit PinnedForTest(const ArrayRef& a)
+      : data(a.data && gpu::register_host(a.data, static_cast<std::size_t>(a.elements()) *
+                                                     (a.type == ElementType::f64 ? 8 : 4))
+                 ? a.data
+                 : nullptr) {}
+  ~PinnedForTest() {
+    if (data) gpu::unregister_host(data);
+  }
+  PinnedForTest(const PinnedForTest&) = delete;
+  PinnedForTest& operator=(const PinnedForTest&) = delete;
+  void* data;
+};
+
 TEST(Pipeline, ArraysInMemorySharePiecesAmongThreads) {
   const std::int64_t dates = 5, ids = 50021, nums = 5;  // 2 MB a date: two 1 MiB pieces and a bit
   std::vector<double> mult(static_cast<std::size_t>(ids * nums));
@@ -300,7 +317,8 @@ TEST(Pipeline, ArraysInMemorySharePiecesAmongThreads) {
   using Axes = std::array<Axis, 3>;
   for (const Axes& axes : {Axes{Axis::date, Axis::id, Axis::num}, Axes{Axis::id, Axis::date, Axis::num},
                            Axes{Axis::num, Axis::date, Axis::id}})
-    for (bool single : {false, true}) {
+    for (bool single : {false, true})
+      for (bool pinned : {false, true}) {
       std::array<std::int64_t, 3> shape{};
       for (int j = 0; j < 3; ++j)
         shape[static_cast<std::size_t>(j)] = axes[static_cast<std::size_t>(j)] == Axis::date ? dates
@@ -315,9 +333,13 @@ TEST(Pipeline, ArraysInMemorySharePiecesAmongThreads) {
       std::vector<double> out(n, std::nan(""));
       const std::array<std::int64_t, 3> strides{shape[1] * shape[2], shape[2], 1};
       const ArrayRef m{mult.data(), ElementType::f64, 2, {ids, nums, 0}, {nums, 1, 0}, "mult"};
-      const ArrayRef d{single ? static_cast<void*>(disc32.data()) : static_cast<void*>(disc64.data()),
-                       single ? ElementType::f32 : ElementType::f64, 3, shape, strides, "disc"};
-      const ArrayRef o{out.data(), ElementType::f64, 3, shape, strides, "out"};
+      ArrayRef d{single ? static_cast<void*>(disc32.data()) : static_cast<void*>(disc64.data()),
+                 single ? ElementType::f32 : ElementType::f64, 3, shape, strides, "disc"};
+      ArrayRef o{out.data(), ElementType::f64, 3, shape, strides, "out"};
+      // Pinned in place: a GPU copies contiguous float64 pieces from disc and
+      // into out where they lie (float32 disc: only out's side).
+      const PinnedForTest pin_disc(pinned ? d : ArrayRef{}), pin_out(pinned ? o : ArrayRef{});
+      d.pinned = o.pinned = pinned;
       MemoryInput input(m, d, axes);
       Config config;
       config.source_path = "test";
@@ -354,7 +376,7 @@ TEST(Pipeline, ArraysInMemorySharePiecesAmongThreads) {
             wrong += out[e] != mult[static_cast<std::size_t>(id * nums + num)] * in;
           }
       EXPECT_EQ(wrong, 0) << axis_name(axes[0]) << "," << axis_name(axes[1]) << "," << axis_name(axes[2])
-                          << (single ? " float32" : " float64");
+                          << (single ? " float32" : " float64") << (pinned ? ", pinned in place" : "");
     }
 }
 
