@@ -91,16 +91,25 @@ void Pipeline<ExecSpace>::run() {
     SharedSlabs shared;
     if (sharing > 0) {
       shared.pending = pending;
-      shared.piece = copies ? device_piece_elements() : static_cast<std::int64_t>(kCachePieceBytes / sizeof(double));
-      shared.first_piece.push_back(0);
+      // Arrays pinned in place for every slab, both ways: nothing is staged
+      // on the host, and the GPU copies larger pieces straight from and into
+      // them (pieces_in_place).
+      shared.in_place = copies && !pending.empty();
       for (int index : pending) {
         const Slab& slab = plan_.slabs[static_cast<std::size_t>(index)];
         const SlabPiecesAt at = pieces_at(slab);
-        shared.first_piece.push_back(shared.first_piece.back() + (at.g.elements() + shared.piece - 1) / shared.piece);
         shared.at.push_back(at);
         shared.out.push_back(job_.sink->slab_pieces(slab));
         if (!shared.out.back()) throw internal_error("a sink that shares pieces took a slab only whole");
+        shared.in_place = shared.in_place && job_.input->discount_in_place(at.dates, at.ids, 0, at.g.elements()) &&
+                          shared.out.back()->in_place(0, at.g.elements());
       }
+      shared.piece = !copies           ? static_cast<std::int64_t>(kCachePieceBytes / sizeof(double))
+                     : shared.in_place ? in_place_piece_elements(sharing)
+                                       : device_piece_elements();
+      shared.first_piece.push_back(0);
+      for (const SlabPiecesAt& at : shared.at)
+        shared.first_piece.push_back(shared.first_piece.back() + (at.g.elements() + shared.piece - 1) / shared.piece);
       shared.left = std::make_unique<std::atomic<std::int64_t>[]>(pending.size());
       for (std::size_t j = 0; j < pending.size(); ++j) shared.left[j] = shared.first_piece[j + 1] - shared.first_piece[j];
       writers_ = static_cast<int>(std::clamp<std::int64_t>(shared.first_piece.back(), 1, sharing));
@@ -111,8 +120,10 @@ void Pipeline<ExecSpace>::run() {
     if constexpr (copies) {
       // Every thread's pinned pieces in one block, which a later run in this
       // process may take again (pipeline/staging_pool.hpp).
-      const auto piece = static_cast<std::size_t>(device_piece_elements());
-      pinned_pieces_ = host_buffer(static_cast<std::size_t>(writers_) * kDeviceSlots * piece, &staging_reused_bytes_).data();
+      const auto piece = static_cast<std::size_t>(sharing > 0 ? shared.piece : device_piece_elements());
+      if (!shared.in_place)
+        pinned_pieces_ =
+            host_buffer(static_cast<std::size_t>(writers_) * kDeviceSlots * piece, &staging_reused_bytes_).data();
       for (int s = 0; s < kDeviceSlots * writers_; ++s)
         device_pieces_.emplace_back(Kokkos::view_alloc(Kokkos::WithoutInitializing, "discount::device_piece"), piece);
     }

@@ -223,6 +223,7 @@ struct SharedSlabs {
   std::unique_ptr<std::atomic<std::int64_t>[]> left;     // pieces of slab j not yet written
   std::atomic<std::int64_t> next{0};                     // the next piece to take
   std::int64_t piece = 0;                                // elements per piece
+  bool in_place = false;  // every piece goes from the input's and into the output's pinned memory
 };
 
 template <class ExecSpace>
@@ -253,8 +254,9 @@ void Pipeline<ExecSpace>::piece_sharer(SharedSlabs& shared, int w, const ExecIns
   const std::int64_t kPiece = shared.piece;
   PieceSeconds seconds;
   std::vector<double> host_piece(copies ? 0 : static_cast<std::size_t>(kPiece));
-  double* pinned = copies ? pinned_pieces_ + static_cast<std::size_t>(kDeviceSlots * w) * static_cast<std::size_t>(kPiece)
-                          : nullptr;
+  double* pinned = copies && pinned_pieces_
+                      ? pinned_pieces_ + static_cast<std::size_t>(kDeviceSlots * w) * static_cast<std::size_t>(kPiece)
+                      : nullptr;
   struct InFlight {
     std::size_t slab = 0;
     std::int64_t first = 0, count = 0;
@@ -290,9 +292,11 @@ void Pipeline<ExecSpace>::piece_sharer(SharedSlabs& shared, int w, const ExecIns
     startup::first_read();
     if constexpr (copies) {
       if (flight[s].busy) land(s);
-      double* staged = pinned + s * kPiece;
+      double* staged = pinned ? pinned + s * kPiece : nullptr;
       double* to = shared.out[j]->in_place(first, count);
-      if (const double* from = job_.input->discount_in_place(at.dates, at.ids, first, count)) {
+      const double* from = job_.input->discount_in_place(at.dates, at.ids, first, count);
+      if (!staged && !(from && to)) throw internal_error("a piece not in place without a staging piece");
+      if (from) {
         const auto b = Clock::now();
         queue_piece(at, first, count, from, to ? to : staged, kDeviceSlots * w + s, instances);
         seconds.kernel += seconds_since(b);
