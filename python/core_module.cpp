@@ -151,8 +151,9 @@ Outcome run_in_worker(Work work, const py::object& progress) {
 py::tuple as_tuple(const Outcome& o) { return py::make_tuple(o.code, o.message, o.report, o.keyboard); }
 
 ArrayRef array_ref(const py::tuple& desc, const char* name) {
-  // (address, is_float32, shape, strides in elements)
+  // (address, is_float32, shape, strides in elements[, pinned in place by the package])
   ArrayRef a;
+  a.pinned = desc.size() > 4 && desc[4].cast<bool>();
   a.name = name;
   a.data = reinterpret_cast<void*>(desc[0].cast<std::uintptr_t>());
   a.type = desc[1].cast<bool>() ? ElementType::f32 : ElementType::f64;

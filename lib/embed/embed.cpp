@@ -144,9 +144,10 @@ RunReport multiply(const MultiplyRequest& request, const std::atomic<int>* stop,
   const Config config = multiply_config(request);
   check_config(config);
   // Host arrays pinned in place (embed/pinned_arrays.hpp) travel to and from
-  // a GPU without staging where their pieces are contiguous.
+  // a GPU without staging where their pieces are contiguous: those the caller
+  // says it pinned, whose whole range this process holds pinned.
   const auto pinned = [&](ArrayRef a) {
-    a.pinned = !request.device_arrays && a.type == ElementType::f64 && a.c_contiguous() &&
+    a.pinned = a.pinned && !request.device_arrays && a.type == ElementType::f64 && a.c_contiguous() &&
                array_is_pinned(a.data, static_cast<std::size_t>(a.elements()) * sizeof(double));
     return a;
   };

@@ -41,7 +41,9 @@ using Progress = std::function<void(const ProgressFields&)>;
 RunReport run_job(const Config& config, const std::atomic<int>* stop, const Progress& progress);
 
 struct MultiplyRequest {
-  ArrayRef mult, disc, out;  // host arrays, or all three device arrays (device: true)
+  // host arrays, or all three device arrays (device: true). disc.pinned, out.pinned: the caller pinned
+  // them (pin_array); they are taken as pinned where this process holds their whole range so.
+  ArrayRef mult, disc, out;
   bool device_arrays = false;
   std::array<Axis, 3> axes{Axis::date, Axis::id, Axis::num};
   Space space = Space::device;

@@ -320,6 +320,7 @@ def multiply(mult: Any, disc: Any, out: Optional[Any] = None, *,
     with _LOCK:
         if space == "device" and not is_device:
             _pin_in_place((disc, out), pin)
+            ddesc, odesc = ddesc + (_pinned_now(disc),), odesc + (_pinned_now(out),)
         _finish(_core.multiply(mdesc, ddesc, odesc, is_device, list(axes), space, device_budget, host_budget,
                                list(parallel_dims), chunk_axis, progress))
     return result
@@ -363,21 +364,40 @@ def _forget(key: int, _ref: Any) -> None:
         pass
 
 
+def _pinnable_owner(a: np.ndarray) -> Optional[np.ndarray]:
+    if a.dtype == np.float64 and a.flags.c_contiguous and a.nbytes >= _PIN_MIN_BYTES:
+        return _memory_owner(a)
+    return None
+
+
+def _pinned_now(a: np.ndarray) -> bool:
+    """Whether a's memory is pinned as this module pinned it (the engine checks the range too)."""
+    o = _pinnable_owner(a)
+    seen = _SEEN.get(id(o)) if o is not None else None
+    return bool(seen is not None and seen.pinned and seen.address == o.__array_interface__["data"][0]
+                and seen.nbytes == o.nbytes)
+
+
 def _pin_in_place(arrays: Sequence[np.ndarray], pin: Optional[bool]) -> None:
     global _GPU
     if pin is False:
         return
     owners = {}
     for a in arrays:
-        if a.dtype == np.float64 and a.flags.c_contiguous and a.nbytes >= _PIN_MIN_BYTES:
-            o = _memory_owner(a)
-            if o is not None:
-                owners[id(o)] = o  # out=disc: one array, seen once a call
+        o = _pinnable_owner(a)
+        if o is not None:
+            owners[id(o)] = o  # out=disc: one array, seen once a call
     for key, o in owners.items():
+        address = o.__array_interface__["data"][0]
         seen = _SEEN.get(key)
+        if seen is not None and (seen.address, seen.nbytes) != (address, o.nbytes):
+            # Its memory moved (ndarray.resize): the old range is not its any more.
+            _SEEN.pop(key, None)
+            if seen.pinned:
+                _core.unpin(seen.address)
+            seen = None
         if seen is None:
-            seen = _SEEN[key] = _Seen(weakref.ref(o, functools.partial(_forget, key)),
-                                      o.__array_interface__["data"][0], o.nbytes)
+            seen = _SEEN[key] = _Seen(weakref.ref(o, functools.partial(_forget, key)), address, o.nbytes)
         seen.calls += 1
         if seen.pinned or (pin is None and seen.calls < 2):
             continue

@@ -386,6 +386,25 @@ def test_arrays_pinned_in_place_from_their_second_call(rng):
     assert_bit_exact(fresh, expected, "after release_buffers")
 
 
+def test_a_pinned_array_whose_memory_moves_is_not_taken_as_pinned(rng):
+    # ndarray.resize reallocates: the range pinned before is not the array's
+    # any more, so it is unpinned and the array counts as seen anew.
+    gpu = discount_app._core.device_memory_is_separate()
+    discount_app.release_buffers()
+    mult, disc = case(rng, 7, 240_007, 5)
+    expected = expected_cv(mult, disc)
+    out = poisoned(disc.shape)
+    discount_app.multiply(mult, disc, out, space="device", pin=True)
+    assert_bit_exact(out, expected, "pinned")
+    out.resize((8,) + disc.shape[1:], refcheck=False)
+    out[:] = np.nan
+    discount_app.multiply(mult, disc, out[:7], space="device")
+    assert_bit_exact(out[:7], expected, "after the resize")
+    assert np.isnan(out[7]).all(), "wrote outside the view"
+    assert discount_app.pinned_bytes() == (disc.nbytes if gpu else 0)
+    discount_app.release_buffers()
+
+
 def test_empty_arrays(rng):
     mult = np.empty((0, 5))
     disc = np.empty((3, 0, 5))
