@@ -365,14 +365,15 @@ def _forget(key: int, _ref: Any) -> None:
         pass
 
 
-def _pinnable_owner(a: np.ndarray) -> Optional[np.ndarray]:
-    if a.dtype == np.float64 and a.flags.c_contiguous and a.nbytes >= _PIN_MIN_BYTES:
+def _pinnable_owner(a: np.ndarray, min_bytes: int = 0) -> Optional[np.ndarray]:
+    if a.dtype == np.float64 and a.flags.c_contiguous and a.nbytes >= min_bytes:
         return _memory_owner(a)
     return None
 
 
 def _pinned_now(a: np.ndarray) -> bool:
-    """Whether a's memory is pinned as this module pinned it (the engine checks the range too)."""
+    """Whether a's memory (a view's: its owner's) is pinned as this module pinned it.
+    The engine checks the range too."""
     o = _pinnable_owner(a)
     seen = _SEEN.get(id(o)) if o is not None else None
     return bool(seen is not None and seen.pinned and seen.address == o.__array_interface__["data"][0]
@@ -385,14 +386,15 @@ def _pin_in_place(arrays: Sequence[np.ndarray], pin: Optional[bool]) -> None:
         return
     owners = {}
     for a in arrays:
-        o = _pinnable_owner(a)
+        o = _pinnable_owner(a, _PIN_MIN_BYTES)  # calls on smaller arrays (or views) do not count
         if o is not None:
             owners[id(o)] = o  # out=disc: one array, seen once a call
     for key, o in owners.items():
         address = o.__array_interface__["data"][0]
         seen = _SEEN.get(key)
         if seen is not None and (seen.address, seen.nbytes) != (address, o.nbytes):
-            # Its memory moved (ndarray.resize): the old range is not its any more.
+            # Its memory moved: the old range is not its any more. (NumPy refuses to
+            # resize an array with weak references, so this is a guard only.)
             _SEEN.pop(key, None)
             if seen.pinned:
                 _core.unpin(seen.address)

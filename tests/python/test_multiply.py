@@ -386,23 +386,81 @@ def test_arrays_pinned_in_place_from_their_second_call(rng):
     assert_bit_exact(fresh, expected, "after release_buffers")
 
 
-def test_a_pinned_array_whose_memory_moves_is_not_taken_as_pinned(rng):
-    # ndarray.resize reallocates: the range pinned before is not the array's
-    # any more, so it is unpinned and the array counts as seen anew.
-    gpu = discount_app._core.device_memory_is_separate()
-    discount_app.release_buffers()
+class _StandInPins:
+    """The engine's pin calls as a stand-in records them, around the real engine:
+    the package's pinning rules checked on any build (a build without a GPU pins nothing)."""
+
+    def __init__(self, core):
+        self.core, self.pinned, self.unpinned, self.flags = core, {}, [], []
+
+    def pin(self, address, nbytes):
+        self.pinned[address] = nbytes
+        return True
+
+    def unpin(self, address):
+        self.unpinned.append(address)
+        return self.pinned.pop(address, 0)
+
+    def pinned_bytes(self):
+        return sum(self.pinned.values())
+
+    def multiply(self, mdesc, ddesc, odesc, *rest):
+        # What the package tells the engine it pinned (nothing said: not a host array on a GPU).
+        self.flags.append((ddesc[4], odesc[4]) if len(ddesc) > 4 else (None, None))
+        return self.core.multiply(mdesc, ddesc[:4], odesc[:4], *rest)
+
+    def __getattr__(self, name):
+        return getattr(self.core, name)
+
+
+def test_pinning_rules_with_a_stand_in_engine(rng, monkeypatch):
+    stand_in = _StandInPins(discount_app._core)
+    monkeypatch.setattr(discount_app, "_core", stand_in)
+    monkeypatch.setattr(discount_app, "_GPU", True)
+    monkeypatch.setattr(discount_app, "_SEEN", {})
     mult, disc = case(rng, 7, 240_007, 5)
     expected = expected_cv(mult, disc)
     out = poisoned(disc.shape)
-    discount_app.multiply(mult, disc, out, space="device", pin=True)
-    assert_bit_exact(out, expected, "pinned")
-    out.resize((8,) + disc.shape[1:], refcheck=False)
-    out[:] = np.nan
-    discount_app.multiply(mult, disc, out[:7], space="device")
-    assert_bit_exact(out[:7], expected, "after the resize")
-    assert np.isnan(out[7]).all(), "wrote outside the view"
-    assert discount_app.pinned_bytes() == (disc.nbytes if gpu else 0)
-    discount_app.release_buffers()
+    small_m, small_d = case(rng)
+    for k in range(3):
+        out[:] = np.nan
+        discount_app.multiply(mult, disc, out, space="device")
+        assert_bit_exact(out, expected, f"call {k + 1}")
+        discount_app.multiply(small_m, small_d, space="device")  # under 64 MiB: never pinned
+    assert stand_in.flags[0::2] == [(False, False), (True, True), (True, True)], "pinned from the second call"
+    assert all(f == (False, False) for f in stand_in.flags[1::2])
+    assert stand_in.pinned == {disc.__array_interface__["data"][0]: disc.nbytes,
+                               out.__array_interface__["data"][0]: out.nbytes}
+    # A view of a pinned array is pinned (its owner is); a host-space call pins nothing.
+    discount_app.multiply(mult, disc[1:3], out[1:3], space="device")
+    assert stand_in.flags[-1] == (True, True)
+    discount_app.multiply(mult, disc, out, space="host")
+    assert stand_in.flags[-1] == (None, None) and len(stand_in.pinned) == 2
+    # Freed: unpinned before NumPy frees the memory.
+    address = out.__array_interface__["data"][0]
+    del out
+    gc.collect()
+    assert stand_in.unpinned == [address] and stand_in.pinned_bytes() == disc.nbytes
+    # A memmap, float32 and a transposed view are not pinned; pin=False pins nothing.
+    fresh = poisoned(disc.shape)
+    discount_app.multiply(mult, disc, fresh, space="device", pin=False)
+    discount_app.multiply(mult, disc, fresh, space="device", pin=False)
+    assert stand_in.flags[-1] == (True, False)
+    discount_app.multiply(mult, disc.astype(np.float32), fresh.T.copy().T, space="device", pin=True)
+    discount_app.multiply(mult, disc.astype(np.float32), fresh.T.copy().T, space="device", pin=True)
+    assert stand_in.flags[-1] == (False, False)
+    assert stand_in.pinned_bytes() == disc.nbytes
+    # pin=True pins by the first call. Its memory cannot move under the pin:
+    # NumPy refuses to resize an array that has weak references.
+    discount_app.multiply(mult, disc, fresh, space="device", pin=True)
+    assert stand_in.flags[-1] == (True, True)
+    with pytest.raises(ValueError):
+        fresh.resize((8,) + disc.shape[1:], refcheck=False)
+    # The pinning cap: nothing past 3/4 of the RAM.
+    monkeypatch.setattr(discount_app, "_PIN_RAM_SHARE", 0.0)
+    other = poisoned(disc.shape)
+    discount_app.multiply(mult, disc, other, space="device", pin=True)
+    assert stand_in.flags[-1] == (True, False)
 
 
 def test_empty_arrays(rng):
