@@ -13,7 +13,7 @@
 //   - a kernel that reads and writes pageable memory directly, when the
 //     device reports pageable memory access (HMM).
 //
-// Build: nvcc -O2 -std=c++17 -arch=sm_90 host_register_probe.cu -o probe
+// Build: nvcc -O2 -std=c++17 -arch=sm_90 scripts/bench/cpp/host_register_probe.cu -o probe
 // Run:   ./probe [GiB per array, default 8] [threads, default 16]
 #include <cuda_runtime.h>
 #include <sys/mman.h>
