@@ -249,10 +249,11 @@ def multiply(mult: Any, disc: Any, out: Optional[Any] = None, *,
     chunk_axis: ``"auto"``, ``"date"`` or ``"id"`` (``memory.chunk_axis``).
     progress: as for ``run()``.
     pin: host arrays on a GPU only. None: ``disc`` and ``out`` (float64,
-        C-contiguous, 64 MiB or more, their own memory: not an ``np.memmap``)
-        are page-locked in place by the second call that passes them, so that
-        this and later calls copy them across PCIe directly, with no host copy
-        each way; True: by this call; False: not by this call. Pinning costs
+        C-contiguous, 64 MiB or more, whole arrays NumPy allocated: not an
+        ``np.memmap``) are page-locked in place by the second call that passes
+        them, so that this and later calls (views of them included) copy them
+        across PCIe directly, with no host copy each way; True: by this call
+        (a view: the whole array it views); False: not by this call. Pinning costs
         about what one call does (20 GB took 0.55 s on the H200 node). An array
         stays pinned until it is freed or ``release_buffers()``; at most 3/4 of
         the RAM is pinned (docs/python.md, "Arrays pinned in place").
@@ -386,8 +387,10 @@ def _pin_in_place(arrays: Sequence[np.ndarray], pin: Optional[bool]) -> None:
         return
     owners = {}
     for a in arrays:
-        o = _pinnable_owner(a, _PIN_MIN_BYTES)  # calls on smaller arrays (or views) do not count
-        if o is not None:
+        o = _pinnable_owner(a, _PIN_MIN_BYTES)  # calls on smaller arrays do not count
+        # By default only calls on a whole array count: pinning faults in every
+        # page of its memory, which a view of part of it may never touch.
+        if o is not None and (pin or a.nbytes == o.nbytes):
             owners[id(o)] = o  # out=disc: one array, seen once a call
     for key, o in owners.items():
         address = o.__array_interface__["data"][0]

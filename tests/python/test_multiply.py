@@ -456,6 +456,17 @@ def test_pinning_rules_with_a_stand_in_engine(rng, monkeypatch):
     assert stand_in.flags[-1] == (True, True)
     with pytest.raises(ValueError):
         fresh.resize((8,) + disc.shape[1:], refcheck=False)
+    # Calls on a view of part of an array do not pin it by default (pinning
+    # would fault in pages the view never touches); pin=True pins its whole array.
+    big_disc = random_nonzero(rng, (9,) + disc.shape[1:])
+    big_out = poisoned(big_disc.shape)
+    for _ in range(2):
+        discount_app.multiply(mult, big_disc[:8], big_out[:8], space="device")
+    assert stand_in.flags[-1] == (False, False)
+    assert_bit_exact(big_out[:8], expected_cv(mult, big_disc[:8]), "a view")
+    discount_app.multiply(mult, big_disc[:8], big_out[:8], space="device", pin=True)
+    assert stand_in.flags[-1] == (True, True)
+    assert stand_in.pinned[big_out.__array_interface__["data"][0]] == big_out.nbytes
     # The pinning cap: nothing past 3/4 of the RAM.
     monkeypatch.setattr(discount_app, "_PIN_RAM_SHARE", 0.0)
     other = poisoned(disc.shape)
