@@ -54,7 +54,7 @@ struct ArrayRun {
 };
 
 ArrayRun run_at(const ArrayRef& a, const std::array<std::int64_t, 3>& start, const std::array<std::int64_t, 3>& count,
-           std::int64_t e, std::int64_t end) {
+                std::int64_t e, std::int64_t end) {
   const std::int64_t row = count[2];
   const bool rows_adjacent = a.strides[2] == 1 && a.strides[1] == row;
   const bool planes_adjacent = rows_adjacent && a.strides[0] == count[1] * row;

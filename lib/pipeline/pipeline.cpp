@@ -93,7 +93,7 @@ void Pipeline<ExecSpace>::run() {
       shared.pending = pending;
       // Arrays pinned in place for every slab, both ways: nothing is staged
       // on the host, and the GPU copies larger pieces straight from and into
-      // them (pieces_in_place).
+      // them (in_place_piece_elements; piece_sharer).
       shared.in_place = copies && !pending.empty();
       for (int index : pending) {
         const Slab& slab = plan_.slabs[static_cast<std::size_t>(index)];
