@@ -20,7 +20,7 @@ struct Tuning {
   // slab, or of the parallel dims' tiles when a tile is given); false runs the generic MDRange functor.
   bool host_loops = true;
   std::int64_t host_column = 0;  // elements per column tile of the host loops; 0: auto (kHostColumn)
-  // Non-temporal stores on a host: -1 auto (out of place, above the LLC size), 0 never, 1 always out of place,
+  // Non-temporal stores on a host: -1 auto (out of place, above a quarter of the LLC), 0 never, 1 always out of place,
   // 2 in place too.
   int host_streaming_stores = -1;
 };
