@@ -134,6 +134,9 @@ void multiply_pipelined(const JobSpec& spec, const Plan& plan, MemoryInput& inpu
       if (!p.done && p.written > 0) progress(progress_fields("", p.written, p.total, p.bytes, p.seconds));
     };
   run_pipeline(job, report);
+  // As the CLI's report says; the package pins arrays only for calls that ran
+  // so (piece by piece on a GPU, not through the staging ring).
+  report.kernel_on_pieces = plan.request.kernel_on_read || plan.request.unstaged;
 }
 
 }  // namespace

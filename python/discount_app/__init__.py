@@ -251,7 +251,8 @@ def multiply(mult: Any, disc: Any, out: Optional[Any] = None, *,
     pin: host arrays on a GPU only. None: ``disc`` and ``out`` (float64,
         C-contiguous, 64 MiB or more, whole arrays NumPy allocated: not an
         ``np.memmap``) are page-locked in place by the second call that passes
-        them, so that this and later calls (views of them included) copy them
+        them, when the call before copied them piece by piece (not through
+        the staging ring that small budgets or ``chunk_axis="id"`` take), so that this and later calls (views of them included) copy them
         across PCIe directly, with no host copy each way; True: by this call
         (a view: the whole array it views); False: not by this call. Pinning costs
         about what one call does (20 GB took 0.55 s on the H200 node). An array
@@ -320,11 +321,14 @@ def multiply(mult: Any, disc: Any, out: Optional[Any] = None, *,
     if min(ddesc[2]) == 0:
         return result
     with _LOCK:
+        seen = []
         if space == "device" and not is_device:
-            _pin_in_place((disc, out), pin)
+            seen = _pin_in_place((disc, out), pin)
             ddesc, odesc = ddesc + (_pinned_now(disc),), odesc + (_pinned_now(out),)
-        _finish(_core.multiply(mdesc, ddesc, odesc, is_device, list(axes), space, device_budget, host_budget,
-                               list(parallel_dims), chunk_axis, progress))
+        report = _finish(_core.multiply(mdesc, ddesc, odesc, is_device, list(axes), space, device_budget,
+                                        host_budget, list(parallel_dims), chunk_axis, progress))
+        for record in seen:
+            record.on_pieces = bool(report.get("kernel_on_pieces"))
     return result
 
 
@@ -337,10 +341,15 @@ _PIN_RAM_SHARE = 0.75
 
 
 class _Seen:
-    __slots__ = ("ref", "address", "nbytes", "calls", "pinned")
+    # calls: device-space calls that passed it; on_pieces: whether the last one
+    # copied it piece by piece (the report's kernel_on_pieces), the path that
+    # copies straight from pinned arrays. The staging ring (small budgets,
+    # chunk_axis="id", a slicing of one's own) gains nothing from a pin.
+    __slots__ = ("ref", "address", "nbytes", "calls", "pinned", "on_pieces")
 
     def __init__(self, ref: Any, address: int, nbytes: int):
         self.ref, self.address, self.nbytes, self.calls, self.pinned = ref, address, nbytes, 0, False
+        self.on_pieces = False
 
 
 _SEEN: Dict[int, _Seen] = {}
@@ -381,11 +390,12 @@ def _pinned_now(a: np.ndarray) -> bool:
                 and seen.nbytes == o.nbytes)
 
 
-def _pin_in_place(arrays: Sequence[np.ndarray], pin: Optional[bool]) -> None:
+def _pin_in_place(arrays: Sequence[np.ndarray], pin: Optional[bool]) -> list:
+    """Pins what this call should (see multiply's ``pin``); returns the records of the arrays it counted."""
     global _GPU
     if pin is False:
-        return
-    owners = {}
+        return []
+    owners, counted = {}, []
     for a in arrays:
         o = _pinnable_owner(a, _PIN_MIN_BYTES)  # calls on smaller arrays do not count
         # By default only calls on a whole array count: pinning faults in every
@@ -405,15 +415,17 @@ def _pin_in_place(arrays: Sequence[np.ndarray], pin: Optional[bool]) -> None:
         if seen is None:
             seen = _SEEN[key] = _Seen(weakref.ref(o, functools.partial(_forget, key)), address, o.nbytes)
         seen.calls += 1
-        if seen.pinned or (pin is None and seen.calls < 2):
+        counted.append(seen)
+        if seen.pinned or (pin is None and (seen.calls < 2 or not seen.on_pieces)):
             continue
         if _GPU is None:
             _GPU = bool(_core.device_memory_is_separate())
         if not _GPU:
-            return
+            return counted
         ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
         if _core.pinned_bytes() + seen.nbytes <= _PIN_RAM_SHARE * ram:
             seen.pinned = bool(_core.pin(seen.address, seen.nbytes))
+    return counted
 
 
 def _check_shapes(mshape, dshape, oshape, axes) -> None:

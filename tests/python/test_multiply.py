@@ -1,6 +1,7 @@
 """discount_app.multiply on arrays in memory: every result bit-exact against NumPy."""
 import gc
 import itertools
+import json
 import os
 import threading
 
@@ -384,6 +385,16 @@ def test_arrays_pinned_in_place_from_their_second_call(rng):
     fresh[:] = np.nan
     assert "pinned" not in call(fresh), "release_buffers: pinned again only from the second call"
     assert_bit_exact(fresh, expected, "after release_buffers")
+    # Calls through the staging ring (chunk_axis="id" cuts id slabs) gain
+    # nothing from a pin: the arrays they pass stay as they are.
+    ring_disc, ring_out = disc.copy(), poisoned(disc.shape)
+    for k in range(3):
+        ring_out[:] = np.nan
+        assert "pinned" not in call(ring_out, d=ring_disc, chunk_axis="id")
+        if gpu:  # a host build multiplies on its I/O threads' pieces (fused), not on a GPU
+            assert discount_app.last_report()["kernel_on_pieces"] is False
+        assert_bit_exact(ring_out, expected, f"through the ring, call {k + 1}")
+    assert discount_app.pinned_bytes() == 0
 
 
 class _StandInPins:
@@ -392,6 +403,7 @@ class _StandInPins:
 
     def __init__(self, core):
         self.core, self.pinned, self.unpinned, self.flags = core, {}, [], []
+        self.on_pieces = True  # what the stand-in's reports say of the GPU path taken
 
     def pin(self, address, nbytes):
         self.pinned[address] = nbytes
@@ -407,7 +419,12 @@ class _StandInPins:
     def multiply(self, mdesc, ddesc, odesc, *rest):
         # What the package tells the engine it pinned (nothing said: not a host array on a GPU).
         self.flags.append((ddesc[4], odesc[4]) if len(ddesc) > 4 else (None, None))
-        return self.core.multiply(mdesc, ddesc[:4], odesc[:4], *rest)
+        code, message, report, keyboard = self.core.multiply(mdesc, ddesc[:4], odesc[:4], *rest)
+        if report:  # a build without a GPU ran it on the host: say the GPU's path as the case needs
+            report = json.loads(report)
+            report["kernel_on_pieces"] = self.on_pieces
+            report = json.dumps(report)
+        return code, message, report, keyboard
 
     def __getattr__(self, name):
         return getattr(self.core, name)
@@ -467,6 +484,19 @@ def test_pinning_rules_with_a_stand_in_engine(rng, monkeypatch):
     discount_app.multiply(mult, big_disc[:8], big_out[:8], space="device", pin=True)
     assert stand_in.flags[-1] == (True, True)
     assert stand_in.pinned[big_out.__array_interface__["data"][0]] == big_out.nbytes
+    # Calls through the staging ring (small budgets, chunk_axis="id") gain
+    # nothing from a pin: arrays they pass are not pinned by default.
+    stand_in.on_pieces = False
+    ring_disc, ring_out = random_nonzero(rng, disc.shape), poisoned(disc.shape)
+    for _ in range(3):
+        discount_app.multiply(mult, ring_disc, ring_out, space="device")
+        assert stand_in.flags[-1] == (False, False)
+    assert_bit_exact(ring_out, expected_cv(mult, ring_disc), "through the ring")
+    stand_in.on_pieces = True  # the next call runs on pieces: the one after pins
+    discount_app.multiply(mult, ring_disc, ring_out, space="device")
+    assert stand_in.flags[-1] == (False, False)
+    discount_app.multiply(mult, ring_disc, ring_out, space="device")
+    assert stand_in.flags[-1] == (True, True)
     # The pinning cap: nothing past 3/4 of the RAM.
     monkeypatch.setattr(discount_app, "_PIN_RAM_SHARE", 0.0)
     other = poisoned(disc.shape)
