@@ -252,7 +252,8 @@ def multiply(mult: Any, disc: Any, out: Optional[Any] = None, *,
         C-contiguous, 64 MiB or more, whole arrays NumPy allocated: not an
         ``np.memmap``) are page-locked in place by the second call that passes
         them, when the call before copied them piece by piece (not through
-        the staging ring that small budgets or ``chunk_axis="id"`` take), so that this and later calls (views of them included) copy them
+        the staging ring that small budgets or ``chunk_axis="id"`` take), so
+        that this and later calls (views of them included) copy them
         across PCIe directly, with no host copy each way; True: by this call
         (a view: the whole array it views); False: not by this call. Pinning costs
         about what one call does (20 GB took 0.55 s on the H200 node). An array

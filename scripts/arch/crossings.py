@@ -17,7 +17,9 @@ different folders. `plan` is traced the same way from plan_command and shown
 apart. A second count, "as a reader meets them", names each function without
 its template arguments and parameters (a template's instances and an overload
 set are one name) and leaves out constructors, destructors, assignments and
-callbacks.
+callbacks. A third, "following the configuration", keeps of those only the
+crossings whose callee takes the configuration or a value made from it
+(CONFIG_TYPES, as a parameter or as the object of a member function).
 
 Layers, from the link graph the lib/*/CMakeLists.txt files declare (a folder
 sits one above the highest folder it links): common 0; config, plan, ranks 1;
@@ -148,6 +150,23 @@ def plain_name(fn):
     return "".join(out).strip()
 
 
+# The configuration and what is made from it, stage by stage (config/ ->
+# resolve/ -> plan/ -> commands/'s Job -> io/'s OutputSpec, pipeline/'s job).
+CONFIG_TYPES = ("Config", "InputConfig", "OutputConfig", "ComputeConfig", "MemoryConfig", "LimitsConfig",
+                "RunOptions", "PlanOptions", "JobSpec", "PipelineSpec", "ReportSpec", "Plan", "PlanRequest", "Job",
+                "OutputSpec", "PipelineJob", "Slicing")
+CONFIG_RE = re.compile(r"\bdiscount::(?:" + "|".join(CONFIG_TYPES) + r")\b(?!::\w*\()")
+
+
+def carries_config(fn):
+    """The function takes the configuration or something made from it: a parameter
+    of one of CONFIG_TYPES, or it is a member of one (its object is the configuration)."""
+    name = fn[fn.find("discount::"):] if "discount::" in fn else fn
+    head, _, params = name.partition("(")
+    owner = head.split("::")[-2] if head.count("::") >= 2 else ""
+    return bool(CONFIG_RE.search("(" + params)) or owner in CONFIG_TYPES
+
+
 def report(edges, names, title, show_edges):
     crossings = []
     for caller, callee in edges:
@@ -176,6 +195,15 @@ def report(edges, names, title, show_edges):
             if not special(tf) and not callback(cf, tf)}
     print(f"as a reader meets them (a template's instances and an overload set as one name; no constructors, "
           f"destructors, assignments or callbacks): {len(read)}")
+    # Following the configuration: only the calls that hand the callee the
+    # configuration or a value made from it (see carries_config).
+    follow = {(a, b, plain_name(cf), plain_name(tf)) for a, b, cf, tf in crossings
+              if not special(tf) and not callback(cf, tf) and carries_config(tf)}
+    follow_up = [c for c in follow if LAYER[c[1]] > LAYER[c[0]]]
+    follow_into = collections.Counter(b for _, b, _, _ in follow)
+    print(f"following the configuration (those whose callee takes the configuration or a value made from it): "
+          f"{len(follow)} (upward {len(follow_up)}); entries: "
+          + ", ".join(f"{k} {v}" for k, v in follow_into.most_common()))
     print("entries per folder: " + ", ".join(f"{k} {v}" for k, v in into.most_common()))
     print(f"per folder pair ({len(pairs)} pairs; from -> to: count, U = upward, S = sideways):")
     for (a, b), n in sorted(pairs.items(), key=lambda kv: (-kv[1], kv[0])):
@@ -188,6 +216,9 @@ def report(edges, names, title, show_edges):
             for a, b, cf, tf in sorted(group):
                 print(f"  {a} -> {b}: {cf[:110]}  ->  {tf[:110]}")
     if show_edges:
+        print("following the configuration, by name:")
+        for a, b, cf, tf in sorted(follow):
+            print(f"  {a} -> {b}: {cf}  ->  {tf}")
         print("as a reader meets them, by name:")
         for a, b, cf, tf in sorted(read):
             print(f"  {a} -> {b}: {cf}  ->  {tf}")

@@ -61,11 +61,11 @@ constexpr std::int64_t kHostColumn = 65536;
 constexpr std::int64_t kStreamMinRun = 1024;
 
 // Largest output (bytes) still written through the cache out of place: a
-// quarter of the last-level cache the host reports, the point where glibc's
-// memcpy (2.38 on) turns to non-temporal stores. The whole LLC was the rule
+// quarter of the last-level cache the host reports, about where recent
+// glibc's memcpy turns to non-temporal stores. The whole LLC was the rule
 // before: a VM may report its host's whole L3 (508 MiB on the 2-core
-// development VM), so a 320 MB output went through the cache at 0.85-0.90 of
-// a Numba copy's speed, against 1.07-1.10 streamed (paired, 2026-12-03;
+// development VM), so a 320 MB output went through the cache at 0.72-0.90 of
+// a Numba copy's speed, against 1.00-1.10 streamed (paired, 2026-12-03;
 // docs/performance.md). Outputs of 40 MB still ran faster through the cache.
 inline std::int64_t host_streaming_threshold() {
   static const std::int64_t bytes = [] {
