@@ -324,7 +324,7 @@ int run_command(const Config& config, const RunOptions& options) {
   report.ranks = ranks::size();
   report.startup = startup::breakdown();
   combine_rank_reports(report);
-  report.kernel_on_pieces = job.plan.request.kernel_on_read || job.plan.request.unstaged;
+  report.kernel_on_pieces = job.plan.request.kernel_on_pieces();
   apply_limits(report, limits);
   close_output(file_output, failure);
   const std::exception_ptr agreed = agree_on_outcome(failure);

@@ -136,7 +136,7 @@ void multiply_pipelined(const JobSpec& spec, const Plan& plan, MemoryInput& inpu
   run_pipeline(job, report);
   // As the CLI's report says; the package pins arrays only for calls that ran
   // so (piece by piece on a GPU, not through the staging ring).
-  report.kernel_on_pieces = plan.request.kernel_on_read || plan.request.unstaged;
+  report.kernel_on_pieces = plan.request.kernel_on_pieces();
 }
 
 }  // namespace

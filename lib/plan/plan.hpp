@@ -37,6 +37,9 @@ struct PlanRequest {
   // across a part's edge, and each I/O thread has a piece buffer (piece_bytes
   // in all, taken from host_budget).
   bool unstaged = false;
+  // The multiply runs piece by piece beside the I/O (either of the two above):
+  // the report's kernel_on_pieces.
+  bool kernel_on_pieces() const { return kernel_on_read || unstaged; }
   std::uint64_t piece_bytes = 0;  // host; on a GPU kDevicePiecesPerThread times that too
   std::uint64_t host_budget = 0;
   std::uint64_t device_budget = 0;
