@@ -17,7 +17,8 @@ different folders. `plan` is traced the same way from plan_command and shown
 apart. A second count, "as a reader meets them", names each function without
 its template arguments and parameters (a template's instances and an overload
 set are one name) and leaves out constructors, destructors, assignments and
-callbacks. A third, "following the configuration", keeps of those only the
+callbacks. That count is also printed without the calls into common/. A third,
+"following the configuration", keeps of those only the
 crossings whose callee takes the configuration or a value made from it
 (CONFIG_TYPES, as a parameter or as the object of a member function).
 
@@ -195,6 +196,9 @@ def report(edges, names, title, show_edges):
             if not special(tf) and not callback(cf, tf)}
     print(f"as a reader meets them (a template's instances and an overload set as one name; no constructors, "
           f"destructors, assignments or callbacks): {len(read)}")
+    # The same without the calls into common/, the shared vocabulary (sizes,
+    # axes, paths, time and host text) that every folder takes from it.
+    print(f"as a reader meets them, without the calls into common/: {len([c for c in read if c[1] != 'common'])}")
     # Following the configuration: only the calls that hand the callee the
     # configuration or a value made from it (see carries_config).
     follow = {(a, b, plain_name(cf), plain_name(tf)) for a, b, cf, tf in crossings
