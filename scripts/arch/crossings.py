@@ -192,8 +192,8 @@ def report(edges, names, title, show_edges):
     # Where a reader following the calls changes folder: one pair per named caller
     # and callee, leaving out constructors, destructors, assignments and callbacks
     # (the lambda a lower folder runs is read where it is written).
-    read = {(a, b, plain_name(cf), plain_name(tf)) for a, b, cf, tf in crossings
-            if not special(tf) and not callback(cf, tf)}
+    readable = [c for c in crossings if not special(c[3]) and not callback(c[2], c[3])]
+    read = {(a, b, plain_name(cf), plain_name(tf)) for a, b, cf, tf in readable}
     print(f"as a reader meets them (a template's instances and an overload set as one name; no constructors, "
           f"destructors, assignments or callbacks): {len(read)}")
     # The same without the calls into common/, the shared vocabulary (sizes,
@@ -201,8 +201,7 @@ def report(edges, names, title, show_edges):
     print(f"as a reader meets them, without the calls into common/: {len([c for c in read if c[1] != 'common'])}")
     # Following the configuration: only the calls that hand the callee the
     # configuration or a value made from it (see carries_config).
-    follow = {(a, b, plain_name(cf), plain_name(tf)) for a, b, cf, tf in crossings
-              if not special(tf) and not callback(cf, tf) and carries_config(tf)}
+    follow = {(a, b, plain_name(cf), plain_name(tf)) for a, b, cf, tf in readable if carries_config(tf)}
     follow_up = [c for c in follow if LAYER[c[1]] > LAYER[c[0]]]
     follow_into = collections.Counter(b for _, b, _, _ in follow)
     print(f"following the configuration (those whose callee takes the configuration or a value made from it): "
