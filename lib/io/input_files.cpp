@@ -13,6 +13,7 @@
 #include "common/error.hpp"
 #include "common/paths.hpp"
 #include "io/hdf5_handle.hpp"
+#include "io/vds_names.hpp"
 
 namespace discount {
 
@@ -55,7 +56,7 @@ void check_virtual_sources(hid_t dcpl, const std::string& file, const std::strin
     if (length < 0) throw data_error(where + ": cannot read the source of virtual mapping " + std::to_string(i));
     std::vector<char> text(static_cast<std::size_t>(length) + 1, '\0');
     H5Pget_virtual_filename(dcpl, i, text.data(), text.size());
-    const std::string source(text.data());
+    const std::string source = vds_unescape(text.data());
     if (source == ".") continue;  // this same file
     struct stat st {};
     if (::stat(beside(file, source).c_str(), &st) != 0 && ::stat(source.c_str(), &st) != 0)

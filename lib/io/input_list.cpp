@@ -15,6 +15,7 @@
 #include "io/dimension_names.hpp"
 #include "io/hdf5_handle.hpp"
 #include "io/input_files.hpp"
+#include "io/vds_names.hpp"
 
 namespace discount {
 
@@ -95,7 +96,8 @@ void write_virtual(hid_t vds, const std::string& name, const std::vector<const P
     h5::Id source = h5::dataspace(H5Screate_simple(rank, dims[f].data(), nullptr));
     h5::check(H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start.data(), nullptr, dims[f].data(), nullptr),
               "H5Sselect_hyperslab");
-    h5::check(H5Pset_virtual(dcpl.get(), space.get(), parts[f]->absolute.c_str(), name.c_str(), source.get()),
+    h5::check(H5Pset_virtual(dcpl.get(), space.get(), vds_escape(parts[f]->absolute).c_str(),
+                                 vds_escape(name).c_str(), source.get()),
               "H5Pset_virtual");
     if (along >= 0) offset += dims[f][static_cast<std::size_t>(along)];
   }

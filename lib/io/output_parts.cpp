@@ -19,6 +19,7 @@
 #include "common/error.hpp"
 #include "io/hdf5_handle.hpp"
 #include "io/posix_io.hpp"
+#include "io/vds_names.hpp"
 
 namespace discount {
 
@@ -169,7 +170,7 @@ void map_parts(hid_t dcpl, const std::array<std::int64_t, 3>& dims, int axis_pos
     h5::check(H5Sselect_hyperslab(vspace.get(), H5S_SELECT_SET, start, nullptr, count, nullptr),
               "H5Sselect_hyperslab");
     const std::string file = folder + "/" + part_file_name(p);
-    h5::check(H5Pset_virtual(dcpl, vspace.get(), file.c_str(), kPartDataset, source.get()), "H5Pset_virtual");
+    h5::check(H5Pset_virtual(dcpl, vspace.get(), vds_escape(file).c_str(), kPartDataset, source.get()), "H5Pset_virtual");
   }
 }
 

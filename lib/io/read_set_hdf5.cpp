@@ -11,6 +11,7 @@
 #include "common/paths.hpp"
 #include "io/hdf5_handle.hpp"
 #include "io/read_set.hpp"
+#include "io/vds_names.hpp"
 
 namespace discount {
 
@@ -187,8 +188,8 @@ class Collector {
       std::size_t count = 0;
       if (H5Pget_virtual_count(dcpl.get(), &count) < 0) return;
       for (std::size_t i = 0; i < count; ++i) {
-        const std::string source = text_of(H5Pget_virtual_filename, dcpl.get(), i);
-        const std::string inner = text_of(H5Pget_virtual_dsetname, dcpl.get(), i);
+        const std::string source = vds_unescape(text_of(H5Pget_virtual_filename, dcpl.get(), i));
+        const std::string inner = vds_unescape(text_of(H5Pget_virtual_dsetname, dcpl.get(), i));
         const std::string from = source == "." ? file : linked_file(file, source, "HDF5_VDS_PREFIX");
         if (from.empty()) continue;
         reads_.add(from, "virtual-dataset source of " + key);
