@@ -9,9 +9,13 @@
 #include <limits>
 #include <memory>
 #include <random>
+#include <vector>
+#include <algorithm>
 
 #include "common/error.hpp"
+#include "common/paths.hpp"
 #include "io/hdf5_handle.hpp"
+#include "io/vds_names.hpp"
 #include "io/input.hpp"
 #include "io/output_record.hpp"
 #include "io/stored_type.hpp"
@@ -24,6 +28,25 @@
 namespace discount {
 
 namespace {
+
+// A split output's parts are looked for beside the master only: HDF5 would
+// also try the working directory, where another output's parts may lie.
+void check_parts_beside(hid_t dcpl, const std::string& path) {
+  std::size_t count = 0;
+  if (H5Pget_virtual_count(dcpl, &count) < 0) throw data_error("verify: cannot read the part map of '" + path + "'");
+  for (std::size_t i = 0; i < count; ++i) {
+    const ssize_t length = H5Pget_virtual_filename(dcpl, i, nullptr, 0);
+    std::vector<char> text(static_cast<std::size_t>(std::max<ssize_t>(length, 0)) + 1, '\0');
+    if (length < 0 || H5Pget_virtual_filename(dcpl, i, text.data(), text.size()) < 0)
+      throw data_error("verify: cannot read the part map of '" + path + "'");
+    const std::string part = vds_unescape(text.data());
+    const std::string where = part.empty() || part[0] == '/' ? part : dir_of(path) + "/" + part;
+    struct stat st {};
+    if (part != "." && ::stat(where.c_str(), &st) != 0)
+      throw data_error("verify: the part '" + where + "' of '" + path + "' is missing (parts are looked for beside " +
+                       "the output only)");
+  }
+}
 
 h5::Id open_file(const std::string& path, const char* what) {
   h5::QuietErrors quiet;
@@ -111,7 +134,10 @@ std::size_t check_recorded_sums(const Config& config, const std::array<Axis, 3>&
     // A split output's cv is a virtual dataset over its parts (io/output_parts.hpp).
     h5::Id data = h5::dataset(H5Dopen2(file.get(), spec.dataset.c_str(), H5P_DEFAULT));
     h5::Id dcpl = data ? h5::plist(H5Dget_create_plist(data.get())) : h5::Id{};
-    if (dcpl && H5Pget_layout(dcpl.get()) == H5D_VIRTUAL) spec.layout = OutputLayout::split;
+    if (dcpl && H5Pget_layout(dcpl.get()) == H5D_VIRTUAL) {
+      spec.layout = OutputLayout::split;
+      check_parts_beside(dcpl.get(), path);
+    }
     struct stat st {};
     ::stat(path.c_str(), &st);
     const std::string damage = record_damage(file.get(), spec, static_cast<std::uint64_t>(st.st_size), layout);

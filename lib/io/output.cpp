@@ -76,6 +76,7 @@ FileOutput::FileOutput(const OutputSpec& spec) : spec_(spec), existing_(spec.exi
         if (!folder.empty() && !is_dir(dir + "/" + folder))
           throw create_error("output.file '" + spec.path + "': its part folder '" + dir + "/" + folder +
                              "' is missing; set output.overwrite: true to compute it again");
+        check_finished_parts();
         check_finished_inputs();
         state_ = State::already_complete;
         return;
@@ -108,7 +109,9 @@ FileOutput::~FileOutput() {
 // Part folders of this output that neither the finished output nor this run
 // names: left by a kill between a part set's creation and its master's
 // rename, or by an overwrite killed before it removed the set it replaced.
-// Only folders with the output's name and `.parts-` are considered, under the lock.
+// Only a folder whose record names this output and the folder itself is
+// removed, and only the files it lists (io/part_record.hpp); other folders
+// named like ours are left alone with a warning. Under the lock.
 void FileOutput::remove_stale_parts(const std::string& ours) const {
   if (!spec_.owner) return;
   const std::string dir = dir_of(spec_.path), base = base_name(spec_.path);
@@ -118,11 +121,12 @@ void FileOutput::remove_stale_parts(const std::string& ours) const {
     while (const dirent* entry = ::readdir(d)) {
       const std::string name = entry->d_name;
       if (!is_parts_folder_of(name, base) || name == keep || name == base_name(ours)) continue;
-      if (is_dir(dir + "/" + name)) stale.push_back(dir + "/" + name);
+      stale.push_back(dir + "/" + name);
     }
     ::closedir(d);
   }
-  for (const auto& path : stale) remove_parts_folder(path);
+  std::sort(stale.begin(), stale.end());
+  for (const auto& path : stale) remove_part_set_or_warn(path, spec_.path);
 }
 
 std::int64_t FileOutput::units_done() const { return table_.units_covered(); }
@@ -377,6 +381,8 @@ void FileOutput::publish() {
     // made once all data and progress are durable.
     h5::Id group = h5::group(H5Gopen2(file.get(), kOutputGroup, H5P_DEFAULT));
     if (group) h5::write_string_attribute(group.get(), "end_time", utc_now());
+    // Each part's identity, so that a rerun finds a part swapped or replaced.
+    if (group && !parts_folder_.empty()) h5::write_string_attribute(group.get(), "part_ids", part_identities());
     group.reset();
     if (!file.close()) throw io_error("finishing '" + partial + "': HDF5 could not close the file");
   }
@@ -393,7 +399,7 @@ void FileOutput::publish() {
   const std::string old = existing_ ? existing_->finished.parts_folder : std::string();
   if (!old.empty() && old.find('/') == std::string::npos && old != base_name(parts_folder_) &&
       is_parts_folder_of(old, base_name(spec_.path)))
-    remove_parts_folder(dir_of(spec_.path) + "/" + old);
+    remove_part_set_or_warn(dir_of(spec_.path) + "/" + old, spec_.path);
 }
 
 void FileOutput::discard() {
@@ -401,7 +407,7 @@ void FileOutput::discard() {
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
   ::unlink(partial_path().c_str());
-  if (!parts_folder_.empty()) remove_parts_folder(parts_folder_);
+  if (!parts_folder_.empty()) remove_part_set_or_warn(parts_folder_, spec_.path);
 }
 
 std::string FileOutput::describe() const {

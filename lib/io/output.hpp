@@ -16,6 +16,8 @@
 // sink (io/checksum_output.hpp) and the hash (io/fingerprint.hpp).
 #pragma once
 
+#include <fcntl.h>
+
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -112,12 +114,14 @@ class FileOutput final : public OutputSink {
   bool try_resume();
   void check_resume(int fd);
   void check_finished_inputs();
+  void check_finished_parts();  // output_finished.cpp
+  std::string part_identities() const;
   void drop_slots(int fd, const std::vector<std::size_t>& slots);
   void share_free_slots();
   std::string resume_refusal() const;
   bool read_split_layout(hid_t file);
   void open_files();
-  void open_data_files();
+  void open_data_files(int flags = O_RDWR);
   void read_units(Range units, double* buffer) const;  // as stored (float32 packed in the first half)
   std::int64_t unit_count() const;
   std::uint64_t piece_bytes() const;

@@ -19,6 +19,7 @@
 #include "io/output.hpp"
 #include "io/output_mpio.hpp"
 #include "io/output_parts.hpp"
+#include "io/part_record.hpp"
 #include "io/run_table.hpp"
 #include "io/output_coords.hpp"
 #include "io/stored_type.hpp"
@@ -69,11 +70,21 @@ void FileOutput::create() {
     parts_folder_ = dir_of(spec_.path) + "/" + folder_name;
     if (::mkdir(parts_folder_.c_str(), 0755) != 0)
       throw create_error("cannot create the part folder '" + parts_folder_ + "': " + std::strerror(errno));
+    // The record first: it names this output and every part, so that only
+    // this set is ever removed as this output's (io/part_record.hpp).
+    PartRecord record{base_name(spec_.path), folder_name, {}};
+    for (std::size_t p = 0; p + 1 < bounds_.size(); ++p) record.parts.push_back(part_file_name(p));
+    try {
+      write_part_record(parts_folder_, record);
+    } catch (...) {
+      ::rmdir(parts_folder_.c_str());
+      throw;
+    }
     try {
       for (std::size_t p = 0; p + 1 < bounds_.size(); ++p)
         create_part_file(parts_folder_ + "/" + part_file_name(p), part_dims(p), spec_.dtype);
     } catch (...) {
-      remove_parts_folder(parts_folder_);
+      remove_part_set_or_warn(parts_folder_, spec_.path);
       throw;
     }
     fsync_dir(parts_folder_);
@@ -81,7 +92,7 @@ void FileOutput::create() {
   try {
     create_master(tmp, data_bytes, folder_name);
   } catch (...) {
-    if (!parts_folder_.empty()) remove_parts_folder(parts_folder_);
+    if (!parts_folder_.empty()) remove_part_set_or_warn(parts_folder_, spec_.path);
     throw;
   }
   if (::rename(tmp.c_str(), partial_path().c_str()) != 0)

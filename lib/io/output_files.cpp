@@ -34,7 +34,7 @@ std::size_t FileOutput::file_of(std::int64_t unit) const {
 
 // The data files, opened for writing: the master itself (single), or each
 // part, checked to be the part the master maps (split).
-void FileOutput::open_data_files() {
+void FileOutput::open_data_files(int flags) {
   files_.clear();
   for (std::size_t f = 0; f + 1 < bounds_.size(); ++f) {
     auto file = std::make_unique<DataFile>();
@@ -50,9 +50,10 @@ void FileOutput::open_data_files() {
       if (!damage.empty())
         throw create_error("'" + partial_path() + "' is damaged: " + damage + "; rerun with --restart");
     }
-    file->fd = UniqueFd(::open(file->path.c_str(), O_RDWR | O_CLOEXEC));
+    file->fd = UniqueFd(::open(file->path.c_str(), flags | O_CLOEXEC));
     if (file->fd.get() < 0)
-      throw create_error("cannot open '" + file->path + "' for writing: " + std::strerror(errno));
+      throw create_error("cannot open '" + file->path + (flags == O_RDONLY ? "'" : "' for writing") + ": " +
+                         std::strerror(errno));
     files_.push_back(std::move(file));
   }
 }

@@ -13,11 +13,14 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <iostream>
+#include <limits>
 #include <random>
 #include <sstream>
 
 #include "common/error.hpp"
 #include "io/hdf5_handle.hpp"
+#include "io/part_record.hpp"
 #include "io/posix_io.hpp"
 #include "io/vds_names.hpp"
 
@@ -161,6 +164,10 @@ std::uint64_t part_offset(const std::string& path, const std::array<std::int64_t
 void map_parts(hid_t dcpl, const std::array<std::int64_t, 3>& dims, int axis_pos,
                const std::vector<std::int64_t>& bounds, const std::string& folder) {
   const hsize_t hdims[3] = {to_h(dims[0]), to_h(dims[1]), to_h(dims[2])};
+  // Where a part cannot be found (a master copied away from its folder),
+  // readers get NaN, never values that look computed.
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  h5::check(H5Pset_fill_value(dcpl, H5T_NATIVE_DOUBLE, &nan), "H5Pset_fill_value");
   h5::Id vspace = h5::dataspace(H5Screate_simple(3, hdims, nullptr));
   for (std::size_t p = 0; p + 1 < bounds.size(); ++p) {
     hsize_t start[3] = {0, 0, 0}, count[3] = {hdims[0], hdims[1], hdims[2]};
@@ -174,17 +181,11 @@ void map_parts(hid_t dcpl, const std::array<std::int64_t, 3>& dims, int axis_pos
   }
 }
 
-void remove_parts_folder(const std::string& path) {
-  if (DIR* dir = ::opendir(path.c_str())) {
-    while (const dirent* entry = ::readdir(dir)) {
-      const std::string name = entry->d_name;
-      if (name == "." || name == "..") continue;
-      ::unlink((path + "/" + name).c_str());
-    }
-    ::closedir(dir);
-  }
-  ::rmdir(path.c_str());
-  fsync_dir(dir_of(path));
+void remove_part_set_or_warn(const std::string& folder, const std::string& out_path) {
+  const std::string why = remove_part_set(folder, base_name(out_path));
+  if (!why.empty())
+    std::cerr << "discount_app: warning: '" << folder << "' is named like a part folder of '" << out_path
+              << "' and left alone: " << why << std::endl;
 }
 
 void fsync_dir(const std::string& dir) {

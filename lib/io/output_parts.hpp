@@ -56,12 +56,19 @@ std::uint64_t create_part_file(const std::string& path, const std::array<std::in
 std::uint64_t part_offset(const std::string& path, const std::array<std::int64_t, 3>& dims, OutputType dtype,
                           std::string& damage);
 
+// A part file's identity as `stat` gives it (device, inode, size, mtime,
+// ctime): the master records each part's at publication. Empty when missing.
+std::string part_identity(const std::string& path);
+
 // Maps the virtual dataset (dcpl of extents `dims`, the chunk axis at
-// position `axis_pos`) onto the parts in `folder` (relative to the master).
+// position `axis_pos`) onto the parts in `folder` (relative to the master);
+// its fill value, read where a part is missing, is NaN.
 void map_parts(hid_t dcpl, const std::array<std::int64_t, 3>& dims, int axis_pos,
                const std::vector<std::int64_t>& bounds, const std::string& folder);
 
-// Removes a part folder and the files in it (best effort); fsyncs its parent.
-void remove_parts_folder(const std::string& path);
+// Removes a part set of the output at `out_path` (io/part_record.hpp: only
+// when its record names that output and folder); a warning line on stderr
+// says why a folder was left alone.
+void remove_part_set_or_warn(const std::string& folder, const std::string& out_path);
 
 }  // namespace discount

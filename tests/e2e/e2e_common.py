@@ -729,3 +729,23 @@ class ReadOnlyDir:
             subprocess.run(["umount", self.path])
         os.chmod(self.path, 0o755)
         return False
+
+
+def _record_name(name):
+    """A name as a part record writes it: bytes other than [A-Za-z0-9._-] as %XX."""
+    plain = set(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
+    return "".join(chr(b) if b in plain else "%%%02X" % b for b in os.fsencode(name))
+
+
+def write_part_record(folder, output, parts):
+    """The record a split output's part folder carries (lib/io/part_record.hpp), as the app writes it."""
+    lines = ["discount_app part set 1", "output " + _record_name(output),
+             "folder " + _record_name(os.path.basename(folder))]
+    lines += ["part " + _record_name(p) for p in parts] + [f"end {len(parts)}"]
+    with open(os.path.join(folder, "discount_app-parts.txt"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def text(value):
+    """An HDF5 string attribute as str, whichever way h5py returns it."""
+    return value.decode() if isinstance(value, bytes) else str(value)

@@ -15,8 +15,8 @@ written reads as whatever the pages hold, never the NumPy values.
     values, until the new set is complete; then the old folder is gone;
   - the lock refuses a second job; a finished rerun has nothing to do;
     verify passes, and fails on a changed byte in a part;
-  - a folder left by a kill before its master was renamed is removed by the
-    next run;
+  - a folder left by a kill before its master was renamed (its record names
+    this output) is removed by the next run;
   - output.layout: auto (the default) splits 267 MiB on /dev/shm, and says so.
 """
 
@@ -87,7 +87,8 @@ def case_matches_numpy_and_moves(ctx):
     r = E.expect_rc(E.app(ctx, "run", yaml, cwd=d), 0, "split run")
     E.check("split over 4 part file(s)" in r.stdout, f"the run header does not name the layout:\n{r.stdout}")
     folders = part_folders(d)
-    E.check(len(folders) == 1 and len(os.listdir(folders[0])) == 4, f"part folders: {folders}")
+    E.check(len(folders) == 1 and len(glob.glob(os.path.join(folders[0], "part-*.h5"))) == 4,
+            f"part folders: {folders}")
     check_master(out, expected, 4)
     E.check(not os.path.exists(out + ".partial"), "the partial is left behind")
     try:  # netCDF4 reads the virtual dataset as one variable too (where installed)
@@ -140,10 +141,11 @@ def case_kill9_resume(ctx):
     E.reap(proc)
     E.check(not os.path.exists(out), "<out> exists after kill -9")
     folder = part_folders(d)
-    # a stale folder, as a kill between part creation and the master's rename leaves
+    # a stale folder, as a kill between part creation and the master's rename leaves: its record names it
     stale = os.path.join(d, "out.h5.parts-deadbeef-00000000")
     os.makedirs(stale)
     open(os.path.join(stale, "part-00000.h5"), "w").close()
+    E.write_part_record(stale, "out.h5", ["part-00000.h5"])
     r = E.expect_rc(E.app(ctx, "run", yaml, cwd=d), 0, "resume")
     E.check("resuming" in r.stdout, f"the rerun did not resume:\n{r.stdout}")
     E.check(part_folders(d) == folder, f"part folders after the resume: {part_folders(d)}, expected {folder}")
