@@ -17,6 +17,18 @@ Id utf8_string_type() {
   return type;
 }
 
+bool valid_utf8(const std::string& text) {
+  for (std::size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    const std::size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    if (n == 0 || i + n > text.size()) return false;
+    for (std::size_t j = 1; j < n; ++j)
+      if ((static_cast<unsigned char>(text[i + j]) >> 6) != 0x2) return false;
+    i += n;
+  }
+  return true;
+}
+
 void drop_attribute(hid_t object, const std::string& name) {
   if (H5Aexists(object, name.c_str()) > 0 && H5Adelete(object, name.c_str()) < 0)
     throw io_error("cannot replace attribute '" + name + "'");
@@ -60,8 +72,9 @@ void copy_attribute(hid_t from, const char* name, CopyState& state) {
   if (!type || !space || holds_references(type.get())) return;
   // Fixed-length text (netCDF's NC_CHAR) becomes UTF-8 variable-length
   // text, which h5py reads as str.
+  // Text that is not UTF-8 (Latin-1, say) is copied as the bytes it is.
   if (H5Tget_class(type.get()) == H5T_STRING && H5Tis_variable_str(type.get()) <= 0 &&
-      H5Sget_simple_extent_npoints(space.get()) == 1) {
+      H5Sget_simple_extent_npoints(space.get()) == 1 && valid_utf8(read_text_attribute(from, key))) {
     attr.reset();
     write_text_attribute(state.to, key, read_text_attribute(from, key));
     ++state.copied;

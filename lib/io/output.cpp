@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <future>
 #include <thread>
@@ -37,6 +38,26 @@ bool is_dir(const std::string& path) {
 }
 
 }  // namespace
+
+void throw_overflow(const OutputSpec& spec, Range dates, Range ids, std::int64_t index, double value) {
+  // The element's place: the slab's box in the output's axis order, row-major.
+  const FileBox box = output_box(spec, dates, ids);
+  std::int64_t at[3] = {};
+  for (int j = 2; j >= 0; --j) {
+    at[j] = box.start[j] + index % box.count[j];
+    index /= box.count[j];
+  }
+  std::string where;
+  for (const Axis axis : {Axis::date, Axis::id, Axis::num}) {
+    const auto j = std::find(spec.axes.begin(), spec.axes.end(), axis) - spec.axes.begin();
+    where += "[" + std::to_string(at[j]) + "]";
+  }
+  char text[40];
+  std::snprintf(text, sizeof text, "%.6g", value);
+  throw data_error("output.dtype float32: cv[date][id][num] " + where + " = " + text + " of '" + spec.path +
+                   "' overflows float32 to inf (input.nonfinite: error; set output.dtype: float64, or " +
+                   "input.nonfinite: propagate to store inf)");
+}
 
 FileBox output_box(const OutputSpec& spec, Range dates, Range ids) {
   return discount_box({spec.dates, spec.ids, spec.nums}, spec.axes, dates, ids);
@@ -191,7 +212,12 @@ void FileOutput::write_slab(const Slab& slab, const double* values, const InputS
   // place (the pipeline's buffer is free again after this call).
   const void* buffer = values;
   if (spec_.dtype == OutputType::float32)
-    buffer = narrow_in_place(const_cast<double*>(values), static_cast<std::size_t>(slab.elements()));
+  {
+    Overflow overflow;
+    buffer = narrow_in_place(const_cast<double*>(values), static_cast<std::size_t>(slab.elements()),
+                             spec_.check_finite ? &overflow : nullptr);
+    if (overflow.index >= 0) throw_overflow(spec_, slab.dates, slab.ids, overflow.index, overflow.value);
+  }
   const std::size_t element = stored_bytes(spec_.dtype);
   const auto [b, e] = units_of(slab);
   // The checksum of what is written: piece by piece as each is written, while

@@ -60,6 +60,9 @@ struct DataFile {
 // The output's box for a slab, in its axes order (the same mapping the
 // reader uses for the input).
 FileBox output_box(const OutputSpec& spec, Range dates, Range ids);
+// A float32 output's overflow under input.nonfinite: error (65), naming the
+// element: `index` in the slab's values, in the output's axis order.
+[[noreturn]] void throw_overflow(const OutputSpec& spec, Range dates, Range ids, std::int64_t index, double value);
 
 class FileOutput final : public OutputSink {
  public:

@@ -110,8 +110,12 @@ void FileOutput::create_master(const std::string& tmp, std::uint64_t data_bytes,
     h5::QuietErrors quiet;
     // Under MPI with output.mpi_hints, the single layout's file is created
     // through MPI-IO with them (striping hints apply only at creation).
-    h5::Id fapl = !split && spec_.mpi_comm && !spec_.mpi_hints.empty() ? mpio_self_access(spec_.mpi_hints) : h5::Id{};
-    h5::Id file = h5::file(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl ? fapl.get() : H5P_DEFAULT));
+    h5::Id fapl = !split && spec_.mpi_comm && !spec_.mpi_hints.empty() ? mpio_self_access(spec_.mpi_hints)
+                                                                       : h5::plist(H5Pcreate(H5P_FILE_ACCESS));
+    // HDF5 1.8's object headers at least: an input attribute over 64 KiB is
+    // copied into dense attribute storage instead of failing.
+    h5::check(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V18, H5F_LIBVER_LATEST), "H5Pset_libver_bounds");
+    h5::Id file = h5::file(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()));
     if (!file) throw create_error("cannot create '" + tmp + "': " + std::strerror(errno));
     auto fail = [&](const std::string& what) {
       file.reset();
@@ -204,7 +208,7 @@ void FileOutput::create_master(const std::string& tmp, std::uint64_t data_bytes,
   }
   // The input file as this partial first sees it (a resume compares).
   try {
-    write_file_id(fd, layout_, input_file_id(spec_.input_file), tmp);
+    write_file_id(fd, layout_, input_files_id(spec_), tmp);
   } catch (const Error&) {
     ::close(fd);
     ::unlink(tmp.c_str());

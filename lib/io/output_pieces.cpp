@@ -21,15 +21,19 @@ std::unique_ptr<SlabPieces> FileOutput::slab_pieces(const Slab& slab) {
 
   class Pieces final : public SlabPieces {
    public:
-    Pieces(FileOutput& out, DataFile& file, const FileBox& box, std::int64_t b, std::int64_t e, int k)
-        : out_(out), file_(file), box_(box), b_(b), e_(e), start_(box.start), what_("writing '" + file.path + "'") {
+    Pieces(FileOutput& out, DataFile& file, const Slab& slab, std::int64_t b, std::int64_t e, int k)
+        : out_(out), file_(file), slab_(slab), box_(output_box(out.spec_, slab.dates, slab.ids)), b_(b), e_(e), start_(box_.start), what_("writing '" + file.path + "'") {
       start_[k] = b - file.units.begin;  // the slab's place in its data file
     }
     void write(std::int64_t first, std::int64_t count, double* values) override {
       const std::int64_t last = first + count;
       const void* data = values;
       if (out_.spec_.dtype == OutputType::float32) {
-        const float* narrow = narrow_in_place(values, static_cast<std::size_t>(count));
+        Overflow overflow;
+        const float* narrow =
+            narrow_in_place(values, static_cast<std::size_t>(count), out_.spec_.check_finite ? &overflow : nullptr);
+        if (overflow.index >= 0)
+          throw_overflow(out_.spec_, slab_.dates, slab_.ids, first + overflow.index, overflow.value);
         sum_ += box_piece_sum(narrow, box_.dims, box_.start, box_.count, first, last, SumKey::output);
         data = narrow;
       } else {
@@ -44,13 +48,14 @@ std::unique_ptr<SlabPieces> FileOutput::slab_pieces(const Slab& slab) {
    private:
     FileOutput& out_;
     DataFile& file_;
+    const Slab slab_;
     const FileBox box_;  // the slab in the whole output (the checksum's indices)
     const std::int64_t b_, e_;
     std::array<std::int64_t, 3> start_;  // and in its data file
     const std::string what_;
     std::uint64_t sum_ = 0;
   };
-  return std::make_unique<Pieces>(*this, file, output_box(spec_, slab.dates, slab.ids), b, e, chunk_axis_position());
+  return std::make_unique<Pieces>(*this, file, slab, b, e, chunk_axis_position());
 }
 
 }  // namespace discount

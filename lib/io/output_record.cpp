@@ -189,6 +189,32 @@ InputFileId input_file_id(const std::string& path) {
   return id;
 }
 
+InputFileId input_files_id(const OutputSpec& spec) {
+  if (spec.input_files.size() <= 1) return input_file_id(spec.input_file);
+  InputFileId folded;
+  std::uint64_t where = 1469598103934665603ull, when = 1469598103934665603ull;
+  const auto mix = [](std::uint64_t& hash, std::uint64_t value) {
+    for (int b = 0; b < 8; ++b) hash = (hash ^ ((value >> (8 * b)) & 0xff)) * 1099511628211ull;
+  };
+  for (const auto& path : spec.input_files) {
+    const InputFileId id = input_file_id(path);
+    mix(where, id.dev);
+    mix(where, id.ino);
+    mix(when, static_cast<std::uint64_t>(id.mtime_ns));
+    folded.size += id.size;
+    folded.ctime_ns = std::max(folded.ctime_ns, id.ctime_ns);
+  }
+  folded.dev = where;
+  folded.ino = 0;
+  folded.mtime_ns = static_cast<std::int64_t>(when & 0x7fffffffffffffffull);
+  return folded;
+}
+
+std::string input_files_text(const OutputSpec& spec) {
+  if (spec.input_files.size() <= 1) return "input.file '" + spec.input_file + "'";
+  return "input.file list ('" + spec.input_file + "' and " + std::to_string(spec.input_files.size() - 1) + " more)";
+}
+
 std::vector<std::size_t> failed_output_sums(const OutputSpec& spec, const RangeTable& table, std::uint64_t piece_bytes,
                                             const std::vector<std::int64_t>& bounds, const UnitReader& read) {
   const bool by_date = spec.chunk_axis == Axis::date;

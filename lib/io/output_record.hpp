@@ -52,6 +52,13 @@ void write_file_id(int fd, const RecordLayout& layout, const InputFileId& id, co
 
 // stat() of the input file; all zero for none (synthetic input).
 InputFileId input_file_id(const std::string& path);
+// The input's identity: input_file_id of input.file, or for a list one
+// identity folded from every listed file's, so that a change to any of them
+// shows.
+InputFileId input_files_id(const OutputSpec& spec);
+// How a resume's messages name the input: "input.file 'a.h5'", or for a list
+// "input.file list ('a.h5' and 3 more)".
+std::string input_files_text(const OutputSpec& spec);
 
 // Reads units [begin, end) of the chunk axis (inside one data file) packed
 // into the buffer.

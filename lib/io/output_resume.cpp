@@ -94,12 +94,12 @@ void FileOutput::check_resume(int fd) {
               << ") failed their checksum and are recomputed" << std::endl;
     drop_slots(fd, damaged);
   }
-  const InputFileId now = input_file_id(spec_.input_file);
+  const InputFileId now = input_files_id(spec_);
   const auto was = read_file_id(fd, layout_);
   if (!was || *was != now) {
     const auto changed = failed_input_sums(spec_, table_);
     if (!changed.empty()) {
-      std::cerr << "discount_app: warning: input.file '" << spec_.input_file << "' is "
+      std::cerr << "discount_app: warning: " << input_files_text(spec_) << " is "
                 << (was ? file_id_change(*was, now) : std::string("not recorded in the partial")) << ": the input of "
                 << changed.size() << " done range(s) (" << units_text(units_of_slots(table_, changed), spec_.chunk_axis)
                 << ") differs from what they were computed from, and they are recomputed" << std::endl;
@@ -143,14 +143,14 @@ void FileOutput::check_finished_inputs() {
   }
   UniqueFd fd(::open(spec_.path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) return;
-  const InputFileId now = input_file_id(spec_.input_file);
+  const InputFileId now = input_files_id(spec_);
   const auto was = read_file_id(fd.get(), layout);
   if (was && *was == now) return;
   const RangeTable table = read_table(fd.get(), layout, spec_.path);
   const auto changed = failed_input_sums(spec_, table);
   if (!changed.empty())
-    throw create_error("output.file '" + spec_.path + "' was computed from other input bytes: input.file '" +
-                       spec_.input_file + "' is " + (was ? file_id_change(*was, now) : std::string("not recorded")) +
+    throw create_error("output.file '" + spec_.path + "' was computed from other input bytes: " +
+                       input_files_text(spec_) + " is " + (was ? file_id_change(*was, now) : std::string("not recorded")) +
                        ", and the input of " + units_text(units_of_slots(table, changed), spec_.chunk_axis) + " of " +
                        std::to_string(unit_count()) +
                        " differs though its sampled content matches; set output.overwrite: true to compute it again");

@@ -31,10 +31,12 @@ struct ExistingOutput;  // io/output_existing.hpp
 struct OutputSpec {
   std::string path;
   std::string input_file;  // refused as the output
+  std::vector<std::string> input_files;  // an input.file list, every file (a resume checks them all)
   std::string dataset = "cv";
   OutputType dtype = OutputType::float64;  // as stored; the values are computed in float64
   bool overwrite = false;
   bool restart = false;
+  bool check_finite = true;  // input.nonfinite: error: a float32 overflow to ±inf is refused too
   std::array<Axis, 3> axes{Axis::date, Axis::id, Axis::num};
   std::int64_t dates = 0, ids = 0, nums = 0;  // selected extents
   Axis chunk_axis = Axis::date;

@@ -3,6 +3,8 @@
 // when the slab is written. Reading back widens exactly.
 #pragma once
 
+#include <cstdint>
+
 #include <hdf5.h>
 
 #include <cstddef>
@@ -18,7 +20,12 @@ const char* stored_type_name(OutputType type);
 
 // Rounds values[0..n) to float32 and packs them into the buffer's first
 // n * 4 bytes, in order (the float64 values are gone afterwards). Returns
-// the packed floats.
-float* narrow_in_place(double* values, std::size_t n);
+// the packed floats. With `overflow`, the index of the first finite value
+// that became ±inf (float32's range is about ±3.4e38), or -1, and its value.
+struct Overflow {
+  std::int64_t index = -1;
+  double value = 0;
+};
+float* narrow_in_place(double* values, std::size_t n, Overflow* overflow = nullptr);
 
 }  // namespace discount

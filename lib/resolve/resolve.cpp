@@ -319,8 +319,10 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
   OutputSpec& output = spec.output;
   output.path = config.output.file;
   output.input_file = config.input.file;
+  output.input_files = config.input.files;
   output.dataset = config.output.dataset;
   output.dtype = config.output.dtype;
+  output.check_finite = config.input.nonfinite == NonFinite::error;
   request.output_bytes = stored_bytes(config.output.dtype);
   request.input_bytes = input.stored.discount;
   request.mult_input_bytes = input.stored.multiplier;
