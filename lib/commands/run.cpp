@@ -15,6 +15,8 @@
 #include "commands/rank_reports.hpp"
 #include "common/error.hpp"
 #include "common/startup.hpp"
+#include "common/fingerprint.hpp"
+#include "io/identity.hpp"
 #include "io/output.hpp"
 #include "io/read_set.hpp"
 #include "pipeline/input_sums.hpp"
@@ -49,6 +51,8 @@ std::unique_ptr<OutputSink> open_sink(const Job& job, bool restart) {
     return std::make_unique<ChecksumOutput>(spec.axes, spec.dates, spec.ids, spec.nums);
   spec.restart = restart;
   spec.fingerprint = job.fingerprint;
+  if (const std::string other = identity_with_other_nonfinite(job.spec.identity); !other.empty())
+    spec.fingerprint_other_nonfinite = fingerprint_of(other);
   spec.slabs = static_cast<std::int64_t>(job.plan.slabs.size());
   spec.read_piece_bytes = job.plan.slab_bytes;
   for (const Slab& slab : job.plan.slabs)

@@ -37,4 +37,15 @@ inline std::string identity_change(const std::string& before, const std::string&
   return change;
 }
 
+// The same identity with input.nonfinite's other value: a partial written
+// under the other setting is resumed where its done ranges hold finite values
+// (io/output_finished.cpp), since finite inputs give the same result either way.
+inline std::string identity_with_other_nonfinite(const std::string& identity) {
+  static const std::string error = "input.nonfinite: error\n", propagate = "input.nonfinite: propagate\n";
+  std::string text = identity;
+  if (const auto at = text.find(error); at != std::string::npos) return text.replace(at, error.size(), propagate);
+  if (const auto at = text.find(propagate); at != std::string::npos) return text.replace(at, propagate.size(), error);
+  return {};
+}
+
 }  // namespace discount

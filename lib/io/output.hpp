@@ -118,6 +118,7 @@ class FileOutput final : public OutputSink {
   void check_resume(int fd);
   void check_finished_inputs();
   void check_finished_parts();  // output_finished.cpp
+  void check_nonfinite_change() const;
   std::string part_identities() const;
   void drop_slots(int fd, const std::vector<std::size_t>& slots);
   void share_free_slots();

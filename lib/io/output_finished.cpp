@@ -1,4 +1,8 @@
-// FileOutput's checks of a finished split output before a rerun says
+// FileOutput's checks of what an earlier run wrote, beyond the record's own
+// (output_resume.cpp). A partial written under input.nonfinite's other value
+// is resumed when that cannot change its done ranges.
+//
+// A finished split output before a rerun says
 // "nothing to do": every part is there and is the part the master maps, and
 // is the very file the master recorded when it was published (its identity),
 // or else holds the values its done ranges' checksums say. A part missing,
@@ -9,6 +13,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <algorithm>
+#include <cmath>
+#include <iostream>
 #include <sstream>
 
 #include "common/error.hpp"
@@ -90,6 +97,43 @@ void FileOutput::check_finished_parts() {
   if (!failed.empty())
     refuse("its part '" + parts_folder_ + "/" + part_file_name(file_of(table.slots()[failed.front()]->begin)) +
            "' holds other values than the output recorded (a part swapped, replaced or changed)");
+}
+
+// From propagate to error, the done ranges must hold finite values only (a
+// NaN/Inf there came from a NaN/Inf input, or a float32 overflow, which error
+// refuses); from error to propagate they stand as they are.
+void FileOutput::check_nonfinite_change() const {
+  const std::string partial = partial_path();
+  if (!spec_.check_finite) {
+    std::cerr << "discount_app: note: '" << partial << "' was written under input.nonfinite: error; its done ranges "
+              << "stand under propagate" << std::endl;
+    return;
+  }
+  const bool by_date = spec_.chunk_axis == Axis::date;
+  const std::int64_t unit_elements = (by_date ? spec_.ids : spec_.dates) * spec_.nums;
+  const std::int64_t per_piece = std::max<std::int64_t>(1, (std::int64_t{4} << 20) / unit_elements);
+  std::vector<double> buffer;
+  for (const auto& range : table_.slots()) {
+    if (!range) continue;
+    for (std::int64_t u = range->begin; u < range->end;) {
+      std::int64_t stop = std::min(range->end, u + per_piece);
+      for (auto b : bounds_)
+        if (b > u && b < stop) stop = b;
+      const std::size_t n = static_cast<std::size_t>((stop - u) * unit_elements);
+      buffer.resize(n);
+      read_units({u, stop}, buffer.data());
+      const auto* narrow = reinterpret_cast<const float*>(buffer.data());
+      for (std::size_t j = 0; j < n; ++j)
+        if (spec_.dtype == OutputType::float32 ? !std::isfinite(narrow[j]) : !std::isfinite(buffer[j]))
+          throw create_error("'" + partial + "' was written under input.nonfinite: propagate and its done " +
+                             axis_name(spec_.chunk_axis) + "s [" + std::to_string(u) + ", " + std::to_string(stop) +
+                             ") hold NaN/Inf, which input.nonfinite: error refuses; rerun with --restart, or keep " +
+                             "input.nonfinite: propagate");
+      u = stop;
+    }
+  }
+  std::cerr << "discount_app: note: '" << partial << "' was written under input.nonfinite: propagate; its done ranges "
+            << "hold finite values only and stand under error" << std::endl;
 }
 
 }  // namespace discount

@@ -51,7 +51,9 @@ bool FileOutput::try_resume() {
   const std::string partial = partial_path();
   const std::string stored =
       existing_ && !spec_.attach ? existing_->partial.fingerprint : stored_output(partial).fingerprint;
-  if (stored != spec_.fingerprint) return false;
+  const bool nonfinite_changed = !spec_.fingerprint_other_nonfinite.empty() &&
+                                 stored == spec_.fingerprint_other_nonfinite;
+  if (stored != spec_.fingerprint && !nonfinite_changed) return false;
   {
     h5::QuietErrors quiet;
     h5::Id file = h5::file(H5Fopen(partial.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
@@ -76,6 +78,7 @@ bool FileOutput::try_resume() {
     if (table_.slots()[s] && table_.slots()[s]->end > unit_count()) outside.push_back(s);
   if (!outside.empty()) drop_slots(fd.get(), outside);
   if (!spec_.attach) check_resume(fd.get());
+  if (nonfinite_changed && !spec_.attach) check_nonfinite_change();
   state_ = State::resumed;
   return true;
 }

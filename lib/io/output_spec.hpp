@@ -41,6 +41,7 @@ struct OutputSpec {
   std::int64_t dates = 0, ids = 0, nums = 0;  // selected extents
   Axis chunk_axis = Axis::date;
   std::string fingerprint;  // job identity: inputs, selection, layout
+  std::string fingerprint_other_nonfinite;  // the same job under input.nonfinite's other value
   std::string identity;     // the text hashed into it (`key: value` lines, io/identity.hpp)
   std::string input_stat;   // InputSource::file_stat(), kept as an attribute for reference (a resume compares the record's input_file)
   std::string provenance;   // effective config and versions, stored as attributes

@@ -5,6 +5,9 @@
     storage), exact;
   - a fixed-length text attribute that is not UTF-8 is copied as its bytes,
     not relabelled UTF-8;
+  - input.nonfinite changed between a kill and the resume: the partial is
+    resumed when its done ranges hold finite values (either way), and refused
+    (73) when they hold NaN/Inf and the new setting is error;
   - output.dtype: float32 under input.nonfinite: error refuses a product that
     overflows float32 (65, naming the slab; no output left), and under
     propagate stores ±inf as NumPy's float32 cast does.
@@ -13,6 +16,7 @@ Random non-zero odd-sized inputs, read back with h5py.
 """
 
 import os
+import signal
 import sys
 
 import h5py
@@ -94,10 +98,55 @@ def case_float32_overflow(ctx):
         E.check(np.isneginf(f["cv"][DATES - 2, IDS // 2, 1]), "the overflow is not -inf")
 
 
+def killed_partial(ctx, d, name, nonfinite, hold_at=3):
+    """A run under `nonfinite`, one date per slab, killed after slab `hold_at`."""
+    yaml = E.write_job(os.path.join(d, name), "in.h5", "out.h5", input={"nonfinite": nonfinite},
+                       output={"checkpoint_seconds": 0},
+                       memory={"max_slab": IDS * NUMS * 8, "pipeline_depth": 2, "chunk_axis": "date"})
+    hold = E.Hold(ctx, hold_at)
+    proc, _, _ = E.start([ctx.app, "run", "-q", yaml], d, os.path.join(ctx.work, name), env=hold.env)
+    hold.wait(hold_at, proc=proc)
+    proc.send_signal(signal.SIGKILL)
+    E.reap(proc)
+    E.check(E.done_ranges(os.path.join(d, "out.h5.partial")), "nothing done before the kill")
+    return yaml
+
+
+def resume_with(ctx, d, nonfinite):
+    yaml = E.write_job(os.path.join(d, f"now-{nonfinite}.yaml"), "in.h5", "out.h5", input={"nonfinite": nonfinite},
+                       output={"checkpoint_seconds": 0},
+                       memory={"max_slab": IDS * NUMS * 8, "pipeline_depth": 2, "chunk_axis": "date"})
+    return E.app(ctx, "run", yaml, cwd=d)
+
+
+def case_nonfinite_change_on_resume(ctx):
+    rng = np.random.default_rng(6)
+    for was, now in (("error", "propagate"), ("propagate", "error")):
+        d = ctx.dir(f"finite-{was}")
+        mult, disc = inputs(d, rng)
+        E.write_input(os.path.join(d, "in.h5"), mult, disc)
+        killed_partial(ctx, d, "first.yaml", was)
+        r = resume_with(ctx, d, now)
+        E.check(r.rc == 0 and "resuming" in r.stdout, f"finite data, {was} -> {now}: not resumed:\n{r}")
+        E.assert_bits_equal(E.read_output(os.path.join(d, "out.h5")), mult[None] * disc, f"cv after {was} -> {now}")
+    # a NaN in a done date under propagate: error refuses, propagate resumes
+    d = ctx.dir("nan")
+    mult, disc = inputs(d, rng)
+    disc[0, 5, 1] = np.nan
+    E.write_input(os.path.join(d, "in.h5"), mult, disc)
+    killed_partial(ctx, d, "first.yaml", "propagate")
+    r = resume_with(ctx, d, "error")
+    E.check(r.rc == E.EX_CANTCREAT and "NaN/Inf" in r.stderr, f"done NaN resumed under error:\n{r}")
+    r = resume_with(ctx, d, "propagate")
+    E.check(r.rc == 0 and "resuming" in r.stdout, f"not resumed under propagate again:\n{r}")
+    E.assert_bits_equal(E.read_output(os.path.join(d, "out.h5")), mult[None] * disc, "cv with NaN")
+
+
 CASES = [
     ("large_attribute", case_large_attribute),
     ("non_utf8_attribute", case_non_utf8_attribute),
     ("float32_overflow", case_float32_overflow),
+    ("nonfinite_change_on_resume", case_nonfinite_change_on_resume),
 ]
 
 if __name__ == "__main__":
