@@ -171,7 +171,9 @@ def partial_type_damaged(ctx):
     # The float64 little-endian datatype message (class 1, version 1, 8 bytes,
     # precision 64, exponent 52+11, bias 1023); its second byte holds the byte order.
     f64le = bytes.fromhex("11203f00080000000000400034")
-    found = None
+    # The master's object headers carry checksums (HDF5 1.8's format): a flip
+    # there makes cv unreadable, which the resume refuses as damage too.
+    found, checksummed = None, False
     start = raw.find(f64le)
     while start >= 0 and found is None:
         trial = os.path.join(job.d, "trial.h5")
@@ -181,8 +183,8 @@ def partial_type_damaged(ctx):
             with E.h5py.File(trial, "r") as f:
                 if f["cv"].dtype != np.dtype("<f8"):
                     found = start + 1
-        except OSError:
-            pass
+        except (OSError, KeyError):
+            found, checksummed = start + 1, True
         os.unlink(trial)
         start = raw.find(f64le, start + 1)
     E.check(found is not None, "test setup: cv's datatype message not found in the partial")
@@ -192,8 +194,8 @@ def partial_type_damaged(ctx):
         E.check_output(job.out, job.expected(), what="after resuming a damaged partial")
     else:
         E.expect_rc(r, E.EX_CANTCREAT, "resume of a partial whose dataset type is damaged")
-        E.check(len(r.stderr_lines) == 1 and "is damaged: dataset cv has type float64 big-endian, expected float64"
-                in r.stderr and "--restart" in r.stderr, str(r))
+        said = "is damaged: " if checksummed else "is damaged: dataset cv has type float64 big-endian, expected float64"
+        E.check(len(r.stderr_lines) == 1 and said in r.stderr and "--restart" in r.stderr, str(r))
         E.expect_rc(job.run("--restart"), 0, "--restart")
         E.check_output(job.out, job.expected(), what="after --restart")
 
