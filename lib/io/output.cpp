@@ -211,8 +211,7 @@ void FileOutput::write_slab(const Slab& slab, const double* values, const InputS
   // output.dtype float32: rounded once from the float64 product, packed in
   // place (the pipeline's buffer is free again after this call).
   const void* buffer = values;
-  if (spec_.dtype == OutputType::float32)
-  {
+  if (spec_.dtype == OutputType::float32) {
     Overflow overflow;
     buffer = narrow_in_place(const_cast<double*>(values), static_cast<std::size_t>(slab.elements()),
                              spec_.check_finite ? &overflow : nullptr);
