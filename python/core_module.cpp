@@ -4,13 +4,18 @@
 // caller's callable and watches for Ctrl-C (KeyboardInterrupt), which asks
 // the job to stop after the slabs in flight. Errors come back as
 // (exit code, message) for the wrapper (discount_app/__init__.py) to raise
-// as discount_app.Error subclasses.
+// as discount_app.Error subclasses. Configuration from Python (run's dict,
+// multiply's keyword arguments) is handed to the job file's parser as a
+// tree of nodes, never as YAML text. In a child forked after the engine
+// started every call refuses at once (embed/engine_thread.hpp).
 #include <pybind11/functional.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <Python.h>
+#include <pthread.h>
 #include <signal.h>
+#include <yaml-cpp/yaml.h>
 
 #include <atomic>
 #include <chrono>
@@ -24,7 +29,10 @@
 
 #include "commands/commands.hpp"
 #include "common/error.hpp"
+#include "common/quote.hpp"
 #include "config/config.hpp"
+#include "config/config_tree.hpp"
+#include "config/yaml_guard.hpp"
 #include "embed/embed.hpp"
 #include "embed/engine_thread.hpp"
 #include "embed/pinned_arrays.hpp"
@@ -38,6 +46,10 @@ namespace {
 // with a lock; this refuses anyone who bypasses it).
 std::mutex g_job_mutex;
 
+// A forked child starts with this lock free: the thread that held it in the
+// parent, if any, does not exist there.
+void reset_job_lock_in_child() { new (&g_job_mutex) std::mutex(); }
+
 struct Outcome {
   int code = 0;           // 0: done; else the CLI's exit code
   std::string message;    // the CLI's error line, without "error: "
@@ -46,8 +58,15 @@ struct Outcome {
 };
 
 // Runs work(progress) on a worker thread; see the file comment.
+// A child forked after the engine started refuses at once (embed/engine_thread.hpp).
+std::optional<Outcome> refused_after_fork() {
+  if (!embed::engine_lost_to_fork()) return std::nullopt;
+  return Outcome{embed::kEngineLostExitCode, embed::engine_lost_message(), "", false};
+}
+
 template <class Work>
 Outcome run_in_worker(Work work, const py::object& progress) {
+  if (auto refused = refused_after_fork()) return *refused;
   std::unique_lock<std::mutex> job_lock(g_job_mutex, std::try_to_lock);
   if (!job_lock.owns_lock())
     return {static_cast<int>(ExitCode::usage),
@@ -167,21 +186,87 @@ ArrayRef array_ref(const py::tuple& desc, const char* name) {
   return a;
 }
 
-Axis axis_of(const std::string& name, const char* what) {
-  if (name == "date") return Axis::date;
-  if (name == "id") return Axis::id;
-  if (name == "num") return Axis::num;
-  throw Error(ExitCode::usage, std::string(what) + ": unknown axis '" + name + "' (use date, id, num)");
+// A Python value as a YAML node for parse_config_tree: dicts with str keys,
+// lists and tuples, str and os.PathLike, int, float, bool and None. Nothing
+// is written as YAML text, so no key or value can add configuration; the
+// parser then applies the job file's own rules (unknown keys included).
+class TreeBuilder {
+ public:
+  explicit TreeBuilder(std::string source) : source_(std::move(source)) {}
+
+  YAML::Node build(py::handle value, const std::string& where, int depth = 0) {
+    // The schema is three mappings and a list deep; a dict that holds itself stops here.
+    if (depth > 8) fail(shown(where) + " nests deeper than any configuration key");
+    if (++nodes_ > kMaxConfigNodes)
+      fail("more than " + std::to_string(kMaxConfigNodes) + " values; a job holds a few dozen keys and values");
+    if (value.is_none()) return YAML::Node(YAML::NodeType::Null);
+    if (PyBool_Check(value.ptr())) return YAML::Node(value.ptr() == Py_True ? "true" : "false");
+    if (PyLong_Check(value.ptr()) || (!PyFloat_Check(value.ptr()) && PyIndex_Check(value.ptr()))) {
+      // int(value) as decimal digits: an IntEnum or a NumPy integer as its number
+      PyObject* number = PyNumber_Index(value.ptr());
+      if (!number) throw py::error_already_set();
+      return YAML::Node(py::str(py::reinterpret_steal<py::object>(number)).cast<std::string>());
+    }
+    if (PyFloat_Check(value.ptr()))
+      return YAML::Node(py::repr(py::float_(py::reinterpret_borrow<py::object>(value))).cast<std::string>());
+    if (PyUnicode_Check(value.ptr())) return YAML::Node(value.cast<std::string>());
+    if (py::hasattr(value, "__fspath__")) {
+      py::object path = py::module_::import("os").attr("fspath")(value);
+      if (!PyUnicode_Check(path.ptr())) fail(shown(where) + ": a bytes path; give it as str");
+      return YAML::Node(path.cast<std::string>());
+    }
+    if (PyList_Check(value.ptr()) || PyTuple_Check(value.ptr())) {
+      YAML::Node list(YAML::NodeType::Sequence);
+      std::size_t i = 0;
+      for (py::handle item : value) list.push_back(build(item, where + "[" + std::to_string(i++) + "]", depth + 1));
+      return list;
+    }
+    if (py::isinstance(value, py::module_::import("collections.abc").attr("Mapping"))) {
+      YAML::Node map(YAML::NodeType::Map);
+      for (py::handle key : value) {
+        const std::string in = where.empty() ? "the top level" : "'" + shown(where) + "'";
+        if (!PyUnicode_Check(key.ptr()))
+          fail("key " + printable_for_message(py::repr(key).cast<std::string>(), 80) + " in " + in +
+               " is not a string; keys are the names docs/config.md lists, such as 'input'");
+        const std::string name = key.cast<std::string>();
+        map[name] = build(value[key], where.empty() ? name : where + "." + name, depth + 1);
+      }
+      return map;
+    }
+    fail(shown(where) + ": a value of type '" + py::str(py::type::of(value).attr("__name__")).cast<std::string>() +
+         "' is not a configuration value (give str, int, float, bool, None, a list or a dict)");
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const { throw config_error(source_ + ": " + what); }
+  // A path of keys not yet checked: control bytes escaped, a long one cut.
+  static std::string shown(const std::string& where) { return printable_for_message(where, 120); }
+
+  std::string source_;
+  std::size_t nodes_ = 0;
+};
+
+// `discount_app run` on a parsed config; the report as JSON.
+std::string run_job_json(const Config& config, const std::atomic<int>* stop, const embed::Progress& on_progress) {
+  const RunReport report = embed::run_job(config, stop, on_progress);
+  // The output was complete for this job already: nothing ran, nothing to report but that.
+  if (report.outcome == "already complete" && report.slabs_total == 0)
+    return std::string(R"({"outcome": "already complete"})");
+  return report.to_json();
 }
 
-std::optional<MemorySize> memory_size(const std::optional<std::string>& text, const char* what) {
-  if (!text) return std::nullopt;
-  try {
-    return parse_memory_size(*text);
-  } catch (const std::invalid_argument& e) {
-    throw Error(ExitCode::usage, std::string(what) + " = '" + *text + "': " + e.what() +
-                                     " (give bytes such as '512MiB', '16GiB' or a percentage such as '80%')");
-  }
+// One multiply() keyword argument checked by the job file's own rules: its
+// key alone in an otherwise minimal job (a synthetic input, a checksum
+// output), so a value the YAML refuses is refused with the YAML's message,
+// after the argument's name.
+Config argument_config(const char* name, const char* section, const char* key, py::handle value) {
+  YAML::Node root(YAML::NodeType::Map);
+  root["input"]["synthetic"]["dates"] = 1;
+  root["input"]["synthetic"]["ids"] = 1;
+  root["input"]["synthetic"]["nums"] = 1;
+  root["output"]["mode"] = "checksum";
+  root[section][key] = TreeBuilder(name).build(value, std::string(section) + "." + key);
+  return parse_config_tree(root, name);
 }
 
 }  // namespace
@@ -189,45 +274,84 @@ std::optional<MemorySize> memory_size(const std::optional<std::string>& text, co
 PYBIND11_MODULE(_core, m) {
   m.doc() = "discount_app's compiled engine (use the discount_app package, not this module)";
 
-  m.def("run_config", [](const std::string& text, const std::string& source, bool is_path, py::object progress) {
+  // A forked child starts with the job lock free (embed/engine_thread.hpp
+  // says why the engine itself refuses there).
+  pthread_atfork(nullptr, nullptr, &reset_job_lock_in_child);
+
+  // A YAML job file; its relative paths resolve against its folder.
+  m.def("run_file", [](const std::string& path, py::object progress) {
     return as_tuple(run_in_worker(
         [&](const std::atomic<int>* stop, const embed::Progress& on_progress) {
-          const Config config = is_path ? load_config(text) : parse_config(text, source);
-          const RunReport report = embed::run_job(config, stop, on_progress);
-          // The output was complete for this job already: nothing ran, nothing to report but that.
-          if (report.outcome == "already complete" && report.slabs_total == 0)
-            return std::string(R"({"outcome": "already complete"})");
-          return report.to_json();
+          return run_job_json(load_config(path), stop, on_progress);
         },
         progress));
   });
 
-  m.def("multiply", [](py::tuple mult, py::tuple disc, py::tuple out, bool device_arrays, std::vector<std::string> axes,
-                       std::string space, std::optional<std::string> device_budget,
-                       std::optional<std::string> host_budget, std::vector<std::string> parallel_dims,
-                       std::optional<std::string> chunk_axis, py::object progress) {
+  // A dict with the YAML's structure, parsed as a tree (no YAML text); relative paths resolve against the
+  // current directory.
+  m.def("run_tree", [](py::object tree, py::object progress) {
+    if (auto refused = refused_after_fork()) return as_tuple(*refused);
+    const std::string source = "run(config=dict)";
+    std::optional<Config> config;
+    try {
+      config = parse_config_tree(TreeBuilder(source).build(tree, ""), source);
+    } catch (const Error& e) {
+      return as_tuple({static_cast<int>(e.code()), e.what(), "", false});
+    }
+    return as_tuple(run_in_worker(
+        [&](const std::atomic<int>* stop, const embed::Progress& on_progress) {
+          return run_job_json(*config, stop, on_progress);
+        },
+        progress));
+  });
+
+  m.def("multiply", [](py::tuple mult, py::tuple disc, py::tuple out, bool device_arrays, py::object axes,
+                       py::object space, py::object device_budget, py::object host_budget, py::object parallel_dims,
+                       py::object chunk_axis, py::object progress) {
+    if (auto refused = refused_after_fork()) return as_tuple(*refused);
     embed::MultiplyRequest request;
     request.mult = array_ref(mult, "mult");
     request.disc = array_ref(disc, "disc");
     request.out = array_ref(out, "out");
     request.device_arrays = device_arrays;
+    // The keyword arguments, each by its YAML key's rules (the calling thread: they are Python objects).
+    try {
+      request.axes = argument_config("axes", "input", "axes", axes).input.axes;
+      try {
+        request.space = argument_config("space", "compute", "space", space).compute.space;
+      } catch (const Error& e) {
+        throw Error(e.code(), e.what() + std::string("; or 'auto': device arrays on the device, others on the host"));
+      }
+      if (!device_budget.is_none())
+        request.device_budget =
+            argument_config("device_budget", "memory", "device_budget", device_budget).memory.device_budget;
+      if (!host_budget.is_none())
+        request.host_budget = argument_config("host_budget", "memory", "host_budget", host_budget).memory.host_budget;
+      if (!parallel_dims.is_none())
+        request.parallel_dims =
+            argument_config("parallel_dims", "compute", "parallel_dims", parallel_dims).compute.parallel_dims;
+      if (!chunk_axis.is_none())
+        request.chunk_axis = argument_config("chunk_axis", "memory", "chunk_axis", chunk_axis).memory.chunk_axis;
+    } catch (const Error& e) {
+      return as_tuple({static_cast<int>(e.code()), e.what(), "", false});
+    }
     return as_tuple(run_in_worker(
         [&](const std::atomic<int>* stop, const embed::Progress& on_progress) {
-          for (std::size_t j = 0; j < 3; ++j) request.axes[j] = axis_of(axes.at(j), "axes");
-          if (space != "device" && space != "host")
-            throw Error(ExitCode::usage, "space = '" + space + "': use 'device' or 'host'");
-          request.space = space == "host" ? Space::host : Space::device;
-          request.device_budget = memory_size(device_budget, "device_budget");
-          request.host_budget = memory_size(host_budget, "host_budget");
-          request.parallel_dims.clear();
-          for (const auto& d : parallel_dims) request.parallel_dims.push_back(axis_of(d, "parallel_dims"));
-          if (chunk_axis && *chunk_axis != "auto") request.chunk_axis = axis_of(*chunk_axis, "chunk_axis");
           return embed::multiply(request, stop, on_progress).to_json();
         },
         progress));
   });
 
+  // In a child forked after the engine started (embed/engine_thread.hpp):
+  // `engine_lost` gives (exit code, message) for the wrapper to raise before
+  // any call; finalize (atexit) and unpin (a weakref callback) do nothing
+  // there, and the byte counts are 0, the parent's buffers being of no use.
+  m.def("engine_lost", []() -> py::object {
+    if (auto refused = refused_after_fork()) return py::make_tuple(refused->code, refused->message);
+    return py::none();
+  });
   m.def("finalize", [] {
+    if (embed::engine_lost_to_fork()) return;
     py::gil_scoped_release release;
     embed::run_on_engine_thread([] { embed::finalize_kokkos(); });
   });
@@ -238,7 +362,7 @@ PYBIND11_MODULE(_core, m) {
     embed::run_on_engine_thread([&] { bytes = embed::release_buffers(); });
     return bytes;
   });
-  m.def("kept_buffer_bytes", [] { return embed::kept_buffer_bytes(); });
+  m.def("kept_buffer_bytes", [] { return embed::engine_lost_to_fork() ? 0 : embed::kept_buffer_bytes(); });
   // Arrays pinned in place (embed/pinned_arrays.hpp): pinned on the engine
   // thread, after Kokkos and the GPU context are up; unpinned from any thread
   // (a weakref callback as an array is freed).
@@ -255,11 +379,12 @@ PYBIND11_MODULE(_core, m) {
     });
     return pinned;
   });
-  m.def("unpin", [](std::uintptr_t address) {
+  m.def("unpin", [](std::uintptr_t address) -> std::uint64_t {
+    if (embed::engine_lost_to_fork()) return 0;
     py::gil_scoped_release release;
     return embed::unpin_array(reinterpret_cast<void*>(address));
   });
-  m.def("pinned_bytes", [] { return embed::pinned_array_bytes(); });
+  m.def("pinned_bytes", [] { return embed::engine_lost_to_fork() ? 0 : embed::pinned_array_bytes(); });
   m.def("device_memory_is_separate", [] {
     py::gil_scoped_release release;
     bool separate = false;

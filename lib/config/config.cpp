@@ -14,6 +14,7 @@
 #include "common/error.hpp"
 #include "common/quote.hpp"
 #include "config/config_file.hpp"
+#include "config/config_tree.hpp"
 #include "config/hdf5_path.hpp"
 #include "config/yaml_guard.hpp"
 
@@ -191,8 +192,9 @@ class Parser {
     return source_.substr(0, slash + 1) + path;
   }
 
-  Config parse(const std::string& text) {
-    const YAML::Node root = load_guarded_yaml(text, source_);
+  Config parse(const std::string& text) { return parse_tree(load_guarded_yaml(text, source_)); }
+
+  Config parse_tree(const YAML::Node& root) {
     try {
       return parse_root(root);
     } catch (const YAML::Exception& e) {
@@ -440,6 +442,10 @@ class Parser {
 
 Config parse_config(const std::string& yaml_text, const std::string& source_name) {
   return Parser(source_name).parse(yaml_text);
+}
+
+Config parse_config_tree(const YAML::Node& root, const std::string& source_name) {
+  return Parser(source_name).parse_tree(root);
 }
 
 Config load_config(const std::string& path) { return parse_config(read_config_file(path), path); }

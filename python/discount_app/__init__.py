@@ -11,6 +11,9 @@ Every failure raises a ``discount_app.Error`` subclass carrying the CLI's
 message (``.message``) and exit code (``.exit_code``, docs/errors.md).
 Calls are serialised: one job runs at a time in a process; a second thread's
 call waits for the first. Kokkos starts at the first call and ends at exit.
+A process forked after its parent's first call cannot use the engine and
+raises ``ForkError`` at once: start workers with
+``multiprocessing.get_context("spawn")`` or ``"forkserver"``.
 See docs/python.md.
 """
 from __future__ import annotations
@@ -29,7 +32,7 @@ from . import _core
 
 __all__ = [
     "run", "multiply", "last_report", "release_buffers", "kept_buffer_bytes", "pinned_bytes", "version", "Error", "UsageError", "DataError", "InputMissingError",
-    "InternalError", "CannotCreateError", "IOFailure", "Interrupted", "ConfigError",
+    "InternalError", "CannotCreateError", "IOFailure", "Interrupted", "ConfigError", "ForkError",
 ]
 
 ProgressCallback = Callable[[Dict[str, float]], Any]
@@ -48,7 +51,7 @@ class Error(Exception):
 
 
 class UsageError(Error):
-    """Exit code 64: a wrong argument (an unknown axis, a bad budget text, ...)."""
+    """Exit code 64: a wrong use (device arrays in a build without a GPU, a call that bypassed the lock, ...)."""
     exit_code = 64
 
 
@@ -88,17 +91,47 @@ class Interrupted(Error, KeyboardInterrupt):
 
 
 class ConfigError(Error):
-    """Exit code 78: the configuration is invalid (or a budget too small for one slab)."""
+    """Exit code 78: the configuration is invalid: a key or value of ``run``'s config, or a
+    ``multiply`` keyword argument the YAML's rules refuse (the message starts with its name),
+    or a budget too small for one slab."""
     exit_code = 78
 
 
+class ForkError(Error):
+    """Exit code 69: this process was forked after its parent had used the engine.
+
+    Kokkos, its threads and a GPU context do not survive ``fork()`` and Kokkos
+    cannot start twice in one process, so every call refuses at once instead
+    of hanging. Start worker processes with ``multiprocessing.get_context("spawn")``
+    or ``get_context("forkserver")`` (``ProcessPoolExecutor(mp_context=...)``),
+    or fork them before the parent's first call.
+    """
+    exit_code = 69
+
+
 _BY_CODE = {c.exit_code: c for c in (UsageError, DataError, InputMissingError, InternalError, CannotCreateError,
-                                     IOFailure, Interrupted, ConfigError)}
+                                     IOFailure, Interrupted, ConfigError, ForkError)}
 
 # One job at a time per process: a second thread waits here (the engine
 # itself refuses a call that bypasses the lock).
 _LOCK = threading.Lock()
 _LAST_REPORT: Optional[Dict[str, Any]] = None
+
+
+def _new_lock_in_child() -> None:
+    # A thread that held the lock at fork() does not exist in the child.
+    global _LOCK
+    _LOCK = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_new_lock_in_child)
+
+
+def _refuse_after_fork() -> None:
+    """Raises ForkError in a child forked after the parent's engine had started."""
+    lost = _core.engine_lost()
+    if lost is not None:
+        _raise_for(*lost)
 
 
 def _raise_for(code: int, message: str) -> None:
@@ -114,34 +147,6 @@ def _finish(result: tuple) -> Dict[str, Any]:
     return _LAST_REPORT
 
 
-def _yaml_scalar(value: Any, where: str) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, (str, os.PathLike)):
-        return json.dumps(os.fspath(value))  # a double-quoted YAML scalar
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_yaml_scalar(v, where) for v in value) + "]"
-    raise TypeError(f"config {where}: {type(value).__name__} is not a YAML value (use str, int, float, bool, list)")
-
-
-def _to_yaml(mapping: Mapping[str, Any], indent: str = "", where: str = "") -> str:
-    lines = []
-    for key, value in mapping.items():
-        if not isinstance(key, str):
-            raise TypeError(f"config {where or 'top level'}: key {key!r} is not a string")
-        name = f"{where}.{key}" if where else key
-        if isinstance(value, Mapping):
-            lines.append(f"{indent}{key}:")
-            lines.append(_to_yaml(value, indent + "  ", name))
-        else:
-            lines.append(f"{indent}{key}: {_yaml_scalar(value, name)}")
-    return "\n".join(line for line in lines if line)
-
-
 def run(config: Union[str, os.PathLike, Mapping[str, Any]], *,
         progress: Optional[ProgressCallback] = None) -> Dict[str, Any]:
     """Run a job in this process exactly as ``discount_app run CONFIG`` does.
@@ -149,7 +154,10 @@ def run(config: Union[str, os.PathLike, Mapping[str, Any]], *,
     config: the path of a YAML job file (its relative paths resolve against the
         file's folder, as for the CLI), or a dict with the YAML's structure,
         e.g. ``{"input": {"file": "in.h5"}, "output": {"file": "cv.h5"}}``; a
-        dict's relative paths resolve against the current directory.
+        dict's relative paths resolve against the current directory. A dict is
+        never written out as YAML: its keys must be the YAML's names (str) and
+        its values str, int, float, bool, None, lists or dicts, each taken as
+        one value, checked by the YAML's rules (ConfigError otherwise).
     progress: called after every slab, on the calling thread, with a dict of
         the progress line's figures: ``written``, ``total`` (slabs of this
         run), ``gb_out``, ``gb_per_s``, ``eta_seconds``. An exception it
@@ -164,14 +172,13 @@ def run(config: Union[str, os.PathLike, Mapping[str, Any]], *,
     again with the same config to resume. Every failure is an ``Error``
     subclass with the CLI's message and exit code.
     """
-    if isinstance(config, Mapping):
-        text, source, is_path = _to_yaml(config) + "\n", "run(config=dict)", False
-    elif isinstance(config, (str, os.PathLike)):
-        text, source, is_path = os.fspath(config), os.fspath(config), True
-    else:
+    if not isinstance(config, (Mapping, str, os.PathLike)):
         raise TypeError(f"config must be a path or a dict, not {type(config).__name__}")
+    _refuse_after_fork()
     with _LOCK:
-        return _finish(_core.run_config(text, source, is_path, progress))
+        if isinstance(config, Mapping):
+            return _finish(_core.run_tree(config, progress))
+        return _finish(_core.run_file(os.fspath(config), progress))
 
 
 def _device_desc(a: Any, name: str) -> Optional[tuple]:
@@ -215,8 +222,8 @@ def _host_desc(a: np.ndarray, name: str) -> tuple:
 def multiply(mult: Any, disc: Any, out: Optional[Any] = None, *,
              axes: Sequence[str] = ("date", "id", "num"),
              space: str = "auto",
-             device_budget: Optional[str] = None,
-             host_budget: Optional[str] = None,
+             device_budget: Union[str, int, None] = None,
+             host_budget: Union[str, int, None] = None,
              parallel_dims: Sequence[str] = ("date", "id", "num"),
              chunk_axis: str = "auto",
              progress: Optional[ProgressCallback] = None,
@@ -243,9 +250,10 @@ def multiply(mult: Any, disc: Any, out: Optional[Any] = None, *,
         in place (``pin``): on the H200 node 40 GB moved in 0.45 s pinned and
         0.68 s staged, where the host cores moved 94 GB/s, hence ``"auto"``
         (docs/python.md).
-    device_budget, host_budget: ``"16GiB"``, ``"512MiB"``, ``"80%"``, ...
+    device_budget, host_budget: bytes as an int (``67108864``), a size
+        (``"16GiB"``, ``"512 MiB"``) or a percentage of what is free (``"80%"``)
         (YAML ``memory.*``; None: the defaults, 80% and 25% of what is free).
-    parallel_dims: the axes the kernel's MDRange spans (``compute.parallel_dims``).
+    parallel_dims: the axes the kernel's MDRange spans, each once (``compute.parallel_dims``).
     chunk_axis: ``"auto"``, ``"date"`` or ``"id"`` (``memory.chunk_axis``).
     progress: as for ``run()``.
     pin: host arrays on a GPU only. None: ``disc`` and ``out`` (float64,
@@ -260,15 +268,22 @@ def multiply(mult: Any, disc: Any, out: Optional[Any] = None, *,
         stays pinned until it is freed or ``release_buffers()``; at most 3/4 of
         the RAM is pinned (docs/python.md, "Arrays pinned in place").
 
+    The keyword arguments follow their YAML keys' rules: a value the YAML
+    refuses raises ConfigError (exit code 78) with the YAML's message after
+    the argument's name, e.g. ``chunk_axis: 'memory.chunk_axis' must be one
+    of auto | date | id, not 'num'``.
+
     In a CUDA build mult, disc and out may instead all be C-contiguous device
     arrays (``__cuda_array_interface__``: CuPy, PyTorch, Numba); the kernel
     then runs on them in place, with no host round trip.
 
     Raises ValueError (layout), TypeError (dtype), ``Error`` subclasses (the
-    engine's checks, e.g. ConfigError for a budget too small for one slab) and
-    ``Interrupted`` on Ctrl-C (``out`` then holds the finished slabs only).
+    engine's checks, e.g. ConfigError for a budget too small for one slab),
+    ``Interrupted`` on Ctrl-C (``out`` then holds the finished slabs only) and
+    ForkError in a process forked after its parent's first call.
     """
     global _LAST_REPORT
+    _refuse_after_fork()
     axes = tuple(axes)
     if sorted(axes) != ["date", "id", "num"]:
         raise ValueError(f"axes={axes!r}: name 'date', 'id' and 'num' once each, e.g. ('date', 'id', 'num')")
@@ -327,7 +342,7 @@ def multiply(mult: Any, disc: Any, out: Optional[Any] = None, *,
             seen = _pin_in_place((disc, out), pin)
             ddesc, odesc = ddesc + (_pinned_now(disc),), odesc + (_pinned_now(out),)
         report = _finish(_core.multiply(mdesc, ddesc, odesc, is_device, list(axes), space, device_budget,
-                                        host_budget, list(parallel_dims), chunk_axis, progress))
+                                        host_budget, parallel_dims, chunk_axis, progress))
         for record in seen:
             record.on_pieces = bool(report.get("kernel_on_pieces"))
     return result
@@ -454,6 +469,7 @@ def release_buffers() -> int:
     one call's buffers, inside that call's ``host_budget``; buffers under 16 MiB
     are not kept. The next call after this one makes and keeps new ones.
     """
+    _refuse_after_fork()
     with _LOCK:
         for seen in list(_SEEN.values()):  # pinned again from their second call after this one
             seen.pinned, seen.calls = False, 0
@@ -462,11 +478,13 @@ def release_buffers() -> int:
 
 def kept_buffer_bytes() -> int:
     """Bytes of staging buffers kept for the next call (see ``release_buffers``)."""
+    _refuse_after_fork()
     return int(_core.kept_buffer_bytes())
 
 
 def pinned_bytes() -> int:
     """Bytes of host arrays pinned in place for a GPU's copies (see ``multiply``'s ``pin``)."""
+    _refuse_after_fork()
     return int(_core.pinned_bytes())
 
 
@@ -475,5 +493,6 @@ def version() -> str:
     return _core.version_text()
 
 
-# Kokkos is started by the first call and ended once, at the interpreter's exit.
+# Kokkos is started by the first call and ended once, at the interpreter's exit
+# (not in a child forked after the first call, which has no Kokkos to end).
 atexit.register(_core.finalize)

@@ -7,6 +7,8 @@ here with NumPy alone and compared bit for bit through uint64 views.
 """
 import contextlib
 import os
+import select
+import signal
 import sys
 import threading
 import time
@@ -55,6 +57,23 @@ def wait_for(what, predicate, timeout=300.0):
         delay = min(delay * 2, 0.002)
 
 
+def wait_for_exit(pid, timeout=300.0):
+    """Waits for child `pid` to exit (its pidfd turns readable: an event, not a delay) and returns
+    its exit code (os.waitstatus_to_exitcode). `timeout` is a hang guard only: past it the child
+    is killed and the test fails."""
+    fd = os.pidfd_open(pid)
+    try:
+        ready, _, _ = select.select([fd], [], [], timeout)
+    finally:
+        os.close(fd)
+    if not ready:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        raise AssertionError(f"child {pid} still running after {timeout} s (hang guard): killed")
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status)
+
+
 class Hold:
     """The engine's test-only pause points (DISCOUNT_TEST_HOLD, lib/pipeline/test_hooks.hpp):
     after writing its w-th slab a run creates held-<w> and waits while hold-<w> exists or
@@ -99,7 +118,6 @@ def sigint_when(what, predicate, release, timeout=300.0):
     (an event, not a delay). Hang guard: should the predicate not hold, or the body not end,
     within `timeout` s (an interrupt lost), release() lets the held job go on, so the test
     fails (its call returns uninterrupted) instead of hanging the suite."""
-    import signal
     finished = threading.Event()
 
     def body():

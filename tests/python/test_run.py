@@ -140,3 +140,63 @@ def test_help_shows_signatures_and_docstrings():
     text = pydoc.render_doc(discount_app, renderer=pydoc.plaintext)
     for words in ("run(config", "progress", "multiply(mult", "device_budget", "Interrupted", "exit_code"):
         assert words in text, words
+
+
+# Keys holding YAML that a dict written out as YAML text would have turned into configuration
+# (an output elsewhere, another dataset): refused as unknown keys, naming them.
+INJECTED_KEYS = [
+    {"input": {"file": "in.h5", "nonfinite: error\noutput:\n  file: evil.h5\n#": "x"}},
+    {"input": {"file": "in.h5"}, "output:\n  file: evil.h5\nx": 1},
+    {"input": {"file": "in.h5"}, "output": {"file": "cv.h5", "overwrite: true\n  dataset": "evil"}},
+]
+
+
+@pytest.mark.parametrize("config", INJECTED_KEYS, ids=["nested", "top level", "in output"])
+def test_dict_keys_cannot_inject_configuration(tmp_path, rng, monkeypatch, config):
+    make_input(tmp_path / "in.h5", rng, 5, 33, 3)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(discount_app.ConfigError) as info:
+        discount_app.run(config)
+    bad = next(k for section in (config, *[v for v in config.values() if isinstance(v, dict)])
+               for k in section if "\n" in k)
+    assert info.value.exit_code == 78
+    assert "unknown key '" + bad.split("\n")[0] in info.value.message, info.value.message
+    assert sorted(os.listdir(tmp_path)) == ["in.h5"]  # no output of any name
+
+
+def test_dict_values_are_single_values(tmp_path, rng, monkeypatch):
+    mult, disc = make_input(tmp_path / "in.h5", rng, 5, 33, 3)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(discount_app.ConfigError) as info:
+        discount_app.run({"input": {"file": "in.h5"}, "output": {"file": "cv.h5"},
+                          "memory": {"chunk_axis": "id\nhost_budget: 1KiB"}})
+    assert "'memory.chunk_axis' must be one of" in info.value.message
+    odd = "cv.h5\noverwrite: true\ndataset: evil"  # a file name, however it reads
+    report = discount_app.run({"input": {"file": "in.h5"}, "output": {"file": odd}})
+    assert report["outcome"] == "complete"
+    assert sorted(os.listdir(tmp_path)) == sorted(["in.h5", odd])
+    assert_bit_exact(read_cv(tmp_path / odd), expected_cv(mult, disc))
+
+
+def self_holding():
+    config = {"input": {"file": "in.h5"}, "output": {"file": "cv.h5"}}
+    config["input"]["synthetic"] = config
+    return config
+
+
+@pytest.mark.parametrize("config,words", [
+    (lambda: {"input": {"file": "in.h5"}, "output": {"file": "cv.h5"}, 42: "x"}, ["key 42", "top level"]),
+    (lambda: {"input": {b"file": "in.h5"}, "output": {"file": "cv.h5"}}, ["key b'file'", "'input'"]),
+    (lambda: {"input": {"file": "in.h5"}, "output": {"file": "cv.h5"}, "memory": {("host_budget",): 1}},
+     ["key ('host_budget',)", "'memory'"]),
+    (lambda: {"input": {"file": object()}, "output": {"file": "cv.h5"}}, ["input.file", "'object'"]),
+    (self_holding, ["input.synthetic", "deeper"]),
+], ids=["int key", "bytes key", "tuple key", "object value", "dict holding itself"])
+def test_dict_keys_are_the_yaml_names_as_strings(tmp_path, monkeypatch, config, words):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(discount_app.ConfigError) as info:
+        discount_app.run(config())
+    assert info.value.message.startswith("run(config=dict): ")
+    for w in words:
+        assert w in info.value.message, info.value.message
+    assert os.listdir(tmp_path) == []
