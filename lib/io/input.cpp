@@ -99,9 +99,7 @@ class SyntheticInput final : public InputSource {
 constexpr std::uint64_t kReadChunks = 64;
 constexpr std::uint64_t kChunkBookkeeping = 2048;
 constexpr std::uint64_t kConversionBuffer = std::uint64_t{1} << 20;
-// HDF5's metadata cache (chunk index nodes, object headers) grows to 32 MiB
-// by default while a large chunk index is walked; held to this.
-constexpr std::uint64_t kMetadataCache = std::uint64_t{4} << 20;
+constexpr std::uint64_t kMetadataCache = kInputMetadataCache;
 constexpr std::uint64_t kChunkCache = std::uint64_t{1} << 20;
 
 class Hdf5Input final : public InputSource {
@@ -116,16 +114,7 @@ class Hdf5Input final : public InputSource {
                  "." + std::to_string(st.st_mtim.tv_nsec);
     content_ = "HDF5 file of " + std::to_string(st.st_size) + " bytes, sampled content " +
                sampled_content(config.file, static_cast<std::uint64_t>(st.st_size));
-    if (H5Fis_hdf5(config.file.c_str()) <= 0)
-      throw missing_error("input.file '" + config.file + "' is not an HDF5 file");
-    std::string open_errors;  // read before the next HDF5 call clears them
-    {
-      crash::InsideHdf5 inside("opening file '" + config.file + "'");
-      h5::Id fapl = h5::input_file_access(kMetadataCache);
-      file_ = h5::file(H5Fopen(config.file.c_str(), H5F_ACC_RDONLY, fapl.get()));
-      if (!file_) open_errors = h5::error_messages();
-    }
-    if (!file_) refuse_open(open_errors);
+    file_ = open_input_file(config.file, "input.file '" + config.file + "'");
 
     {
       crash::InsideHdf5 inside("opening the datasets of file '" + config.file + "'");
@@ -287,22 +276,6 @@ class Hdf5Input final : public InputSource {
                        (messages.empty() ? std::string() : ": " + cause) + ")");
       }
     }
-  }
-
-  // A failed H5Fopen, from HDF5's error stack.
-  [[noreturn]] void refuse_open(const std::string& messages) const {
-    const std::string file = "input.file '" + config_.file + "'";
-    const std::string cause = messages.substr(0, messages.find("; "));
-    switch (h5::open_failure(messages)) {
-      case h5::OpenFailure::truncated:
-        throw data_error(file + " is truncated (" + cause + "); copy it again from its source");
-      case h5::OpenFailure::locked:
-        throw missing_error(file + " is locked by another process (HDF5 file locking: a program has it open for "
-                            "writing); wait for it to close the file, or set HDF5_USE_FILE_LOCKING=FALSE if you "
-                            "know no one writes to it");
-      case h5::OpenFailure::other: break;
-    }
-    throw missing_error(file + " cannot be opened as HDF5" + (cause.empty() ? std::string() : " (" + cause + ")"));
   }
 
   StoredBytes stored_bytes() const override { return {disc_.element_size, mult_.element_size}; }

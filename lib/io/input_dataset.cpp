@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "common/crash_handler.hpp"
 #include "common/error.hpp"
 #include "io/input_files.hpp"
 
@@ -36,20 +37,20 @@ std::uint64_t expected_elements(hid_t file, const InputConfig& config, int rank)
   return elements;
 }
 
-// "soft link to '/x'", "external link to 'f.h5:/x'", or "link".
+// "a soft link to '/x'", "an external link to 'f.h5:/x'", or "a link".
 std::string link_text(hid_t file, const std::string& name) {
   H5L_info_t link{};
-  if (H5Lget_info(file, name.c_str(), &link, H5P_DEFAULT) < 0) return "link";
+  if (H5Lget_info(file, name.c_str(), &link, H5P_DEFAULT) < 0) return "a link";
   std::vector<char> value(link.u.val_size + 1, '\0');
   if (link.type == H5L_TYPE_SOFT &&
       H5Lget_val(file, name.c_str(), value.data(), value.size(), H5P_DEFAULT) >= 0)
-    return "soft link to '" + std::string(value.data()) + "'";
+    return "a soft link to '" + std::string(value.data()) + "'";
   const char *target_file = nullptr, *target = nullptr;
   if (link.type == H5L_TYPE_EXTERNAL &&
       H5Lget_val(file, name.c_str(), value.data(), value.size(), H5P_DEFAULT) >= 0 &&
       H5Lunpack_elink_val(value.data(), value.size(), nullptr, &target_file, &target) >= 0)
-    return "external link to '" + std::string(target_file) + ":" + target + "'";
-  return "link";
+    return "an external link to '" + std::string(target_file) + ":" + target + "'";
+  return "a link";
 }
 
 // The descriptor for positional reads: the one HDF5 itself opened for the
@@ -84,37 +85,20 @@ void open_holder(const InputConfig& config, DatasetInfo& info, std::uint64_t byt
   ::posix_fadvise(info.fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
 }
 
-}  // namespace
-
-DatasetInfo open_input_dataset(hid_t file, const InputConfig& config, const std::string& name, const std::string& key,
-                               int rank) {
-  DatasetInfo info;
-  const std::string where = key + ": dataset '" + name + "' in '" + config.file + "'";
-  if (H5Lexists(file, name.c_str(), H5P_DEFAULT) <= 0)
-    throw missing_error(key + ": dataset '" + name + "' not found in '" + config.file + "'" +
-                        h5::dataset_candidates(file, rank, expected_elements(file, config, rank)));
-  if (H5Oexists_by_name(file, name.c_str(), H5P_DEFAULT) <= 0)
-    throw missing_error(where + " is a " + link_text(file, name) + " whose target cannot be opened");
-  // External raw storage and virtual sources named relatively are found
-  // beside the HDF5 file, wherever the job runs from.
-  h5::Id dapl = h5::input_dataset_access();
-  info.id = h5::dataset(H5Dopen2(file, name.c_str(), dapl.get()));
-  if (!info.id) throw missing_error(key + ": '" + name + "' in '" + config.file + "' is not a dataset");
-  info.dims = h5::dataset_dims(info.id.get());
-  if (static_cast<int>(info.dims.size()) != rank)
-    throw data_error(key + ": dataset '" + name + "' has rank " + std::to_string(info.dims.size()) + " " +
-                     h5::shape_string(info.dims) + ", expected rank " + std::to_string(rank));
-  h5::Id type = h5::datatype(H5Dget_type(info.id.get()));
-  const H5T_class_t cls = H5Tget_class(type.get());
-  const std::size_t size = H5Tget_size(type.get());
+// The stored type as the report names it ("float32 big-endian", "int16"); a
+// type float64 cannot hold exactly, or no number at all, is refused (65).
+std::string supported_type_text(hid_t type, const std::string& name, const std::string& key,
+                                const std::string& where) {
+  const H5T_class_t cls = H5Tget_class(type);
+  const std::size_t size = H5Tget_size(type);
   if (cls == H5T_FLOAT && size <= 8) {
-    check_float_layout(type.get(), where);
-    info.type_text = "float" + std::to_string(size * 8);
-    if (H5Tget_order(type.get()) == H5T_ORDER_BE) info.type_text += " big-endian";
+    check_float_layout(type, where);
+    const std::string text = "float" + std::to_string(size * 8);
+    return H5Tget_order(type) == H5T_ORDER_BE ? text + " big-endian" : text;
   } else if (cls == H5T_INTEGER && size <= 4) {
-    info.type_text = (H5Tget_sign(type.get()) == H5T_SGN_NONE ? "uint" : "int") + std::to_string(size * 8);
+    return (H5Tget_sign(type) == H5T_SGN_NONE ? "uint" : "int") + std::to_string(size * 8);
   } else if (cls == H5T_INTEGER && size == 8) {
-    throw data_error(key + ": dataset '" + name + "' holds " + (H5Tget_sign(type.get()) == H5T_SGN_NONE ? "u" : "") +
+    throw data_error(key + ": dataset '" + name + "' holds " + (H5Tget_sign(type) == H5T_SGN_NONE ? "u" : "") +
                      "int64, which float64 holds exactly only up to 2^53; convert it where that is known to hold "
                      "(h5py: f.create_dataset('" + name + "_f64', data=f['" + name +
                      "'][...].astype('float64'))) and name the copy in " + key);
@@ -127,6 +111,55 @@ DatasetInfo open_input_dataset(hid_t file, const InputConfig& config, const std:
     throw data_error(key + ": dataset '" + name + "' has unsupported type " + what +
                      "; supported: float16/32/64 (either byte order) and integers up to 32 bits");
   }
+}
+
+}  // namespace
+
+h5::Id open_input_file(const std::string& path, const std::string& what) {
+  if (H5Fis_hdf5(path.c_str()) <= 0) throw missing_error(what + " is not an HDF5 file");
+  std::string messages;  // read before the next HDF5 call clears them
+  h5::Id file;
+  {
+    crash::InsideHdf5 inside("opening file '" + path + "'");
+    h5::Id fapl = h5::input_file_access(kInputMetadataCache);
+    file = h5::file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()));
+    if (!file) messages = h5::error_messages();
+  }
+  if (file) return file;
+  const std::string cause = messages.substr(0, messages.find("; "));
+  switch (h5::open_failure(messages)) {
+    case h5::OpenFailure::truncated:
+      throw data_error(what + " is truncated (" + cause + "); copy it again from its source");
+    case h5::OpenFailure::locked:
+      throw missing_error(what + " is locked by another process (HDF5 file locking: a program has it open for "
+                          "writing); wait for it to close the file, or set HDF5_USE_FILE_LOCKING=FALSE if you "
+                          "know no one writes to it");
+    case h5::OpenFailure::other: break;
+  }
+  throw missing_error(what + " cannot be opened as HDF5" + (cause.empty() ? std::string() : " (" + cause + ")"));
+}
+
+DatasetInfo open_input_dataset(hid_t file, const InputConfig& config, const std::string& name, const std::string& key,
+                               int rank) {
+  DatasetInfo info;
+  const std::string where = key + ": dataset '" + name + "' in '" + config.file + "'";
+  if (H5Lexists(file, name.c_str(), H5P_DEFAULT) <= 0)
+    throw missing_error(key + ": dataset '" + name + "' not found in '" + config.file + "'" +
+                        h5::dataset_candidates(file, rank, expected_elements(file, config, rank)));
+  if (H5Oexists_by_name(file, name.c_str(), H5P_DEFAULT) <= 0)
+    throw missing_error(where + " is " + link_text(file, name) + " whose target cannot be opened");
+  // External raw storage and virtual sources named relatively are found
+  // beside the HDF5 file, wherever the job runs from.
+  h5::Id dapl = h5::input_dataset_access();
+  info.id = h5::dataset(H5Dopen2(file, name.c_str(), dapl.get()));
+  if (!info.id) throw missing_error(key + ": '" + name + "' in '" + config.file + "' is not a dataset");
+  info.dims = h5::dataset_dims(info.id.get());
+  if (static_cast<int>(info.dims.size()) != rank)
+    throw data_error(key + ": dataset '" + name + "' has rank " + std::to_string(info.dims.size()) + " " +
+                     h5::shape_string(info.dims) + ", expected rank " + std::to_string(rank));
+  h5::Id type = h5::datatype(H5Dget_type(info.id.get()));
+  const std::size_t size = H5Tget_size(type.get());
+  info.type_text = supported_type_text(type.get(), name, key, where);
   hsize_t elements = 1;
   for (auto d : info.dims) elements *= d;
   const std::uint64_t bytes = static_cast<std::uint64_t>(elements) * size;

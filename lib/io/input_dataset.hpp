@@ -6,6 +6,7 @@
 #include <hdf5.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,16 @@ struct DatasetInfo {
   StorageFacts storage;
   std::size_t element_size = 8;
 };
+
+// HDF5's metadata cache (chunk index nodes, object headers) grows to 32 MiB
+// by default while a large chunk index is walked; an input's is held to this.
+constexpr std::uint64_t kInputMetadataCache = std::uint64_t{4} << 20;
+
+// `path` opened read-only as an input is read (metadata cache held to
+// kInputMetadataCache). Refused as input.file is: 66 when it is not HDF5 or
+// a writer holds HDF5's lock on it, 65 when it is truncated. `what` names it
+// in messages: "input.file 'in.h5'".
+h5::Id open_input_file(const std::string& path, const std::string& what);
 
 // Opens dataset `name` of `file` (the HDF5 file of config.file) as the input
 // key `key` ("input.discount") names it, of the given rank. Throws

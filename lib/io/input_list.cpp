@@ -1,12 +1,9 @@
 #include "io/input_list.hpp"
 
 #include <stdlib.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
-#include <climits>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -14,43 +11,13 @@
 #include "common/error.hpp"
 #include "io/dimension_names.hpp"
 #include "io/hdf5_handle.hpp"
-#include "io/input_files.hpp"
+#include "io/input_list_coords.hpp"
+#include "io/input_list_parts.hpp"
 #include "io/vds_names.hpp"
 
 namespace discount {
 
 namespace {
-
-struct Part {
-  std::string path, absolute;  // as listed; with every symlink resolved (the virtual mapping's source)
-  std::vector<hsize_t> disc_dims, mult_dims;  // mult_dims empty: no multBy in this file
-  h5::Id disc_type, mult_type;
-  std::vector<std::string> disc_names, mult_names;
-  std::string content, stat;
-};
-
-std::string where(const Part& p, const std::string& key, const std::string& name) {
-  return key + ": dataset '" + name + "' in '" + p.path + "' (input.file list)";
-}
-
-// Shape, type and dimension names of one dataset of a listed file; false when absent and `optional`.
-bool inspect(hid_t file, const Part& p, const std::string& name, const std::string& key, int rank, bool optional,
-             std::vector<hsize_t>& dims, h5::Id& type, std::vector<std::string>& names) {
-  if (H5Lexists(file, name.c_str(), H5P_DEFAULT) <= 0) {
-    if (optional) return false;
-    throw missing_error(key + ": dataset '" + name + "' not found in '" + p.path + "' (input.file list)" +
-                        h5::dataset_candidates(file, rank));
-  }
-  h5::Id ds = h5::dataset(H5Dopen2(file, name.c_str(), h5::input_dataset_access().get()));
-  if (!ds) throw missing_error(where(p, key, name) + " cannot be opened as a dataset");
-  dims = h5::dataset_dims(ds.get());
-  if (static_cast<int>(dims.size()) != rank)
-    throw data_error(where(p, key, name) + " has rank " + std::to_string(dims.size()) + " " + h5::shape_string(dims) +
-                     ", expected rank " + std::to_string(rank));
-  type = h5::datatype(H5Dget_type(ds.get()));
-  names = dimension_names(ds.get());
-  return true;
-}
 
 // A private folder under $TMPDIR (or /tmp), removed with what it holds.
 class TempFolder {
@@ -79,8 +46,8 @@ class TempFolder {
 
 // One virtual dataset at `name` in `vds` mapping each part's dataset at its
 // offset along axis `along` (-1: the first part's whole dataset only).
-void write_virtual(hid_t vds, const std::string& name, const std::vector<const Part*>& parts,
-                   const std::vector<std::vector<hsize_t>>& dims, hid_t type, int along) {
+h5::Id write_virtual(hid_t vds, const std::string& name, const std::vector<const ListPart*>& parts,
+                     const std::vector<std::vector<hsize_t>>& dims, hid_t type, int along) {
   std::vector<hsize_t> total = dims.front();
   if (along >= 0) {
     total[static_cast<std::size_t>(along)] = 0;
@@ -106,11 +73,12 @@ void write_virtual(hid_t vds, const std::string& name, const std::vector<const P
   h5::check(H5Pset_create_intermediate_group(lcpl.get(), 1), "H5Pset_create_intermediate_group");
   h5::Id ds = h5::dataset(H5Dcreate2(vds, name.c_str(), type, space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT));
   if (!ds) throw io_error("input.file list: cannot write the virtual dataset '" + name + "' (" + h5::error_messages() + ")");
+  return ds;
 }
 
 class ListInput final : public InputSource {
  public:
-  ListInput(std::vector<Part> parts, Axis along, std::unique_ptr<TempFolder> folder,
+  ListInput(std::vector<ListPart> parts, Axis along, std::unique_ptr<TempFolder> folder,
             std::unique_ptr<InputSource> inner)
       : parts_(std::move(parts)), along_(along), folder_(std::move(folder)), inner_(std::move(inner)) {
     shape_ = inner_->shape();
@@ -130,20 +98,20 @@ class ListInput final : public InputSource {
   void read_multiplier(Range ids, double* buffer) override { inner_->read_multiplier(ids, buffer); }
   std::string describe() const override {
     std::string files;
-    for (const Part& p : parts_) files += (files.empty() ? "" : ", ") + p.path + " " + h5::shape_string(p.disc_dims);
+    for (const ListPart& p : parts_) files += (files.empty() ? "" : ", ") + p.path + " " + h5::shape_string(p.disc_dims);
     return std::to_string(parts_.size()) + " files along " + axis_name(along_) + " (" + files +
            ") as one virtual dataset: " + inner_->describe();
   }
   std::string identity() const override {
     std::string text = "input.file list along " + std::string(axis_name(along_));
-    for (const Part& p : parts_)
+    for (const ListPart& p : parts_)
       text += "; " + p.content + " " + h5::shape_string(p.disc_dims) + (p.mult_dims.empty() ? "" : " multBy " +
               h5::shape_string(p.mult_dims));
     return text + "; axes " + axes_text(axes_.data(), 3) + (multiplier_axes_[0] == Axis::num ? ", multBy [num,id]" : "");
   }
   std::string file_stat() const override {
     std::string text;
-    for (const Part& p : parts_) text += (text.empty() ? "" : ";") + p.stat;
+    for (const ListPart& p : parts_) text += (text.empty() ? "" : ";") + p.stat;
     return text;
   }
   bool may_hold_nonfinite() const override { return inner_->may_hold_nonfinite(); }
@@ -152,105 +120,59 @@ class ListInput final : public InputSource {
   std::string hdf5_file() const override { return inner_->hdf5_file(); }
 
  private:
-  std::vector<Part> parts_;
+  std::vector<ListPart> parts_;
   Axis along_;
   std::unique_ptr<TempFolder> folder_;
   std::unique_ptr<InputSource> inner_;
 };
 
+// The virtual file: discount and multBy mapped onto the listed files, the
+// first file's attributes, the joined coordinates.
+void write_list_file(const std::string& path, const InputConfig& config, const std::vector<ListPart>& parts,
+                     const InputAxes& chosen, Axis along, const ListFiles& files) {
+  h5::Id vds = h5::file(H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT));
+  if (!vds) throw io_error("input.file list: cannot create '" + path + "' for its virtual dataset");
+  const ListPart& first = parts.front();
+  int at = 0;  // the split axis's position in the discount dataset
+  for (int j = 0; j < 3; ++j)
+    if (chosen.axes[j] == along) at = j;
+  const int mult_at = chosen.multiplier_axes[0] == Axis::id ? 0 : 1;
+  std::vector<const ListPart*> all;
+  std::vector<std::vector<hsize_t>> disc_dims, mult_dims;
+  for (const ListPart& p : parts) {
+    all.push_back(&p);
+    disc_dims.push_back(p.disc_dims);
+    mult_dims.push_back(p.mult_dims);
+  }
+  h5::Id disc = write_virtual(vds.get(), config.discount, all, disc_dims, first.disc_type.get(), at);
+  if (along == Axis::id) write_virtual(vds.get(), config.multiplier, all, mult_dims, first.mult_type.get(), mult_at);
+  else write_virtual(vds.get(), config.multiplier, {&first}, {first.mult_dims}, first.mult_type.get(), -1);
+  copy_list_attributes(files, vds.get(), disc.get());
+  write_list_coordinates(files, along, vds.get(), disc.get());
+}
+
 }  // namespace
 
 std::unique_ptr<InputSource> open_input_list(const InputConfig& config) {
   h5::QuietErrors quiet;
-  std::vector<Part> parts;
-  for (const std::string& path : config.files) {
-    Part p;
-    p.path = path;
-    struct stat st {};
-    if (::stat(path.c_str(), &st) != 0)
-      throw missing_error("input.file '" + path + "' (input.file list): " + std::strerror(errno));
-    if (!S_ISREG(st.st_mode)) throw missing_error("input.file '" + path + "' (input.file list) is not a regular file");
-    for (const Part& q : parts) {
-      struct stat qs {};
-      if (::stat(q.absolute.c_str(), &qs) == 0 && qs.st_dev == st.st_dev && qs.st_ino == st.st_ino)
-        throw config_error("input.file lists '" + path + "' twice (also as '" + q.path + "')");
-    }
-    char resolved[PATH_MAX];
-    if (!::realpath(path.c_str(), resolved))
-      throw missing_error("input.file '" + path + "' (input.file list): " + std::strerror(errno));
-    p.absolute = resolved;
-    p.stat = std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" + std::to_string(st.st_mtim.tv_sec) +
-             "." + std::to_string(st.st_mtim.tv_nsec);
-    p.content = "HDF5 file of " + std::to_string(st.st_size) + " bytes, sampled content " +
-                sampled_content(path, static_cast<std::uint64_t>(st.st_size));
-    if (H5Fis_hdf5(path.c_str()) <= 0) throw missing_error("input.file '" + path + "' (input.file list) is not an HDF5 file");
-    h5::Id file = h5::file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
-    if (!file) throw missing_error("input.file '" + path + "' (input.file list) cannot be opened as HDF5");
-    inspect(file.get(), p, config.discount, "input.discount", 3, false, p.disc_dims, p.disc_type, p.disc_names);
-    inspect(file.get(), p, config.multiplier, "input.multiplier", 2, !parts.empty(), p.mult_dims, p.mult_type,
-            p.mult_names);
-    parts.push_back(std::move(p));
-  }
-  const Part& first = parts.front();
+  std::vector<ListPart> parts;
+  for (const std::string& path : config.files) parts.push_back(inspect_list_file(config, path, parts));
+  const ListPart& first = parts.front();
   // Axes from the first file (its names, or the config), as for one file.
   const InputAxes chosen = choose_input_axes(config, first.disc_names, first.mult_names, first.disc_dims,
-                                             first.mult_dims, where(first, "input.discount", config.discount),
-                                             where(first, "input.multiplier", config.multiplier));
-  // Along id when every file holds multBy rows, along date when only the first does.
-  std::size_t with_mult = 0;
-  for (const Part& p : parts) with_mult += p.mult_dims.empty() ? 0 : 1;
-  if (with_mult != 1 && with_mult != parts.size()) {
-    const Part& odd = *std::find_if(parts.begin() + 1, parts.end(),
-                                    [](const Part& p) { return p.mult_dims.empty(); });
-    throw data_error("input.file list: '" + odd.path + "' holds no '" + config.multiplier + "' where other later files "
-                     "do: files split along id each hold their ids' multBy rows, files split along date hold multBy "
-                     "in the first file only");
+                                             first.mult_dims, list_where(first, "input.discount", config.discount),
+                                             list_where(first, "input.multiplier", config.multiplier));
+  ListFiles files{{}, {}, config.discount, chosen.axes};
+  for (const ListPart& p : parts) {
+    files.paths.push_back(p.path);
+    files.disc_dims.push_back(p.disc_dims);
   }
-  const Axis along = with_mult == 1 ? Axis::date : Axis::id;
-  int at = 0;  // the split axis's position in the discount dataset
-  for (int j = 0; j < 3; ++j)
-    if (chosen.axes[j] == along) at = j;
-  for (const Part& p : parts) {
-    for (int j = 0; j < 3; ++j)
-      if (j != at && p.disc_dims[static_cast<std::size_t>(j)] != first.disc_dims[static_cast<std::size_t>(j)])
-        throw data_error("input.file list along " + std::string(axis_name(along)) + ": '" + p.path + "' has " +
-                         std::to_string(p.disc_dims[static_cast<std::size_t>(j)]) + " " + axis_name(chosen.axes[j]) +
-                         "s in '" + config.discount + "' " + h5::shape_string(p.disc_dims) + " where '" + first.path +
-                         "' has " + std::to_string(first.disc_dims[static_cast<std::size_t>(j)]) +
-                         (along == Axis::date ? " (files split along date hold multBy in the first file only)" : ""));
-    if (H5Tequal(p.disc_type.get(), first.disc_type.get()) <= 0 ||
-        (!p.mult_dims.empty() && H5Tequal(p.mult_type.get(), first.mult_type.get()) <= 0))
-      throw data_error("input.file list: '" + p.path + "' stores its datasets with another datatype than '" +
-                       first.path + "'; all files must agree");
-    if (along == Axis::id && p.mult_names != first.mult_names)
-      throw data_error("input.file list: '" + p.path + "' names the dimensions of '" + config.multiplier +
-                       "' otherwise than '" + first.path + "'");
-  }
-  // multBy's id axis, for a split along id.
-  const int mult_at = chosen.multiplier_axes[0] == Axis::id ? 0 : 1;
-  if (along == Axis::id)
-    for (const Part& p : parts)
-      if (p.mult_dims[static_cast<std::size_t>(mult_at)] != p.disc_dims[static_cast<std::size_t>(at)] ||
-          p.mult_dims[static_cast<std::size_t>(1 - mult_at)] != first.mult_dims[static_cast<std::size_t>(1 - mult_at)])
-        throw data_error("input.file list along id: '" + p.path + "' holds '" + config.multiplier + "' " +
-                         h5::shape_string(p.mult_dims) + " for '" + config.discount + "' " +
-                         h5::shape_string(p.disc_dims) + ": each file's multBy holds the rows of its own ids");
+  const Axis along = choose_list_axis(config, parts, chosen,
+                                      [&](Axis axis) { return compare_list_coordinates(files, axis); });
+  check_list_fit(config, parts, chosen, along);
 
   auto folder = std::make_unique<TempFolder>();
-  {
-    h5::Id vds = h5::file(H5Fcreate(folder->file().c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT));
-    if (!vds) throw io_error("input.file list: cannot create '" + folder->file() + "' for its virtual dataset");
-    std::vector<const Part*> all;
-    std::vector<std::vector<hsize_t>> disc_dims, mult_dims;
-    for (const Part& p : parts) {
-      all.push_back(&p);
-      disc_dims.push_back(p.disc_dims);
-      mult_dims.push_back(p.mult_dims);
-    }
-    write_virtual(vds.get(), config.discount, all, disc_dims, first.disc_type.get(), at);
-    if (along == Axis::id) write_virtual(vds.get(), config.multiplier, all, mult_dims, first.mult_type.get(), mult_at);
-    else write_virtual(vds.get(), config.multiplier, {&first}, {first.mult_dims}, first.mult_type.get(), -1);
-  }
+  write_list_file(folder->file(), config, parts, chosen, along, files);
   InputConfig one = config;
   one.files.clear();
   one.file = folder->file();

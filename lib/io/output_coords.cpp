@@ -138,8 +138,9 @@ struct InputObjects {
 
 InputObjects open_input_objects(const OutputDecor& decor) {
   InputObjects in;
-  if (decor.input_file.empty() || H5Fis_hdf5(decor.input_file.c_str()) <= 0) return in;
-  in.file = h5::file(H5Fopen(decor.input_file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+  const std::string& path = decor.coordinates_file.empty() ? decor.input_file : decor.coordinates_file;
+  if (path.empty() || H5Fis_hdf5(path.c_str()) <= 0) return in;
+  in.file = h5::file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
   if (!in.file || H5Lexists(in.file.get(), decor.input_dataset.c_str(), H5P_DEFAULT) <= 0) return in;
   h5::Id dapl = h5::input_dataset_access();
   in.discount = h5::dataset(H5Dopen2(in.file.get(), decor.input_dataset.c_str(), dapl.get()));

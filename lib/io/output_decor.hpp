@@ -20,6 +20,9 @@ struct OutputDecor {
   std::int64_t nums = 0;
   std::string version;        // "0.9.0 (git abc123)"
   std::string config_path;    // empty: none (config from the command line)
+  // The HDF5 file holding the discount whose coordinates and attributes the
+  // output takes, when not input_file: an input.file list's virtual file.
+  std::string coordinates_file;
 };
 
 }  // namespace discount

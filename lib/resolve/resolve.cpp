@@ -21,6 +21,7 @@ InputFacts input_facts(const InputSource& input) {
   facts.axes = input.axes();
   facts.identity = input.identity();
   facts.file_stat = input.file_stat();
+  facts.hdf5_file = input.hdf5_file();
   facts.read_memory_bytes = input.read_memory_bytes();
   facts.stored = input.stored_bytes();
   facts.visits_as_read = input.visits_as_read();
@@ -350,7 +351,8 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
   output.identity = spec.identity;
   output.input_stat = input.file_stat;
   output.decor = {config.input.synthetic ? std::string() : config.input.file, config.input.discount, input.axes, dates,
-                  ids, input.nums, {}, config.source_path};
+                  ids, input.nums, {}, config.source_path,
+                  config.input.files.empty() ? std::string() : input.hdf5_file};
 
   spec.limits = config.limits;
   spec.verify = config.verify;

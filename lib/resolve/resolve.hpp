@@ -28,6 +28,7 @@ struct InputFacts {
   std::array<Axis, 3> axes{Axis::date, Axis::id, Axis::num};  // the file's axis order
   std::string identity;  // InputSource::identity(): changes when the inputs change
   std::string file_stat;  // InputSource::file_stat(): which file, and when it last changed
+  std::string hdf5_file;  // InputSource::hdf5_file(): the output's coordinates come from there
   std::uint64_t read_memory_bytes = 0;  // InputSource::read_memory_bytes(): HDF5's reading memory
   StoredBytes stored;                   // InputSource::stored_bytes(): element sizes on disk
   bool visits_as_read = false;          // InputSource::visits_as_read(): pieces handed over in cache

@@ -357,7 +357,8 @@ def _scalar(v):
     if isinstance(v, int):
         return str(v)
     s = str(v)
-    if _PLAIN.match(s) and s.lower() not in _RESERVED and not re.match(r"^[0-9.+-]", s):
+    # A leading % is a YAML directive indicator, so such a scalar is quoted.
+    if _PLAIN.match(s) and s.lower() not in _RESERVED and not re.match(r"^[0-9.+%-]", s):
         return s
     return json.dumps(s)
 

@@ -37,11 +37,13 @@ def data(seed):
     return E.random_nonzero(rng, (IDS, NUMS)), E.random_nonzero(rng, (DATES, IDS, NUMS))
 
 
-def split(d, m, disc, along, axes=("date", "id", "num"), names=None):
-    """Three files holding consecutive ranges of `disc` (given [date][id][num]) along `along`, stored in `axes` order."""
+def split(d, m, disc, along, axes=("date", "id", "num"), names=None, cuts=None, every_mult=False):
+    """Files holding consecutive ranges of `disc` (given [date][id][num]) along `along`, stored in `axes` order,
+    cut at `cuts` (default CUTS[along]). Along date multBy is in the first file only, or in every one
+    (`every_mult`); along id each file holds its ids' rows."""
     stored = np.transpose(disc, [E.CANON.index(a) for a in axes])
     at = axes.index(along)
-    cuts = CUTS[along]
+    cuts = cuts or CUTS[along]
     files = []
     for n, (a, b) in enumerate(zip(cuts, cuts[1:])):
         path = os.path.join(d, (names or "part{}.h5").format(n))
@@ -50,7 +52,7 @@ def split(d, m, disc, along, axes=("date", "id", "num"), names=None):
             f.create_dataset("discount", data=part)
             if along == "id":
                 f.create_dataset("multBy", data=m[a:b])
-            elif n == 0:
+            elif n == 0 or every_mult:
                 f.create_dataset("multBy", data=m)
         files.append(os.path.basename(path))
     return files
@@ -157,6 +159,151 @@ def case_identity_covers_every_file(ctx):
     E.check(E.file_digest(os.path.join(d, "out.h5")) == before, "the refused run changed the output")
 
 
+def exact_run(ctx, d, files, expected, axes=None):
+    """The list job runs (with verify --full) and cv equals `expected` bit for bit."""
+    job = E.write_job(os.path.join(d, "job.yaml"), files, "out.h5", input={"axes": list(axes)} if axes else None)
+    E.expect_rc(E.run(ctx, [ctx.app, "run", "-q", job], cwd=d), 0, "run")
+    E.check_output(os.path.join(d, "out.h5"), expected)
+    E.expect_rc(E.run(ctx, [ctx.app, "verify", "--full", job], cwd=d), 0, "verify --full")
+
+
+def case_date_split_equal_multby(ctx):
+    d = ctx.dir("job")
+    m, disc = data(48)
+    files = split(d, m, disc, "date", every_mult=True)
+    exact_run(ctx, d, files, m[None, :, :] * disc)
+
+
+def case_date_split_different_multby(ctx):
+    d = ctx.dir("job")
+    m, disc = data(49)
+    files = split(d, m, disc, "date", every_mult=True)
+    with h5py.File(os.path.join(d, files[2]), "a") as f:
+        f["multBy"][5, 1] = -f["multBy"][5, 1]
+    refused(ctx, d, files, E.EX_DATA, ["input.file list along date: '" + os.path.join(d, "part2.h5") +
+                                       "' holds a 'multBy' that differs", "[id 5, num 1]"])
+
+
+def case_date_split_multby_other_shape(ctx):
+    d = ctx.dir("job")
+    m, disc = data(50)
+    files = split(d, m, disc, "date", every_mult=True)
+    with h5py.File(os.path.join(d, files[1]), "a") as f:
+        del f["multBy"]
+        f.create_dataset("multBy", data=m[:IDS - 1])
+    refused(ctx, d, files, E.EX_DATA, ["part1.h5' holds 'multBy' [12 x 3] where", "[13 x 3]", "along date"])
+
+
+# Three files of one shape: nothing but multBy tells date from id.
+EVEN = 9
+
+
+def even_split(d, along, mult):
+    """Three files of 3 x 9 x 3 along `along`; mult: 'first', 'same' (every file the first's) or 'own'."""
+    rng = np.random.default_rng(51)
+    disc = E.random_nonzero(rng, (EVEN, EVEN, NUMS))
+    rows = E.random_nonzero(rng, (EVEN, NUMS))
+    files = []
+    for n in range(3):
+        path = os.path.join(d, f"even{n}.h5")
+        cut = slice(3 * n, 3 * n + 3)
+        with h5py.File(path, "w") as f:
+            f.create_dataset("discount", data=disc[cut] if along == "date" else disc[:, cut])
+            if mult == "own":
+                f.create_dataset("multBy", data=rows[cut])
+            elif mult == "same" or n == 0:
+                f.create_dataset("multBy", data=rows)
+        files.append(os.path.basename(path))
+    whole_mult = rows if along == "date" else rows[:3]
+    return files, disc, rows, whole_mult
+
+
+def case_even_multby_first_only_is_date(ctx):
+    d = ctx.dir("job")
+    files, disc, rows, _ = even_split(d, "date", "first")
+    exact_run(ctx, d, files, rows[None, :, :] * disc)
+
+
+def case_even_own_multby_is_id(ctx):
+    d = ctx.dir("job")
+    files, disc, rows, _ = even_split(d, "id", "own")
+    # Read along id: the three [9][3][3] blocks side by side are the whole [9][9][3] discount.
+    exact_run(ctx, d, files, rows[None, :, :] * disc)
+
+
+def case_even_same_multby_refused(ctx):
+    d = ctx.dir("job")
+    files, _, _, _ = even_split(d, "date", "same")
+    refused(ctx, d, files, E.EX_DATA, ["cannot tell whether the files are split along date or along id",
+                                       "even0.h5' only"])
+
+
+def case_h5py_coordinates_joined(ctx):
+    """Coordinates written with h5py: ids as dimension scales of fixed-length strings whose length differs
+    from file to file, joined along id; dates as a 1-D 'dates' dataset beside the discount, the same in
+    every file; no num coordinate (the index)."""
+    d = ctx.dir("job")
+    m, disc = data(53)
+    files = split(d, m, disc, "id")
+    ids = [f"i{'x' * (k % 5)}{k}".encode() for k in range(IDS)]
+    dates = 2024.0 + np.arange(DATES) / 12
+    for n, (a, b) in enumerate(zip(CUTS["id"], CUTS["id"][1:])):
+        with h5py.File(os.path.join(d, files[n]), "a") as f:
+            f["id"] = np.array(ids[a:b])  # h5py: fixed-length, as long as this file's longest id
+            f["id"].make_scale("id")
+            f["discount"].dims[1].attach_scale(f["id"])
+            f["dates"] = dates
+            f["dates"].attrs["units"] = "years"
+    exact_run(ctx, d, files, m[None, :, :] * disc, axes=E.CANON)  # only id is named: input.axes says the rest
+    with h5py.File(os.path.join(d, "out.h5"), "r") as f:
+        got_ids = [bytes(v).rstrip(b"\0") for v in f["id"][...]]
+        E.check(got_ids == ids, f"ids {got_ids}, expected {ids}")
+        E.check(np.array_equal(f["date"][...], dates) and f["date"].attrs["units"] == "years",
+                f"dates {f['date'][...]} {dict(f['date'].attrs)}")
+        E.check(np.array_equal(f["num"][...], np.arange(NUMS)), f"nums {f['num'][...]}")
+
+
+def break_second(d, kind):
+    """Damage part1.h5's discount of an id split (its multBy stays, so the file alone is a whole input)."""
+    path = os.path.join(d, "part1.h5")
+    with h5py.File(path, "a") as f:
+        part = f["discount"][...]
+        del f["discount"]
+        if kind == "virtual_source_missing":
+            with h5py.File(os.path.join(d, "gone.h5"), "w") as g:
+                g.create_dataset("discount", data=part)
+            layout = h5py.VirtualLayout(shape=part.shape, dtype="f8")
+            layout[...] = h5py.VirtualSource("gone.h5", "discount", shape=part.shape)
+            f.create_virtual_dataset("discount", layout, fillvalue=0.0)
+        elif kind in ("external_raw_missing", "external_raw_short"):
+            raw = os.path.join(d, "part1.raw")
+            f.create_dataset("discount", data=part, external=[(raw, 0, h5py.h5f.UNLIMITED)])
+        elif kind == "dangling_soft_link":
+            f["discount"] = h5py.SoftLink("/nowhere")
+        elif kind == "external_link_missing":
+            f["discount"] = h5py.ExternalLink("gone.h5", "/discount")
+    if kind == "virtual_source_missing":
+        os.remove(os.path.join(d, "gone.h5"))
+    elif kind == "external_raw_missing":
+        os.remove(os.path.join(d, "part1.raw"))
+    elif kind == "external_raw_short":
+        os.truncate(os.path.join(d, "part1.raw"), part.nbytes // 2)
+
+
+def listed_file_checked(kind, rc, needle):
+    """A listed file is refused as it is when alone: the same exit code, naming the file."""
+    def case(ctx):
+        d = ctx.dir("job")
+        m, disc = data(52)
+        files = split(d, m, disc, "id")
+        break_second(d, kind)
+        alone = E.write_job(os.path.join(d, "alone.yaml"), "part1.h5", "alone.h5")
+        r = E.run(ctx, [ctx.app, "run", alone], cwd=d)
+        E.check(r.rc == rc and needle in r.stderr, f"part1.h5 alone: expected {rc} with {needle!r}:\n{r}")
+        refused(ctx, d, files, rc, ["'" + os.path.join(d, "part1.h5") + "'", needle])
+    return case
+
+
 CASES = [
     ("split_along_date", run_list_case("date", memory=ONE_DATE)),
     ("split_along_id", run_list_case("id", memory=ONE_ID)),
@@ -167,6 +314,19 @@ CASES = [
     ("glob_refused", case_glob_refused),
     ("output_is_listed_file", case_output_is_listed_file),
     ("identity_covers_every_file", case_identity_covers_every_file),
+    ("date_split_equal_multby", case_date_split_equal_multby),
+    ("date_split_different_multby", case_date_split_different_multby),
+    ("date_split_multby_other_shape", case_date_split_multby_other_shape),
+    ("even_multby_first_only_is_date", case_even_multby_first_only_is_date),
+    ("even_own_multby_is_id", case_even_own_multby_is_id),
+    ("even_same_multby_refused", case_even_same_multby_refused),
+    ("h5py_coordinates_joined", case_h5py_coordinates_joined),
+    ("listed_virtual_source_missing", listed_file_checked("virtual_source_missing", E.EX_NOINPUT,
+                                                         "its source file 'gone.h5' is missing")),
+    ("listed_external_raw_missing", listed_file_checked("external_raw_missing", E.EX_NOINPUT, "part1.raw")),
+    ("listed_external_raw_short", listed_file_checked("external_raw_short", E.EX_DATA, "part1.raw")),
+    ("listed_dangling_soft_link", listed_file_checked("dangling_soft_link", E.EX_NOINPUT, "/nowhere")),
+    ("listed_external_link_missing", listed_file_checked("external_link_missing", E.EX_NOINPUT, "gone.h5")),
 ]
 
 if __name__ == "__main__":
