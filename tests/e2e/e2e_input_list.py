@@ -15,6 +15,18 @@
   no-op; once the third file holds other bytes, the output is another job's
   (73, untouched).
 - No temporary virtual file is left behind.
+- Split along date with a multBy in every file: the first file's values are
+  accepted (exact); other values or another shape are refused with 65,
+  naming the file (and the first element that differs).
+- Files of one shape: a multBy in the first file only reads as dates, one of
+  each file's own as ids (both exact); the same multBy in every file, with
+  nothing else to tell, is refused with 65.
+- Coordinates written with h5py (id scales of fixed-length strings of
+  different lengths, a 'dates' dataset beside the discount): joined along the
+  split axis in the output.
+- Each listed file is checked as it is alone: a virtual source, an external
+  raw file or a link target that is missing (66), external raw storage too
+  short (65); the list gives the same exit code, naming the file.
 """
 
 import glob
