@@ -1,6 +1,6 @@
 // How far the host space's staging copies keep a split job on a memory-backed
-// file system from the storage's own rate (issue 22: split / `dd` pair <= 1.4;
-// session 12 measured 2.95 in host space on the H200 node). Each variant
+// file system from the storage's own rate (target: split / `dd` pair <= 1.4;
+// 2.95 in host space on the H200 node on 2026-12-02, 7abb514). Each variant
 // moves the same bytes, a raw input file of float64 in `dir` multiplied by a
 // resident multBy row and written to one part file per thread (the split
 // layout: one writer per part), on T threads at once:

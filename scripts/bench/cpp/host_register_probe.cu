@@ -1,6 +1,6 @@
 // What page-locking ordinary host memory in place costs, against copying it
 // into pinned buffers: the question behind moving NumPy arrays to a GPU
-// without a host copy (docs/performance.md, "Session 18").
+// without a host copy (docs/performance-history.md, "NumPy arrays pinned in place").
 //
 // It maps two arrays as NumPy does (malloc, MADV_HUGEPAGE, touched on every
 // thread), then times:
