@@ -45,10 +45,14 @@ std::vector<discount::Axis> parse_axes(const std::string& text) {
   while (start <= text.size()) {
     const std::size_t comma = text.find(',', start);
     const std::string name = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    if (name == "date") axes.push_back(discount::Axis::date);
-    else if (name == "id") axes.push_back(discount::Axis::id);
-    else if (name == "num") axes.push_back(discount::Axis::num);
-    else throw discount::usage_error("--axes: unknown axis '" + name + "' (use date, id, num)");
+    if (name == "date")
+      axes.push_back(discount::Axis::date);
+    else if (name == "id")
+      axes.push_back(discount::Axis::id);
+    else if (name == "num")
+      axes.push_back(discount::Axis::num);
+    else
+      throw discount::usage_error("--axes: unknown axis '" + name + "' (use date, id, num)");
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
@@ -72,8 +76,10 @@ int run(int argc, char** argv) {
   std::vector<std::string> kokkos_args;
   std::vector<std::string> args;
   for (int i = 1; i < argc; ++i) {
-    if (std::strncmp(argv[i], "--kokkos-", 9) == 0) kokkos_args.emplace_back(argv[i]);
-    else args.emplace_back(argv[i]);
+    if (std::strncmp(argv[i], "--kokkos-", 9) == 0)
+      kokkos_args.emplace_back(argv[i]);
+    else
+      args.emplace_back(argv[i]);
   }
   // `discount_app input.yaml` means `discount_app run input.yaml`.
   static const std::vector<std::string> commands{"run", "plan", "verify", "generate", "config"};
@@ -96,9 +102,12 @@ int run(int argc, char** argv) {
       "run", "run the job described by input.yaml; a run that was stopped or killed resumes where it left off");
   run_cmd->add_option("config", config_path, "the job's YAML file (docs/config.md)")->required();
   run_cmd->add_flag("--restart", run_options.restart, "discard a .partial output of a different job and start over");
-  run_cmd->add_flag("--dry-run", run_options.dry_run, "check everything a run checks and print the whole plan (as `plan --verbose`, without measuring the disks); write nothing");
+  run_cmd->add_flag("--dry-run", run_options.dry_run,
+                    "check everything a run checks and print the whole plan (as `plan --verbose`, without measuring "
+                    "the disks); write nothing");
   run_cmd->add_option("--report", run_options.report_path, "write the JSON run report here (overrides `report:`)");
-  run_cmd->add_flag("-q,--quiet", run_options.quiet, "print no progress, status lines or summary on stdout (errors still go to stderr)");
+  run_cmd->add_flag("-q,--quiet", run_options.quiet,
+                    "print no progress, status lines or summary on stdout (errors still go to stderr)");
   run_cmd->add_flag("--remeasure", run_options.remeasure,
                     "measure the link limits again instead of taking this host's cached ones (limits.cache_days)");
 
@@ -106,8 +115,9 @@ int run(int argc, char** argv) {
       "plan", "print the job's shape, chunk axis, slabs, buffers and predicted wall time, before running it");
   plan_cmd->add_option("config", config_path, "the job's YAML file (docs/config.md)")->required();
   bool no_measure = false;
-  plan_cmd->add_flag("--no-measure", no_measure,
-                     "measure nothing: take the rates from limits: and the job's earlier report only (no I/O, no Kokkos)");
+  plan_cmd->add_flag(
+      "--no-measure", no_measure,
+      "measure nothing: take the rates from limits: and the job's earlier report only (no I/O, no Kokkos)");
   bool plan_verbose = false;
   plan_cmd->add_flag("-v,--verbose", plan_verbose,
                      "also print each rate and where it came from, the prediction's derivation stage by stage,"
@@ -130,12 +140,19 @@ int run(int argc, char** argv) {
   std::string axes_text = "date,id,num";
   auto* gen_cmd = app.add_subcommand(
       "generate", "write a synthetic input file: multBy and discount filled with random non-zero values");
-  gen_cmd->add_option("--dates", gen.dates, "number of dates (discount's date axis)")->required()->check(CLI::PositiveNumber);
-  gen_cmd->add_option("--ids", gen.ids, "number of ids (shared by multBy and discount)")->required()->check(CLI::PositiveNumber);
-  gen_cmd->add_option("--nums", gen.nums, "number of nums (shared by multBy and discount)")->required()->check(CLI::PositiveNumber);
+  gen_cmd->add_option("--dates", gen.dates, "number of dates (discount's date axis)")
+      ->required()
+      ->check(CLI::PositiveNumber);
+  gen_cmd->add_option("--ids", gen.ids, "number of ids (shared by multBy and discount)")
+      ->required()
+      ->check(CLI::PositiveNumber);
+  gen_cmd->add_option("--nums", gen.nums, "number of nums (shared by multBy and discount)")
+      ->required()
+      ->check(CLI::PositiveNumber);
   gen_cmd->add_option("--out", gen.out, "the HDF5 file to write; its folder must exist")->required();
   gen_cmd->add_option("--seed", gen.seed, "random seed: the same seed gives the same values (default 1)");
-  gen_cmd->add_option("--axes", axes_text, "order of discount's axes in the file, a permutation of date,id,num (default date,id,num)");
+  gen_cmd->add_option("--axes", axes_text,
+                      "order of discount's axes in the file, a permutation of date,id,num (default date,id,num)");
   gen_cmd->add_flag("--force", gen.force, "replace the file if it exists (without it an existing file is an error)");
 
   discount::check_kokkos_args(kokkos_args);
@@ -160,7 +177,8 @@ int run(int argc, char** argv) {
   run_options.kokkos_args = kokkos_args;
   if (*run_cmd) return discount::run_command(discount::load_config_on_every_rank(config_path), run_options);
   if (*plan_cmd)
-    return discount::plan_command(discount::load_config_on_every_rank(config_path), {!no_measure, kokkos_args, plan_verbose});
+    return discount::plan_command(discount::load_config_on_every_rank(config_path),
+                                  {!no_measure, kokkos_args, plan_verbose});
   if (*config_cmd) return discount::config_command(discount::load_config(config_path));
   if (*verify_cmd) return discount::verify_job(discount::load_config(config_path), sample);
   if (*gen_cmd) {
@@ -196,8 +214,7 @@ int main(int argc, char** argv) {
   } catch (const discount::Error& e) {
     return fail(static_cast<int>(e.code()), std::string("error: ") + e.what(), &e);
   } catch (const std::bad_alloc&) {
-    return fail(static_cast<int>(discount::ExitCode::internal),
-                "error: out of host memory; lower memory.host_budget");
+    return fail(static_cast<int>(discount::ExitCode::internal), "error: out of host memory; lower memory.host_budget");
   } catch (const std::exception& e) {
     return fail(static_cast<int>(discount::ExitCode::internal),
                 std::string("internal error: ") + e.what() + " (please report)", &e);

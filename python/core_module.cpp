@@ -71,7 +71,8 @@ Outcome run_in_worker(Work work, const py::object& progress) {
   if (!job_lock.owns_lock())
     return {static_cast<int>(ExitCode::usage),
             "another discount_app call is running in this process; calls are serialised (use one thread, "
-            "or let the module's lock order them)", "", false};
+            "or let the module's lock order them)",
+            "", false};
   std::atomic<int> stop{0};
   std::mutex m;
   std::condition_variable cv;
@@ -95,26 +96,28 @@ Outcome run_in_worker(Work work, const py::object& progress) {
   // This thread only waits for the engine thread, where every Kokkos call of
   // the process runs (embed/engine_thread.hpp); the calling thread meanwhile
   // passes progress on and watches for Ctrl-C, the GIL released.
-  std::thread worker([&] { embed::run_on_engine_thread([&] {
-    try {
-      outcome.report = work(&stop, on_progress);
-    } catch (const Error& e) {
-      outcome.code = static_cast<int>(e.code());
-      outcome.message = e.what();
-    } catch (const std::bad_alloc&) {
-      outcome.code = static_cast<int>(ExitCode::internal);
-      outcome.message = "out of host memory; lower host_budget";
-    } catch (const std::exception& e) {
-      outcome.code = static_cast<int>(ExitCode::internal);
-      outcome.message = std::string("internal error: ") + e.what() + " (please report)";
-    } catch (...) {
-      outcome.code = static_cast<int>(ExitCode::internal);
-      outcome.message = "internal error: an unknown exception (please report)";
-    }
-    std::lock_guard<std::mutex> lock(m);
-    done = true;
-    cv.notify_all();
-  }); });
+  std::thread worker([&] {
+    embed::run_on_engine_thread([&] {
+      try {
+        outcome.report = work(&stop, on_progress);
+      } catch (const Error& e) {
+        outcome.code = static_cast<int>(e.code());
+        outcome.message = e.what();
+      } catch (const std::bad_alloc&) {
+        outcome.code = static_cast<int>(ExitCode::internal);
+        outcome.message = "out of host memory; lower host_budget";
+      } catch (const std::exception& e) {
+        outcome.code = static_cast<int>(ExitCode::internal);
+        outcome.message = std::string("internal error: ") + e.what() + " (please report)";
+      } catch (...) {
+        outcome.code = static_cast<int>(ExitCode::internal);
+        outcome.message = "internal error: an unknown exception (please report)";
+      }
+      std::lock_guard<std::mutex> lock(m);
+      done = true;
+      cv.notify_all();
+    });
+  });
   std::optional<py::error_already_set> raised;  // by the callable, or a KeyboardInterrupt
   for (;;) {
     std::deque<ProgressFields> items;
@@ -295,14 +298,11 @@ PYBIND11_MODULE(_core, m) {
     std::optional<Config> config;
     try {
       config = parse_config_tree(TreeBuilder(source).build(tree, ""), source);
-    } catch (const Error& e) {
-      return as_tuple({static_cast<int>(e.code()), e.what(), "", false});
-    }
-    return as_tuple(run_in_worker(
-        [&](const std::atomic<int>* stop, const embed::Progress& on_progress) {
-          return run_job_json(*config, stop, on_progress);
-        },
-        progress));
+    } catch (const Error& e) { return as_tuple({static_cast<int>(e.code()), e.what(), "", false}); }
+    return as_tuple(
+        run_in_worker([&](const std::atomic<int>* stop,
+                          const embed::Progress& on_progress) { return run_job_json(*config, stop, on_progress); },
+                      progress));
   });
 
   m.def("multiply", [](py::tuple mult, py::tuple disc, py::tuple out, bool device_arrays, py::object axes,
@@ -332,9 +332,7 @@ PYBIND11_MODULE(_core, m) {
             argument_config("parallel_dims", "compute", "parallel_dims", parallel_dims).compute.parallel_dims;
       if (!chunk_axis.is_none())
         request.chunk_axis = argument_config("chunk_axis", "memory", "chunk_axis", chunk_axis).memory.chunk_axis;
-    } catch (const Error& e) {
-      return as_tuple({static_cast<int>(e.code()), e.what(), "", false});
-    }
+    } catch (const Error& e) { return as_tuple({static_cast<int>(e.code()), e.what(), "", false}); }
     return as_tuple(run_in_worker(
         [&](const std::atomic<int>* stop, const embed::Progress& on_progress) {
           return embed::multiply(request, stop, on_progress).to_json();
@@ -393,9 +391,7 @@ PYBIND11_MODULE(_core, m) {
       try {
         embed::ensure_kokkos();
         separate = embed::device_memory_is_separate();
-      } catch (const std::exception& e) {
-        failure = e.what();
-      }
+      } catch (const std::exception& e) { failure = e.what(); }
     });
     if (!failure.empty()) throw std::runtime_error(failure);
     return separate;

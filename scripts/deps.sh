@@ -33,7 +33,7 @@ APT_PACKAGES=(g++ cmake ninja-build make libhdf5-dev hdf5-tools libyaml-cpp-dev
   python3-numba python3-dask dpkg-dev time xz-utils tmux
   python3-xarray python3-h5netcdf python3-netcdf4 python3-pandas netcdf-bin
   python3-dev pybind11-dev python3-pybind11 python3-pytest python3-venv python3-pip
-  libopenmpi-dev openmpi-bin libhdf5-openmpi-dev)
+  libopenmpi-dev openmpi-bin libhdf5-openmpi-dev clang-format)
 # A one-node Slurm for tests/slurm (started by the tests, not as services);
 # srun's pmix plugin loads libpmix.so, which only libpmix-dev provides.
 SLURM_PACKAGES=(slurm-wlm munge libpmix-dev)

@@ -21,7 +21,7 @@ namespace discount {
 struct RunOptions {
   bool restart = false;
   bool dry_run = false;
-  std::string report_path;        // overrides config.report when set
+  std::string report_path;               // overrides config.report when set
   std::vector<std::string> kokkos_args;  // --kokkos-* passed through
   bool quiet = false;
   bool remeasure = false;  // ignore this host's cached link limits (and refresh them)

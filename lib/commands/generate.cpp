@@ -41,9 +41,11 @@ int generate_command(const GenerateOptions& o) {
         H5Dcreate2(file.get(), "multBy", H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
     std::vector<double> values(static_cast<std::size_t>(o.ids * o.nums));
     const std::uint64_t key = synthetic::key(o.seed, synthetic::multiplier);
-    host_parallel(static_cast<std::int64_t>(values.size()), io_threads(), [&](std::int64_t b, std::int64_t e, unsigned) {
-      for (std::int64_t n = b; n < e; ++n) values[n] = synthetic::value(key, static_cast<std::uint64_t>(n));
-    });
+    host_parallel(static_cast<std::int64_t>(values.size()), io_threads(),
+                  [&](std::int64_t b, std::int64_t e, unsigned) {
+                    for (std::int64_t n = b; n < e; ++n)
+                      values[n] = synthetic::value(key, static_cast<std::uint64_t>(n));
+                  });
     if (!ds || H5Dwrite(ds.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0)
       fail("cannot write multBy");
   }
@@ -71,8 +73,7 @@ int generate_command(const GenerateOptions& o) {
         for (std::int64_t c = 0; c < e2; ++c) {
           const std::int64_t coord[3] = {coord01[0], coord01[1], c};
           std::int64_t d = 0, i = 0, k = 0;
-          for (int j = 0; j < 3; ++j)
-            (o.axes[j] == Axis::date ? d : o.axes[j] == Axis::id ? i : k) = coord[j];
+          for (int j = 0; j < 3; ++j) (o.axes[j] == Axis::date ? d : o.axes[j] == Axis::id ? i : k) = coord[j];
           block[ab * e2 + c] = synthetic::value(key, static_cast<std::uint64_t>((d * o.ids + i) * o.nums + k));
         }
       }

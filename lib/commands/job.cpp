@@ -27,8 +27,8 @@ SystemFacts local_facts(const Config& config, const InputSource& input) {
   facts.separate_device_memory = needs_device_copies(Space::device);
   facts.host_bytes = host_share(host_available_bytes(), ranks::local_size());
   if (config.compute.space == Space::device && facts.separate_device_memory)
-    facts.device_bytes = device_share(device_free_bytes(ranks::local_device(visible_devices())),
-                                      ranks::local_size(), visible_devices());
+    facts.device_bytes =
+        device_share(device_free_bytes(ranks::local_device(visible_devices())), ranks::local_size(), visible_devices());
   facts.writer_threads = DirectWriter::threads();
   if (config.output.mode == OutputMode::file)  // output.layout: auto (resolve/layout_choice.hpp)
     facts.output_memory_backed = memory_backed(existing_folder(dir_of(config.output.file)));
@@ -100,9 +100,9 @@ void quiet_openmp_warning() { ::setenv("OMP_PROC_BIND", "false", 0); }
 std::string layout_text(const JobSpec& spec) {
   if (spec.output_mode != OutputMode::file) return {};
   const OutputSpec& out = spec.output;
-  std::string text = out.layout == OutputLayout::split
-                         ? "split, " + std::to_string(out.parts) + " parts, " + std::to_string(out.writers) + " writer(s)"
-                         : "single";
+  std::string text = out.layout == OutputLayout::split ? "split, " + std::to_string(out.parts) + " parts, " +
+                                                             std::to_string(out.writers) + " writer(s)"
+                                                       : "single";
   return text + " (" + spec.report.layout_reason + ")";
 }
 

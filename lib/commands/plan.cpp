@@ -66,8 +66,7 @@ PlanRates plan_rates(const Job& job, const std::vector<std::string>& kokkos_args
     expect.host = host_name();
     expect.input = job.input->describe();
     expect.output_is_file = file_output;
-    expect.output_path = file_output ? spec.output.path
-                                     : ChecksumOutput(spec.output.axes, 1, 1, 1).describe();
+    expect.output_path = file_output ? spec.output.path : ChecksumOutput(spec.output.axes, 1, 1, 1).describe();
     expect.space = execution_space_name(spec.pipeline.space);
     expect.kernel = spec.report.kernel;
     expect.slicing = spec.report.slicing;
@@ -90,8 +89,8 @@ PlanRates plan_rates(const Job& job, const std::vector<std::string>& kokkos_args
 
   if (!measure || !spec.limits.measure) {
     if (any_missing() || rates.fixed.seconds < 0)
-      rates.notes.push_back(std::string("nothing measured (") +
-                            (measure ? "limits.measure: false" : "--no-measure") + ")");
+      rates.notes.push_back(std::string("nothing measured (") + (measure ? "limits.measure: false" : "--no-measure") +
+                            ")");
     return rates;
   }
 
@@ -100,9 +99,9 @@ PlanRates plan_rates(const Job& job, const std::vector<std::string>& kokkos_args
   if (probe_io && ranks::is_root()) {
     const ProbeBudget budget;
     if (missing(Stage::read)) {
-      const ProbeResult read = probe_read(*job.input, plan, spec.pipeline.dates, spec.pipeline.ids,
-                                          spec.pipeline.check_finite && job.input->may_hold_nonfinite(), budget,
-                                          touch_gb_per_s);
+      const ProbeResult read =
+          probe_read(*job.input, plan, spec.pipeline.dates, spec.pipeline.ids,
+                     spec.pipeline.check_finite && job.input->may_hold_nonfinite(), budget, touch_gb_per_s);
       if (read.ok()) {
         limits.read = measured_now(read.gb_per_s());
         measured_any = true;
@@ -132,8 +131,9 @@ PlanRates plan_rates(const Job& job, const std::vector<std::string>& kokkos_args
       rates.notes.push_back("write measured now: " + write.detail);
       if (write.folder_missing)
         rates.warnings.push_back("output folder '" + folder_of(spec.output.path) +
-                              "' does not exist yet (the run creates it); the write rate is its"
-                              " nearest existing parent's, '" + write.folder + "'");
+                                 "' does not exist yet (the run creates it); the write rate is its"
+                                 " nearest existing parent's, '" +
+                                 write.folder + "'");
     }
   }
   // Every rank the same: the measurement is collective under MPI.
@@ -188,15 +188,15 @@ void print_output_and_ranks(const Job& job) {
     std::cout << "layout         " << layout_text(spec) << "\n";
   }
   if (ranks::multi())
-    std::cout << "ranks          " << ranks::size() << " (each takes a contiguous share of the slabs still to do, about "
+    std::cout << "ranks          " << ranks::size()
+              << " (each takes a contiguous share of the slabs still to do, about "
               << (plan.slabs.size() + ranks::size() - 1) / ranks::size() << ")\n";
 }
 
 // The stage predicted to take longest.
 std::vector<StagePrediction>::const_iterator slowest_stage(const std::vector<StagePrediction>& stages) {
-  return std::max_element(stages.begin(), stages.end(), [](const auto& a, const auto& b) {
-    return a.seconds < b.seconds;
-  });
+  return std::max_element(stages.begin(), stages.end(),
+                          [](const auto& a, const auto& b) { return a.seconds < b.seconds; });
 }
 
 // The one line of the summary: the predicted wall time and the stage that
@@ -218,8 +218,7 @@ void print_wall_summary(const std::vector<StagePrediction>& stages, const WallPr
     };
     const auto read = named(Stage::read), kernel = named(Stage::kernel);
     if (read != stages.end() && kernel != stages.end()) {
-      const std::string sources =
-          read->source == kernel->source ? read->source : read->source + "; " + kernel->source;
+      const std::string sources = read->source == kernel->source ? read->source : read->source + "; " + kernel->source;
       std::snprintf(line, sizeof line,
                     "predicted wall %.2f s%s; bottleneck %s: %s read at %.2f GB/s and multiplied by the same threads "
                     "at %.2f GB/s (%s)\n",

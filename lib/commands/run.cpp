@@ -107,13 +107,15 @@ RunReport start_report(const Job& job, const OutputSink& sink) {
 // Status lines: time-stamped when stdout is a log (report/progress.hpp).
 void announce(const RunReport& report, const Plan& plan, const std::string& layout) {
   const std::string tag = status_prefix();
-  std::cout << tag << "input  " << report.input << "\n" << tag << "output " << report.output << "\n" << tag
-            << "kernel " << report.space << ", " << report.slicing << "\n" << tag << "plan   " << plan.slabs.size()
-            << " slab(s) of up to " << format_bytes(plan.slab_bytes) << ", host " << format_bytes(plan.host_bytes);
+  std::cout << tag << "input  " << report.input << "\n"
+            << tag << "output " << report.output << "\n"
+            << tag << "kernel " << report.space << ", " << report.slicing << "\n"
+            << tag << "plan   " << plan.slabs.size() << " slab(s) of up to " << format_bytes(plan.slab_bytes)
+            << ", host " << format_bytes(plan.host_bytes);
   if (plan.request.device_copies) std::cout << ", device " << format_bytes(plan.device_bytes);
   if (ranks::multi()) std::cout << ", per rank; " << ranks::size() << " ranks";
-  std::cout << "\n" << tag << "chunk  " << axis_name(plan.request.chunk_axis) << " ("
-            << plan.request.chunk_axis_reason << ")";
+  std::cout << "\n"
+            << tag << "chunk  " << axis_name(plan.request.chunk_axis) << " (" << plan.request.chunk_axis_reason << ")";
   if (!layout.empty()) std::cout << "\n" << tag << "layout " << layout;
   std::cout << std::endl;
 }
@@ -121,13 +123,12 @@ void announce(const RunReport& report, const Plan& plan, const std::string& layo
 [[noreturn]] void stopped(const RunReport& report, const OutputSink& sink, int signo) {
   const auto* file_output = dynamic_cast<const FileOutput*>(&sink);
   const std::string where = file_output ? "; progress saved in " + file_output->partial_path() : "";
-  const std::string done =
-      ranks::multi()
-          ? " after this rank's " + std::to_string(report.slabs_run) + " slab(s) of this run"
-          : " after " + std::to_string(report.slabs_skipped + report.slabs_run) + " of " +
-                std::to_string(report.slabs_total) + " slabs";
-  throw Error(ExitCode::interrupted, std::string("interrupted by ") + signal_name(signo) + done +
-                                         where + "; run the same command again to resume");
+  const std::string done = ranks::multi()
+                               ? " after this rank's " + std::to_string(report.slabs_run) + " slab(s) of this run"
+                               : " after " + std::to_string(report.slabs_skipped + report.slabs_run) + " of " +
+                                     std::to_string(report.slabs_total) + " slabs";
+  throw Error(ExitCode::interrupted, std::string("interrupted by ") + signal_name(signo) + done + where +
+                                         "; run the same command again to resume");
 }
 
 // Keeps what was written for the resume, if the disk still lets us; bad
@@ -137,12 +138,10 @@ void save_progress(const std::exception_ptr& failure, OutputSink& sink) {
     std::rethrow_exception(failure);
   } catch (const Error& e) {
     if (e.code() == ExitCode::data_invalid) return;
-  } catch (...) {
-  }
+  } catch (...) {}
   try {
     sink.checkpoint();
-  } catch (const Error&) {
-  }
+  } catch (const Error&) {}
 }
 
 // Starts Kokkos, takes the link limits, runs this rank's slabs and makes them
@@ -173,15 +172,17 @@ std::exception_ptr run_slabs(const Job& job, const RunOptions& options, OutputSi
     std::optional<ProgressPrinter> progress;
     if (talk) {
       // "rank 0 of 4: " under MPI (rank 0 prints its own share's progress).
-      progress.emplace(ranks::multi() ? "rank " + std::to_string(ranks::rank()) + " of " +
-                                            std::to_string(ranks::size()) + ": "
-                                      : "");
+      progress.emplace(ranks::multi()
+                           ? "rank " + std::to_string(ranks::rank()) + " of " + std::to_string(ranks::size()) + ": "
+                           : "");
     }
     if (progress || options.on_progress)
       pipeline.progress = [&progress, &options](const WriteProgress& p) {
         if (progress) {
-          if (p.done) progress->finish();
-          else progress->slab_written(p.written, p.total, p.bytes, p.seconds);
+          if (p.done)
+            progress->finish();
+          else
+            progress->slab_written(p.written, p.total, p.bytes, p.seconds);
         }
         // In-process callers get the progress line's figures after every slab.
         if (options.on_progress && !p.done && p.written > 0)
@@ -217,9 +218,7 @@ std::exception_ptr agree_on_outcome(const std::exception_ptr& failure) {
   try {
     ranks::agree(failure);
     return nullptr;
-  } catch (...) {
-    return std::current_exception();
-  }
+  } catch (...) { return std::current_exception(); }
 }
 
 // Only a job every rank finished is published; then the checksums of every
@@ -245,8 +244,7 @@ void publish(OutputSink& sink, RunReport& report) {
   try {
     std::rethrow_exception(agreed);
   } catch (const Error& e) {
-    if (e.code() == ExitCode::data_invalid && fresh_output && ranks::is_root())
-      fresh_output->discard();
+    if (e.code() == ExitCode::data_invalid && fresh_output && ranks::is_root()) fresh_output->discard();
     if (e.code() == ExitCode::interrupted && ranks::is_root() && !report_path.empty()) {
       report.outcome = "interrupted";
       write_report(report, report_path);
@@ -265,9 +263,7 @@ void add_job_runs(RunReport& report, const FileOutput* output, const Plan& plan)
     report.runs = job_runs(history, run_geometry(plan));
     report.run = output->run_number();
     report.unit_axis = history.unit_axis;
-  } catch (const Error&) {
-    report.runs.clear();
-  }
+  } catch (const Error&) { report.runs.clear(); }
 }
 
 void deliver_report(const RunReport& report, const std::string& report_path, bool talk) {
@@ -323,8 +319,8 @@ int run_command(const Config& config, const RunOptions& options) {
   if (talk) announce(report, job.plan, layout_text(job.spec));
 
   Limits limits;
-  std::exception_ptr failure =
-      run_slabs(job, options, *sink, report, limits, !options.quiet || !report_path.empty() || options.report_out, talk);
+  std::exception_ptr failure = run_slabs(job, options, *sink, report, limits,
+                                         !options.quiet || !report_path.empty() || options.report_out, talk);
   report.ranks = ranks::size();
   report.startup = startup::breakdown();
   combine_rank_reports(report);

@@ -13,7 +13,7 @@
 namespace discount {
 
 struct VerifyOptions {
-  bool full = true;           // every element; false: a random sample
+  bool full = true;  // every element; false: a random sample
   std::uint64_t seed = 12345;
 };
 // Independent check with plain HDF5 reads and a plain loop: every (or each

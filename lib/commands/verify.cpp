@@ -50,7 +50,8 @@ void check_parts_beside(hid_t dcpl, const std::string& path) {
 
 h5::Id open_file(const std::string& path, const char* what) {
   h5::QuietErrors quiet;
-  if (H5Fis_hdf5(path.c_str()) <= 0) throw missing_error(std::string(what) + " '" + path + "' is not a readable HDF5 file");
+  if (H5Fis_hdf5(path.c_str()) <= 0)
+    throw missing_error(std::string(what) + " '" + path + "' is not a readable HDF5 file");
   h5::Id file = h5::file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
   if (!file) throw missing_error(std::string(what) + " '" + path + "' cannot be opened");
   return file;
@@ -84,7 +85,8 @@ void read_box(const h5::Id& dataset, int rank, const std::array<std::int64_t, 3>
   if (H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, s.data(), nullptr, c.data(), nullptr) < 0 ||
       H5Dread(dataset.get(), H5T_NATIVE_DOUBLE, mem_space.get(), file_space.get(), H5P_DEFAULT, out.data()) < 0) {
     const std::string messages = h5::error_messages();
-    throw data_error("verify: HDF5 cannot read a box (" + messages.substr(0, messages.find("; ")) + "): the file is damaged");
+    throw data_error("verify: HDF5 cannot read a box (" + messages.substr(0, messages.find("; ")) +
+                     "): the file is damaged");
   }
 }
 
@@ -153,8 +155,8 @@ std::size_t check_recorded_sums(const Config& config, const std::array<Axis, 3>&
   if (!data) throw data_error("verify: cannot open dataset '" + spec.dataset + "' of '" + path + "'");
   const bool by_date = spec.chunk_axis == Axis::date;
   const auto read = [&](Range units, double* buffer) {
-    const FileBox box = discount_box({spec.dates, spec.ids, spec.nums}, spec.axes, by_date ? units : Range{0, spec.dates},
-                                     by_date ? Range{0, spec.ids} : units);
+    const FileBox box = discount_box({spec.dates, spec.ids, spec.nums}, spec.axes,
+                                     by_date ? units : Range{0, spec.dates}, by_date ? Range{0, spec.ids} : units);
     hsize_t start[3], count[3];
     for (int j = 0; j < 3; ++j) {
       start[j] = static_cast<hsize_t>(box.start[j]);
@@ -173,8 +175,8 @@ std::size_t check_recorded_sums(const Config& config, const std::array<Axis, 3>&
   if (!failed.empty()) {
     const DoneRange& r = *table.slots()[failed.front()];
     throw data_error("verify: " + std::to_string(failed.size()) + " done range(s) of '" + path +
-                     "' differ from the checksum recorded when they were written; first " +
-                     axis_name(spec.chunk_axis) + "s [" + std::to_string(r.begin) + ", " + std::to_string(r.end) + ")");
+                     "' differ from the checksum recorded when they were written; first " + axis_name(spec.chunk_axis) +
+                     "s [" + std::to_string(r.begin) + ", " + std::to_string(r.end) + ")");
   }
   return table.valid();
 }
@@ -221,8 +223,8 @@ int verify_command(const Config& config, const VerifyOptions& options) {
     for (int j = 0; same && j < 3; ++j) same = static_cast<std::int64_t>(dims[j]) == whole.dims[j];
     if (!same)
       throw data_error("verify: output '" + config.output.dataset + "' has shape " + h5::shape_string(dims) +
-                       ", expected " + h5::shape_string({hsize_t(whole.dims[0]), hsize_t(whole.dims[1]),
-                                                         hsize_t(whole.dims[2])}));
+                       ", expected " +
+                       h5::shape_string({hsize_t(whole.dims[0]), hsize_t(whole.dims[1]), hsize_t(whole.dims[2])}));
     h5::Id type = h5::datatype(H5Dget_type(cv_ds.get()));
     const OutputType want = config.output.dtype;
     if (!type || H5Tget_class(type.get()) != H5T_FLOAT || H5Tget_size(type.get()) != stored_bytes(want))
@@ -262,8 +264,10 @@ int verify_command(const Config& config, const VerifyOptions& options) {
     const FileBox out_box = discount_box(out_shape, axes, {d, d + 1}, {i0, i0 + block});
     read_box(cv_ds, 3, out_box.start, out_box.count, cv);
     if (!synthetic) {
-      if (mult_transposed) read_box(mult_ds, 2, {0, id0, 0}, {nums, block, 1}, mult);
-      else read_box(mult_ds, 2, {id0, 0, 0}, {block, nums, 1}, mult);
+      if (mult_transposed)
+        read_box(mult_ds, 2, {0, id0, 0}, {nums, block, 1}, mult);
+      else
+        read_box(mult_ds, 2, {id0, 0, 0}, {block, nums, 1}, mult);
       read_box(disc_ds, 3, in_box.start, in_box.count, disc);
     }
     // Walk the box in file order; map each element to (id, num).

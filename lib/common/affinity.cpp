@@ -26,9 +26,7 @@ bool parse_cpu_list(const std::string& text, cpu_set_t& set) {
       const int last = dash == std::string::npos ? first : std::stoi(item.substr(dash + 1));
       for (int cpu = first; cpu <= last && cpu < CPU_SETSIZE; ++cpu) CPU_SET(cpu, &set);
       any = true;
-    } catch (...) {
-      return false;
-    }
+    } catch (...) { return false; }
   }
   return any;
 }

@@ -7,5 +7,5 @@
 #include "common/affinity.hpp"
 
 // External linkage, so no compiler drops it as unreferenced.
-__attribute__((section(".preinit_array"), used)) void (*discount_capture_start_mask)(int, char**, char**) =
-    discount::capture_start_mask;
+__attribute__((section(".preinit_array"),
+               used)) void (*discount_capture_start_mask)(int, char**, char**) = discount::capture_start_mask;

@@ -96,8 +96,10 @@ void give_thread_alt_stack() {
   if (!stack.ss_sp) return;
   stack.ss_size = size;
   stack.ss_flags = 0;
-  if (::sigaltstack(&stack, nullptr) != 0) std::free(stack.ss_sp);
-  else t_alt_stack_memory.memory = stack.ss_sp;
+  if (::sigaltstack(&stack, nullptr) != 0)
+    std::free(stack.ss_sp);
+  else
+    t_alt_stack_memory.memory = stack.ss_sp;
 }
 
 }  // namespace

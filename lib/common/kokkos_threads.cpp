@@ -41,7 +41,8 @@ std::vector<std::string> prepare_kokkos_threads(const std::vector<std::string>& 
   const int share = ranks::local_size() > 1 ? ranks::threads_per_rank(cpus, job_cpu_count()) : cpus;
   ThreadLimit limit = limit_threads(kokkos_args, ::getenv("KOKKOS_NUM_THREADS"), ::getenv("OMP_NUM_THREADS"), cpus,
                                     kokkos_thread_cap());
-  if (!limit.requested && share > 0 && share < cpus) limit = limit_threads({}, nullptr, nullptr, share, kokkos_thread_cap());
+  if (!limit.requested && share > 0 && share < cpus)
+    limit = limit_threads({}, nullptr, nullptr, share, kokkos_thread_cap());
   if (!limit.warning.empty() && ranks::is_root()) std::cerr << "discount_app: warning: " << limit.warning << std::endl;
   if (limit.threads <= 0) return kokkos_args;
   const std::string count = std::to_string(limit.threads);

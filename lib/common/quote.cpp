@@ -57,10 +57,14 @@ std::string printable(std::string_view text, std::size_t max_chars, bool& cut) {
     std::size_t width = 1;
     if (length == 0 || code < 0x20 || code == 0x7F) {
       const unsigned char b = static_cast<unsigned char>(text[pos]);
-      if (b == '\n') std::snprintf(escape, sizeof escape, "\\n");
-      else if (b == '\t') std::snprintf(escape, sizeof escape, "\\t");
-      else if (b == '\r') std::snprintf(escape, sizeof escape, "\\r");
-      else std::snprintf(escape, sizeof escape, "\\x%02X", b);
+      if (b == '\n')
+        std::snprintf(escape, sizeof escape, "\\n");
+      else if (b == '\t')
+        std::snprintf(escape, sizeof escape, "\\t");
+      else if (b == '\r')
+        std::snprintf(escape, sizeof escape, "\\r");
+      else
+        std::snprintf(escape, sizeof escape, "\\x%02X", b);
       piece = escape;
       width = piece.size();
       pos += 1;

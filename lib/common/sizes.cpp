@@ -27,10 +27,14 @@ std::string size_text(std::uint64_t bytes) {
     std::uint64_t scale;
     const char* name;
   };
-  static const Unit units[] = {{std::uint64_t{1} << 40, "TiB"}, {std::uint64_t{1} << 30, "GiB"},
-                               {std::uint64_t{1} << 20, "MiB"}, {std::uint64_t{1} << 10, "KiB"},
-                               {1000000000000ull, "TB"},       {1000000000ull, "GB"},
-                               {1000000ull, "MB"},             {1000ull, "KB"}};
+  static const Unit units[] = {{std::uint64_t{1} << 40, "TiB"},
+                               {std::uint64_t{1} << 30, "GiB"},
+                               {std::uint64_t{1} << 20, "MiB"},
+                               {std::uint64_t{1} << 10, "KiB"},
+                               {1000000000000ull, "TB"},
+                               {1000000000ull, "GB"},
+                               {1000000ull, "MB"},
+                               {1000ull, "KB"}};
   const Unit* best = nullptr;
   for (const Unit& u : units)
     if (bytes != 0 && bytes % u.scale == 0 && (!best || bytes / u.scale < bytes / best->scale)) best = &u;

@@ -65,8 +65,7 @@ void check_kokkos_args(const std::vector<std::string>& args) {
     if (!single && !devices) continue;
     const char* what = threads ? "a whole number of threads, such as " : "a whole number, such as ";
     const std::string example = option.name + (devices ? "=2 or " + option.name + "=2,1" : threads ? "=4" : "=0");
-    if (!option.has_value || option.value[0] != '=')
-      throw usage_error(shown + ": needs " + what + example);
+    if (!option.has_value || option.value[0] != '=') throw usage_error(shown + ": needs " + what + example);
     const std::string value = option.value.substr(1);
     bool ok = false;
     if (single) {
@@ -130,8 +129,8 @@ ThreadLimit limit_threads(const std::vector<std::string>& kokkos_args, const cha
       result.warning = source + " asks for more threads than " + why + "; running " + std::to_string(limit);
   } else if (capped) {
     result.threads = kokkos_cap;
-    result.warning = "this process may use " + std::to_string(usable_cpus) + " CPUs, more than " + why +
-                     "; running " + std::to_string(kokkos_cap);
+    result.warning = "this process may use " + std::to_string(usable_cpus) + " CPUs, more than " + why + "; running " +
+                     std::to_string(kokkos_cap);
   }
   return result;
 }

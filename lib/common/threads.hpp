@@ -18,8 +18,8 @@ void check_kokkos_args(const std::vector<std::string>& args);
 
 // The thread count a job asks for and what it may have.
 struct ThreadLimit {
-  int threads = 0;       // start Kokkos with this many threads; 0: leave Kokkos' own choice alone
-  std::string warning;   // one line when a request was lowered; empty otherwise
+  int threads = 0;         // start Kokkos with this many threads; 0: leave Kokkos' own choice alone
+  std::string warning;     // one line when a request was lowered; empty otherwise
   bool requested = false;  // by an option or the environment (else only the cap lowered it)
 };
 

@@ -23,9 +23,12 @@ namespace discount {
 const std::vector<std::pair<std::string, std::vector<std::string>>>& config_schema() {
   static const std::vector<std::pair<std::string, std::vector<std::string>>> schema{
       {"", {"input", "output", "compute", "memory", "limits", "verify", "report"}},
-      {"input", {"file", "multiplier", "discount", "axes", "multiplier_axes", "dates", "ids", "nonfinite", "synthetic"}},
+      {"input",
+       {"file", "multiplier", "discount", "axes", "multiplier_axes", "dates", "ids", "nonfinite", "synthetic"}},
       {"input.synthetic", {"dates", "ids", "nums", "seed"}},
-      {"output", {"file", "dataset", "overwrite", "mode", "checkpoint_seconds", "direct_io", "layout", "parts", "mpi_hints", "dtype"}},
+      {"output",
+       {"file", "dataset", "overwrite", "mode", "checkpoint_seconds", "direct_io", "layout", "parts", "mpi_hints",
+        "dtype"}},
       {"compute", {"space", "kernel", "parallel_dims", "tile"}},
       {"memory", {"device_budget", "host_budget", "chunk_axis", "pipeline_depth", "max_slab", "staging"}},
       {"limits", {"read", "write", "h2d", "d2h", "kernel", "measure", "cache_days"}},
@@ -45,9 +48,7 @@ class Parser {
  public:
   explicit Parser(std::string source) : source_(std::move(source)) {}
 
-  [[noreturn]] void fail(const YAML::Node& node, const std::string& what) const {
-    fail(node.Mark(), what);
-  }
+  [[noreturn]] void fail(const YAML::Node& node, const std::string& what) const { fail(node.Mark(), what); }
   [[noreturn]] void fail(const YAML::Mark& mark, const std::string& what) const {
     throw config_error(config_location(source_, mark) + ": " + what);
   }
@@ -71,8 +72,7 @@ class Parser {
     if (!node.IsMap()) fail(node, "'" + where + "' must be a mapping of keys");
   }
 
-  void check_keys(const YAML::Node& map, const std::vector<std::string>& allowed,
-                  const std::string& section) const {
+  void check_keys(const YAML::Node& map, const std::vector<std::string>& allowed, const std::string& section) const {
     for (const auto& entry : map) {
       const std::string key = entry.first.Scalar();  // the guard let only plain keys through
       if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
@@ -86,7 +86,8 @@ class Parser {
         }
       }
       std::string msg = "unknown key " + quote_for_message(key) + (section.empty() ? "" : " in '" + section + "'");
-      if (!hint.empty()) msg += "; did you mean '" + hint + "'?";
+      if (!hint.empty())
+        msg += "; did you mean '" + hint + "'?";
       else {
         msg += " (allowed:";
         for (const auto& candidate : allowed) msg += " " + candidate;
@@ -120,8 +121,7 @@ class Parser {
     }
   }
 
-  std::int64_t int_value(const YAML::Node& node, const std::string& key, std::int64_t lo,
-                         std::int64_t hi) const {
+  std::int64_t int_value(const YAML::Node& node, const std::string& key, std::int64_t lo, std::int64_t hi) const {
     scalar(node, key);
     std::int64_t value = 0;
     try {
@@ -130,8 +130,8 @@ class Parser {
       fail(node, "'" + key + "' must be an integer, not " + quote_for_message(node.Scalar()));
     }
     if (value < lo || value > hi)
-      fail(node, "'" + key + "' = " + std::to_string(value) + " is out of range [" + std::to_string(lo) +
-                     ", " + std::to_string(hi) + "]");
+      fail(node, "'" + key + "' = " + std::to_string(value) + " is out of range [" + std::to_string(lo) + ", " +
+                     std::to_string(hi) + "]");
     return value;
   }
 
@@ -165,8 +165,7 @@ class Parser {
   }
 
   Range range_value(const YAML::Node& node, const std::string& key) const {
-    if (!node.IsSequence() || node.size() != 2)
-      fail(node, "'" + key + "' must be a half-open range [begin, end]");
+    if (!node.IsSequence() || node.size() != 2) fail(node, "'" + key + "' must be a half-open range [begin, end]");
     Range r;
     r.begin = int_value(node[0], key + "[0]", 0, INT64_MAX);
     r.end = int_value(node[1], key + "[1]", 0, INT64_MAX);
@@ -180,9 +179,7 @@ class Parser {
     std::string text = scalar(node, key);
     try {
       return parse_memory_size(text);
-    } catch (const std::exception& e) {
-      fail(node, "'" + key + "' = " + quote_for_message(text) + ": " + e.what());
-    }
+    } catch (const std::exception& e) { fail(node, "'" + key + "' = " + quote_for_message(text) + ": " + e.what()); }
   }
 
   std::string resolve_path(const std::string& path) const {
@@ -219,10 +216,9 @@ class Parser {
     if (root["memory"]) parse_memory(root["memory"], config.memory);
     if (root["limits"]) parse_limits(root["limits"], config.limits);
     if (root["verify"])
-      config.verify = choice<VerifyMode>(root["verify"], "verify",
-                                         {{"none", VerifyMode::none},
-                                          {"sample", VerifyMode::sample},
-                                          {"full", VerifyMode::full}});
+      config.verify =
+          choice<VerifyMode>(root["verify"], "verify",
+                             {{"none", VerifyMode::none}, {"sample", VerifyMode::sample}, {"full", VerifyMode::full}});
     if (root["report"]) {
       config.report = scalar(root["report"], "report");
       if (!config.report.empty()) config.report = resolve_path(config.report);
@@ -248,8 +244,9 @@ class Parser {
       const bool pattern = f.find_first_of("*?") != std::string::npos ||
                            (open != std::string::npos && f.find(']', open + 1) != std::string::npos);
       if (pattern && ::stat(f.c_str(), &st) != 0)
-        fail(node["file"], "'input.file' " + f + " looks like a glob pattern, which is not expanded: list the files "
-                           "in order instead, as input.file: [part1.h5, part2.h5, part3.h5]");
+        fail(node["file"], "'input.file' " + f +
+                               " looks like a glob pattern, which is not expanded: list the files "
+                               "in order instead, as input.file: [part1.h5, part2.h5, part3.h5]");
     }
     if (node["multiplier"]) in.multiplier = string_value(node["multiplier"], "input.multiplier");
     if (node["discount"]) in.discount = string_value(node["discount"], "input.discount");
@@ -280,7 +277,8 @@ class Parser {
       s.dates = int_value(syn["dates"], "input.synthetic.dates", 1, INT64_C(1) << 40);
       s.ids = int_value(syn["ids"], "input.synthetic.ids", 1, INT64_C(1) << 40);
       s.nums = int_value(syn["nums"], "input.synthetic.nums", 1, INT64_C(1) << 20);
-      if (syn["seed"]) s.seed = static_cast<std::uint64_t>(int_value(syn["seed"], "input.synthetic.seed", 0, INT64_MAX));
+      if (syn["seed"])
+        s.seed = static_cast<std::uint64_t>(int_value(syn["seed"], "input.synthetic.seed", 0, INT64_MAX));
       in.synthetic = s;
       if (node["file"]) fail(node["file"], "'input.file' and 'input.synthetic' exclude each other");
     } else if (!node["file"]) {
@@ -294,8 +292,10 @@ class Parser {
     if (node["mode"])
       out.mode = choice<OutputMode>(node["mode"], "output.mode",
                                     {{"file", OutputMode::file}, {"checksum", OutputMode::checksum}});
-    if (node["file"]) out.file = resolve_path(string_value(node["file"], "output.file"));
-    else if (out.mode == OutputMode::file) fail(node, "missing required key 'output.file'");
+    if (node["file"])
+      out.file = resolve_path(string_value(node["file"], "output.file"));
+    else if (out.mode == OutputMode::file)
+      fail(node, "missing required key 'output.file'");
     if (node["dataset"]) {
       out.dataset = string_value(node["dataset"], "output.dataset");
       const std::string problem = output_dataset_problem(out.dataset);
@@ -314,17 +314,17 @@ class Parser {
       try {
         seconds = value.as<double>();
       } catch (const YAML::Exception&) {
-        fail(value, "'output.checkpoint_seconds' must be a number of seconds, not " + quote_for_message(value.Scalar()));
+        fail(value,
+             "'output.checkpoint_seconds' must be a number of seconds, not " + quote_for_message(value.Scalar()));
       }
       if (!(seconds >= 0) || seconds > 86400)
         fail(value, "'output.checkpoint_seconds' must be between 0 (every slab) and 86400");
       out.checkpoint_seconds = seconds;
     }
     if (node["layout"])
-      out.layout = choice<OutputLayout>(node["layout"], "output.layout",
-                                        {{"single", OutputLayout::single},
-                                         {"split", OutputLayout::split},
-                                         {"auto", OutputLayout::automatic}});
+      out.layout = choice<OutputLayout>(
+          node["layout"], "output.layout",
+          {{"single", OutputLayout::single}, {"split", OutputLayout::split}, {"auto", OutputLayout::automatic}});
     if (node["parts"]) {
       const auto& value = node["parts"];
       scalar(value, "output.parts");
@@ -346,7 +346,8 @@ class Parser {
         const std::string key = entry.first.as<std::string>();
         scalar(entry.second, "output.mpi_hints." + key);
         if (key.empty() || key.size() > 255 || entry.second.Scalar().size() > 1023)
-          fail(entry.second, "'output.mpi_hints' keys must be 1-255 characters and values at most 1023 (MPI_Info limits)");
+          fail(entry.second,
+               "'output.mpi_hints' keys must be 1-255 characters and values at most 1023 (MPI_Info limits)");
         out.mpi_hints[key] = entry.second.Scalar();
       }
     }
@@ -376,8 +377,8 @@ class Parser {
                          "), got " + std::to_string(c.tile.size()));
         std::int64_t threads = 1;
         for (auto t : c.tile) threads *= t;
-        if (threads > 1024) fail(tile, "'compute.tile' spans " + std::to_string(threads) +
-                                           " iterations; at most 1024 fit one GPU block");
+        if (threads > 1024)
+          fail(tile, "'compute.tile' spans " + std::to_string(threads) + " iterations; at most 1024 fit one GPU block");
       } else {
         fail(tile, "'compute.tile' must be 'auto' or a list of integers, one per parallel dim");
       }
@@ -388,9 +389,7 @@ class Parser {
     std::string text = scalar(node, key);
     try {
       return parse_gb_per_s(text);
-    } catch (const std::exception& e) {
-      fail(node, "'" + key + "' = " + quote_for_message(text) + ": " + e.what());
-    }
+    } catch (const std::exception& e) { fail(node, "'" + key + "' = " + quote_for_message(text) + ": " + e.what()); }
   }
 
   void parse_limits(const YAML::Node& node, LimitsConfig& l) const {
@@ -401,18 +400,22 @@ class Parser {
       if (!item) continue;
       const std::string name = std::string("limits.") + key;
       if (item.IsScalar() && item.Scalar() == "auto")
-        fail(item, "'" + name + "': disk speeds are not measured; give one such as 2.5GB/s or leave the key out (unknown)");
+        fail(item,
+             "'" + name + "': disk speeds are not measured; give one such as 2.5GB/s or leave the key out (unknown)");
       *value = speed_value(item, name);
     }
     for (auto [key, value] :
          {std::make_pair("h2d", &l.h2d), std::make_pair("d2h", &l.d2h), std::make_pair("kernel", &l.kernel)}) {
       const YAML::Node item = node[key];
       if (!item) continue;
-      if (item.IsScalar() && item.Scalar() == "auto") value->reset();
-      else *value = speed_value(item, std::string("limits.") + key);
+      if (item.IsScalar() && item.Scalar() == "auto")
+        value->reset();
+      else
+        *value = speed_value(item, std::string("limits.") + key);
     }
     if (node["measure"]) l.measure = bool_value(node["measure"], "limits.measure");
-    if (node["cache_days"]) l.cache_days = static_cast<int>(int_value(node["cache_days"], "limits.cache_days", 0, 3650));
+    if (node["cache_days"])
+      l.cache_days = static_cast<int>(int_value(node["cache_days"], "limits.cache_days", 0, 3650));
   }
 
   void parse_memory(const YAML::Node& node, MemoryConfig& m) const {
@@ -421,14 +424,17 @@ class Parser {
     if (node["device_budget"]) m.device_budget = memory_value(node["device_budget"], "memory.device_budget");
     if (node["host_budget"]) m.host_budget = memory_value(node["host_budget"], "memory.host_budget");
     if (node["max_slab"]) {
-      if (node["max_slab"].IsScalar() && node["max_slab"].Scalar() == "auto") m.max_slab.reset();
-      else m.max_slab = memory_value(node["max_slab"], "memory.max_slab");
+      if (node["max_slab"].IsScalar() && node["max_slab"].Scalar() == "auto")
+        m.max_slab.reset();
+      else
+        m.max_slab = memory_value(node["max_slab"], "memory.max_slab");
     }
     if (node["chunk_axis"])
       m.chunk_axis = choice<std::optional<Axis>>(node["chunk_axis"], "memory.chunk_axis",
                                                  {{"auto", std::nullopt}, {"date", Axis::date}, {"id", Axis::id}});
     if (node["pipeline_depth"])
-      m.pipeline_depth = static_cast<int>(int_value(node["pipeline_depth"], "memory.pipeline_depth", 1, kMaxPipelineDepth));
+      m.pipeline_depth =
+          static_cast<int>(int_value(node["pipeline_depth"], "memory.pipeline_depth", 1, kMaxPipelineDepth));
     if (node["staging"])
       m.staging = choice<Staging>(node["staging"], "memory.staging",
                                   {{"auto", Staging::automatic}, {"ring", Staging::ring}, {"none", Staging::none}});

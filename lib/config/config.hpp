@@ -124,8 +124,8 @@ struct MemoryConfig {
 // unknown. Copy and kernel links left unset are measured at start-up unless
 // `measure` is false; a configured value always wins over a measurement.
 struct LimitsConfig {
-  std::optional<double> read, write;        // disk; unset: unknown
-  std::optional<double> h2d, d2h, kernel;   // unset: auto (measured)
+  std::optional<double> read, write;       // disk; unset: unknown
+  std::optional<double> h2d, d2h, kernel;  // unset: auto (measured)
   bool measure = true;
   // Days a measurement stays valid in this host's cache (probe/limits_cache.hpp);
   // 0: measure at every run and keep nothing.

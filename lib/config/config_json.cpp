@@ -48,8 +48,7 @@ nlohmann::json to_json(const YAML::Node& node) {
     case YAML::NodeType::Scalar:
       // "!" marks a quoted scalar: a string whatever it looks like.
       return node.Tag() == "!" ? nlohmann::json(node.Scalar()) : plain_scalar(node.Scalar());
-    default:
-      return nullptr;
+    default: return nullptr;
   }
 }
 

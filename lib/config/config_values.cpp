@@ -64,16 +64,27 @@ MemorySize parse_memory_size(const std::string& raw) {
   std::string suffix = text.substr(digits);
   std::transform(suffix.begin(), suffix.end(), suffix.begin(), [](unsigned char c) { return std::tolower(c); });
   double scale = 0;
-  if (suffix.empty() || suffix == "b") scale = 1;
-  else if (suffix == "k" || suffix == "kib") scale = 1024.0;
-  else if (suffix == "m" || suffix == "mib") scale = 1024.0 * 1024;
-  else if (suffix == "g" || suffix == "gib") scale = 1024.0 * 1024 * 1024;
-  else if (suffix == "t" || suffix == "tib") scale = 1024.0 * 1024 * 1024 * 1024;
-  else if (suffix == "kb") scale = 1e3;
-  else if (suffix == "mb") scale = 1e6;
-  else if (suffix == "gb") scale = 1e9;
-  else if (suffix == "tb") scale = 1e12;
-  else throw std::invalid_argument("unknown unit " + quote_for_message(suffix, 40) + " (use B, KiB, MiB, GiB, TiB, KB, MB, GB, TB or %)");
+  if (suffix.empty() || suffix == "b")
+    scale = 1;
+  else if (suffix == "k" || suffix == "kib")
+    scale = 1024.0;
+  else if (suffix == "m" || suffix == "mib")
+    scale = 1024.0 * 1024;
+  else if (suffix == "g" || suffix == "gib")
+    scale = 1024.0 * 1024 * 1024;
+  else if (suffix == "t" || suffix == "tib")
+    scale = 1024.0 * 1024 * 1024 * 1024;
+  else if (suffix == "kb")
+    scale = 1e3;
+  else if (suffix == "mb")
+    scale = 1e6;
+  else if (suffix == "gb")
+    scale = 1e9;
+  else if (suffix == "tb")
+    scale = 1e12;
+  else
+    throw std::invalid_argument("unknown unit " + quote_for_message(suffix, 40) +
+                                " (use B, KiB, MiB, GiB, TiB, KB, MB, GB, TB or %)");
   double value = number * scale;
   if (!(value >= 1.0) || value > 1e18) throw std::invalid_argument("size out of range");
   size.is_percent = false;
@@ -104,23 +115,32 @@ double parse_gb_per_s(const std::string& raw) {
   double number = 0;
   try {
     number = std::stod(text.substr(0, end), &used);
-  } catch (const std::exception&) {
-    throw std::invalid_argument("expected a speed in GB/s such as 2.5 or 2.5GB/s");
-  }
+  } catch (const std::exception&) { throw std::invalid_argument("expected a speed in GB/s such as 2.5 or 2.5GB/s"); }
   if (used != end) throw std::invalid_argument("expected a speed in GB/s such as 2.5 or 2.5GB/s");
   std::string suffix = text.substr(end);
   std::transform(suffix.begin(), suffix.end(), suffix.begin(), [](unsigned char c) { return std::tolower(c); });
   double scale = 0;  // to GB/s
-  if (suffix.empty() || suffix == "gb/s") scale = 1;
-  else if (suffix == "b/s") scale = 1e-9;
-  else if (suffix == "kb/s") scale = 1e-6;
-  else if (suffix == "mb/s") scale = 1e-3;
-  else if (suffix == "tb/s") scale = 1e3;
-  else if (suffix == "kib/s") scale = 1024.0 / 1e9;
-  else if (suffix == "mib/s") scale = 1024.0 * 1024 / 1e9;
-  else if (suffix == "gib/s") scale = 1024.0 * 1024 * 1024 / 1e9;
-  else if (suffix == "tib/s") scale = 1024.0 * 1024 * 1024 * 1024 / 1e9;
-  else throw std::invalid_argument("unknown unit " + quote_for_message(suffix, 40) + " (use GB/s, MB/s, TB/s, GiB/s, MiB/s or a plain number of GB/s)");
+  if (suffix.empty() || suffix == "gb/s")
+    scale = 1;
+  else if (suffix == "b/s")
+    scale = 1e-9;
+  else if (suffix == "kb/s")
+    scale = 1e-6;
+  else if (suffix == "mb/s")
+    scale = 1e-3;
+  else if (suffix == "tb/s")
+    scale = 1e3;
+  else if (suffix == "kib/s")
+    scale = 1024.0 / 1e9;
+  else if (suffix == "mib/s")
+    scale = 1024.0 * 1024 / 1e9;
+  else if (suffix == "gib/s")
+    scale = 1024.0 * 1024 * 1024 / 1e9;
+  else if (suffix == "tib/s")
+    scale = 1024.0 * 1024 * 1024 * 1024 / 1e9;
+  else
+    throw std::invalid_argument("unknown unit " + quote_for_message(suffix, 40) +
+                                " (use GB/s, MB/s, TB/s, GiB/s, MiB/s or a plain number of GB/s)");
   const double value = number * scale;
   if (!(value > 0.0)) throw std::invalid_argument("must be a positive speed such as 2.5 or 2.5GB/s");
   if (!std::isfinite(value) || value > 1e6) throw std::invalid_argument("speed out of range (at most 1e6 GB/s)");

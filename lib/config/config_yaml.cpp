@@ -65,8 +65,8 @@ std::string Config::to_yaml() const {
     emit_axes(out, {input.multiplier_axes->begin(), input.multiplier_axes->end()});
   }
   if (input.dates)
-    out << YAML::Key << "dates" << YAML::Value << YAML::Flow << YAML::BeginSeq << input.dates->begin
-        << input.dates->end << YAML::EndSeq;
+    out << YAML::Key << "dates" << YAML::Value << YAML::Flow << YAML::BeginSeq << input.dates->begin << input.dates->end
+        << YAML::EndSeq;
   if (input.ids)
     out << YAML::Key << "ids" << YAML::Value << YAML::Flow << YAML::BeginSeq << input.ids->begin << input.ids->end
         << YAML::EndSeq;
@@ -84,8 +84,10 @@ std::string Config::to_yaml() const {
       << (output.layout == OutputLayout::split    ? "split"
           : output.layout == OutputLayout::single ? "single"
                                                   : "auto");
-  if (output.parts > 0) out << YAML::Key << "parts" << YAML::Value << output.parts;
-  else out << YAML::Key << "parts" << YAML::Value << "auto";
+  if (output.parts > 0)
+    out << YAML::Key << "parts" << YAML::Value << output.parts;
+  else
+    out << YAML::Key << "parts" << YAML::Value << "auto";
   if (!output.mpi_hints.empty()) {
     out << YAML::Key << "mpi_hints" << YAML::Value << YAML::BeginMap;
     for (const auto& [key, value] : output.mpi_hints) out << YAML::Key << key << YAML::Value << value;
@@ -100,7 +102,8 @@ std::string Config::to_yaml() const {
   out << YAML::Key << "parallel_dims" << YAML::Value;
   emit_axes(out, compute.parallel_dims);
   out << YAML::Key << "tile" << YAML::Value;
-  if (compute.tile.empty()) out << "auto";
+  if (compute.tile.empty())
+    out << "auto";
   else {
     out << YAML::Flow << YAML::BeginSeq;
     for (auto t : compute.tile) out << t;

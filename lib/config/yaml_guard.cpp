@@ -92,16 +92,18 @@ void refuse_flow_flood(const std::string& text, const std::string& source) {
       ++line;
       column = -1;
       comment = false;
-    } else if (!comment && c == '#' && (pos == 0 || text[pos - 1] == ' ' || text[pos - 1] == '\t' ||
-                                        text[pos - 1] == '\n' || text[pos - 1] == '\r')) {
+    } else if (!comment && c == '#' &&
+               (pos == 0 || text[pos - 1] == ' ' || text[pos - 1] == '\t' || text[pos - 1] == '\n' ||
+                text[pos - 1] == '\r')) {
       comment = true;
     } else if (!comment && (c == '[' || c == '{') && ++openings > kMaxFlowOpenings) {
       YAML::Mark mark;
       mark.pos = static_cast<int>(pos);
       mark.line = line;
       mark.column = column;
-      fail(source, mark, "more than " + std::to_string(kMaxFlowOpenings) +
-                             " '[' or '{' (flow lists and mappings); a job file needs a handful");
+      fail(source, mark,
+           "more than " + std::to_string(kMaxFlowOpenings) +
+               " '[' or '{' (flow lists and mappings); a job file needs a handful");
     }
   }
 }
@@ -115,18 +117,16 @@ class Guard : public YAML::EventHandler {
   explicit Guard(const std::string& source) : source_(source) {}
 
   void OnDocumentStart(const YAML::Mark& mark) override {
-    if (++documents_ > 1)
-      fail(source_, mark, "a second YAML document ('---' again); a job file holds one document");
+    if (++documents_ > 1) fail(source_, mark, "a second YAML document ('---' again); a job file holds one document");
   }
   void OnDocumentEnd() override {}
 
   void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override { node(mark, anchor, Kind::null, ""); }
-  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override {
-    fail(source_, mark, kNoAliases);
-  }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { fail(source_, mark, kNoAliases); }
   void OnAnchor(const YAML::Mark& mark, const std::string& name) override {
-    fail(source_, mark, "an anchor (&" + printable_for_message(name, 60) +
-                            "): YAML anchors and aliases are not supported in this config; write each value out");
+    fail(source_, mark,
+         "an anchor (&" + printable_for_message(name, 60) +
+             "): YAML anchors and aliases are not supported in this config; write each value out");
   }
   void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor, const std::string& value) override {
     node(mark, anchor, Kind::scalar, value);
@@ -150,9 +150,9 @@ class Guard : public YAML::EventHandler {
   struct Frame {
     explicit Frame(bool map) : is_map(map) {}
     bool is_map = false;
-    bool key_next = true;  // a mapping's next node is a key
-    std::string key;       // a mapping's current key
-    std::size_t items = 0; // a sequence's items so far
+    bool key_next = true;   // a mapping's next node is a key
+    std::string key;        // a mapping's current key
+    std::size_t items = 0;  // a sequence's items so far
     std::unordered_map<std::string, YAML::Mark> keys;
   };
 
@@ -161,8 +161,10 @@ class Guard : public YAML::EventHandler {
     std::string path;
     for (std::size_t f = 0; f + 1 < frames_.size(); ++f) {
       const Frame& frame = frames_[f];
-      if (frame.is_map) path += (path.empty() ? "" : ".") + frame.key;
-      else path += "[" + std::to_string(frame.items - 1) + "]";
+      if (frame.is_map)
+        path += (path.empty() ? "" : ".") + frame.key;
+      else
+        path += "[" + std::to_string(frame.items - 1) + "]";
     }
     return path + (path.empty() ? "" : ".") + last_key;
   }
@@ -171,8 +173,9 @@ class Guard : public YAML::EventHandler {
     if (anchor != YAML::NullAnchor)
       fail(source_, mark, "an anchor (&name): YAML anchors and aliases are not supported in this config");
     if (++nodes_ > kMaxConfigNodes)
-      fail(source_, mark, "more than " + std::to_string(kMaxConfigNodes) +
-                              " YAML nodes; a job file holds a few dozen keys and values");
+      fail(
+          source_, mark,
+          "more than " + std::to_string(kMaxConfigNodes) + " YAML nodes; a job file holds a few dozen keys and values");
     if (frames_.empty()) return;  // the document's root
     Frame& frame = frames_.back();
     if (!frame.is_map) {
@@ -185,14 +188,16 @@ class Guard : public YAML::EventHandler {
     }
     frame.key_next = false;
     if (kind == Kind::sequence || kind == Kind::map)
-      fail(source_, mark, std::string("a complex key (a ") + (kind == Kind::map ? "mapping" : "list") +
-                              " used as a key, as with '? [a, b]'); keys in this config are plain names");
+      fail(source_, mark,
+           std::string("a complex key (a ") + (kind == Kind::map ? "mapping" : "list") +
+               " used as a key, as with '? [a, b]'); keys in this config are plain names");
     if (kind == Kind::null)
       fail(source_, mark, "an empty or null key; keys in this config are plain names such as 'input'");
     const auto [first, inserted] = frame.keys.emplace(value, mark);
     if (!inserted)
-      fail(source_, mark, "duplicate key " + quote_for_message(path_to(value)) + " (first given at " +
-                              config_location(source_, first->second) + "); remove one of the two");
+      fail(source_, mark,
+           "duplicate key " + quote_for_message(path_to(value)) + " (first given at " +
+               config_location(source_, first->second) + "); remove one of the two");
     frame.key = value;
   }
 
@@ -210,8 +215,7 @@ YAML::Node load_guarded_yaml(const std::string& text, const std::string& source)
     std::istringstream stream(text);
     YAML::Parser parser(stream);
     Guard guard(source);
-    while (parser.HandleNextDocument(guard)) {
-    }
+    while (parser.HandleNextDocument(guard)) {}
     return YAML::Load(text);
   } catch (const YAML::ParserException& e) {
     // yaml-cpp names what a tab broke ("illegal map value"), not the tab.

@@ -119,9 +119,8 @@ void multiply_on_device(const MultiplyRequest& request, const JobSpec& spec, Run
 }
 
 // Host arrays through the pipeline: slabs staged, computed and copied out.
-void multiply_pipelined(const JobSpec& spec, const Plan& plan, MemoryInput& input,
-                        MemoryOutput& sink, RunReport& report, const std::atomic<int>* stop,
-                        const Progress& progress) {
+void multiply_pipelined(const JobSpec& spec, const Plan& plan, MemoryInput& input, MemoryOutput& sink,
+                        RunReport& report, const std::atomic<int>* stop, const Progress& progress) {
   report.stages = empty_stages(plan.request.device_copies);
   PipelineJob job;
   job.spec = &spec.pipeline;
@@ -194,10 +193,10 @@ RunReport multiply(const MultiplyRequest& request, const std::atomic<int>* stop,
       multiply_pipelined(spec, plan, input, sink, report, stop, progress);
     }
     if (report.interrupted)
-      throw Error(ExitCode::interrupted, std::string("multiply interrupted by ") + signal_name(stop ? stop->load() : 0) +
-                                             " after " + std::to_string(report.slabs_run) + " of " +
-                                             std::to_string(report.slabs_total) +
-                                             " slabs; `out` is complete for those slabs only: call multiply again to compute it whole");
+      throw Error(ExitCode::interrupted,
+                  std::string("multiply interrupted by ") + signal_name(stop ? stop->load() : 0) + " after " +
+                      std::to_string(report.slabs_run) + " of " + std::to_string(report.slabs_total) +
+                      " slabs; `out` is complete for those slabs only: call multiply again to compute it whole");
   }
   report.wall_seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return report;

@@ -58,7 +58,8 @@ std::vector<Slab> direct_slabs(const MultiplyRequest& request, const Plan& plan)
   std::int64_t per = plan.request.chunk_axis == outer ? plan.slab_extent : 1;
   if (!request.host_budget && !request.device_budget) {
     const auto unit = static_cast<std::uint64_t>(request.disc.shape[1] * request.disc.shape[2]) * sizeof(double);
-    per = std::max<std::int64_t>(per, static_cast<std::int64_t>((kDirectSlabBytes + unit - 1) / std::max<std::uint64_t>(unit, 1)));
+    per = std::max<std::int64_t>(
+        per, static_cast<std::int64_t>((kDirectSlabBytes + unit - 1) / std::max<std::uint64_t>(unit, 1)));
   }
   per = std::clamp<std::int64_t>(per, 1, std::max<std::int64_t>(n, 1));
   std::vector<Slab> slabs;

@@ -62,8 +62,7 @@ struct CopyState {
 
 void copy_attribute(hid_t from, const char* name, CopyState& state) {
   const std::string key = name;
-  if (is_structural_attribute(key) ||
-      std::find(state.skip->begin(), state.skip->end(), key) != state.skip->end())
+  if (is_structural_attribute(key) || std::find(state.skip->begin(), state.skip->end(), key) != state.skip->end())
     return;
   Id attr = attribute(H5Aopen(from, name, H5P_DEFAULT));
   if (!attr) return;
@@ -124,8 +123,7 @@ void write_int_attribute(hid_t object, const std::string& name, const std::vecto
   drop_attribute(object, name);
   const hid_t stored = H5T_STD_I64LE, memory = H5T_NATIVE_INT64;
   Id attr = attribute(H5Acreate2(object, name.c_str(), stored, space.get(), H5P_DEFAULT, H5P_DEFAULT));
-  if (!attr || H5Awrite(attr.get(), memory, values.data()) < 0)
-    throw io_error("cannot write attribute '" + name + "'");
+  if (!attr || H5Awrite(attr.get(), memory, values.data()) < 0) throw io_error("cannot write attribute '" + name + "'");
 }
 
 std::string read_text_attribute(hid_t object, const std::string& name) {
@@ -156,9 +154,9 @@ void reclaim(hid_t type, hid_t space, void* buffer) {
 }
 
 bool is_structural_attribute(const std::string& name) {
-  static const char* const names[] = {"DIMENSION_LIST", "REFERENCE_LIST", "CLASS",        "NAME",
-                                      "_Netcdf4Dimid",  "_Netcdf4Coordinates", "_NCProperties", "_nc3_strict",
-                                      "_FillValue"};
+  static const char* const names[] = {"DIMENSION_LIST", "REFERENCE_LIST", "CLASS",
+                                      "NAME",           "_Netcdf4Dimid",  "_Netcdf4Coordinates",
+                                      "_NCProperties",  "_nc3_strict",    "_FillValue"};
   return std::any_of(std::begin(names), std::end(names), [&](const char* n) { return name == n; });
 }
 

@@ -40,8 +40,7 @@ inline std::vector<Run> box_runs(const std::array<std::int64_t, 3>& dims, const 
 // and last runs cut to the range. Its lengths add up to end - begin.
 inline std::vector<Run> box_range_runs(const std::array<std::int64_t, 3>& dims,
                                        const std::array<std::int64_t, 3>& start,
-                                       const std::array<std::int64_t, 3>& count, std::int64_t begin,
-                                       std::int64_t end) {
+                                       const std::array<std::int64_t, 3>& count, std::int64_t begin, std::int64_t end) {
   std::vector<Run> runs;
   if (count[0] <= 0 || count[1] <= 0 || count[2] <= 0 || begin >= end) return runs;
   // Elements per run of box_runs, and the array offset of run r's start.

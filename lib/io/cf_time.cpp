@@ -13,8 +13,8 @@ struct Step {
   std::int64_t ns;
   const char* name;
 };
-constexpr Step kSteps[] = {{86400 * kSecond, "days"},     {3600 * kSecond, "hours"},     {60 * kSecond, "minutes"},
-                           {kSecond, "seconds"},          {1000000, "milliseconds"},     {1000, "microseconds"},
+constexpr Step kSteps[] = {{86400 * kSecond, "days"}, {3600 * kSecond, "hours"}, {60 * kSecond, "minutes"},
+                           {kSecond, "seconds"},      {1000000, "milliseconds"}, {1000, "microseconds"},
                            {1, "nanoseconds"}};
 
 std::int64_t step_of(const std::string& word) {
@@ -75,8 +75,7 @@ bool zone(const std::string& s, std::size_t at, std::int64_t& east) {
 bool date_time(const std::string& s, TimeNs& ns, bool& before_gregorian) {
   std::size_t at = 0;
   std::int64_t y = 0, mo = 0, d = 0, h = 0, mi = 0, sec = 0, frac = 0;
-  if (!number(s, at, y, 6) || !eat(s, at, '-') || !number(s, at, mo, 2) || !eat(s, at, '-') ||
-      !number(s, at, d, 2))
+  if (!number(s, at, y, 6) || !eat(s, at, '-') || !number(s, at, mo, 2) || !eat(s, at, '-') || !number(s, at, d, 2))
     return false;
   static const int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
   if (mo < 1 || mo > 12 || d < 1 || d > kDays[mo - 1] + (mo == 2 && leap(y))) return false;
@@ -105,7 +104,8 @@ bool date_time(const std::string& s, TimeNs& ns, bool& before_gregorian) {
 
 std::optional<TimeUnits> parse_time_units(const std::string& text) {
   std::string lower = text;
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   const auto since = lower.find(" since ");
   if (since == std::string::npos) return std::nullopt;
   std::string word = lower.substr(0, since);

@@ -18,8 +18,8 @@ namespace discount {
 // Which dataset a sum is over: the same bytes at the same index give
 // unrelated terms in different datasets.
 enum class SumKey : std::uint64_t {
-  output = 0x6f75747075742d63ull,    // cv
-  discount = 0x646973636f756e74ull,  // the discount input
+  output = 0x6f75747075742d63ull,      // cv
+  discount = 0x646973636f756e74ull,    // the discount input
   multiplier = 0x6d756c7442792d6dull,  // the multBy input
 };
 

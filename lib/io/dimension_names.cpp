@@ -170,10 +170,12 @@ std::string fitting_axes_hint(const std::vector<hsize_t>& disc_dims, const std::
       if (order[j] == Axis::num) nums = static_cast<std::int64_t>(disc_dims[j]);
     }
     const int id_at = transposed != flip ? 1 : 0;
-    return ids == static_cast<std::int64_t>(mult_dims[id_at]) && nums == static_cast<std::int64_t>(mult_dims[1 - id_at]);
+    return ids == static_cast<std::int64_t>(mult_dims[id_at]) &&
+           nums == static_cast<std::int64_t>(mult_dims[1 - id_at]);
   };
   const std::string other = transposed ? "[id, num]" : "[num, id]";
-  if (fits_under(axes, true)) return "; " + multiplier + " fits only transposed: input.multiplier_axes: " + other + " would fit";
+  if (fits_under(axes, true))
+    return "; " + multiplier + " fits only transposed: input.multiplier_axes: " + other + " would fit";
   for (bool flip : {false, true}) {
     std::array<Axis, 3> order{Axis::date, Axis::id, Axis::num};
     std::string fits;

@@ -36,8 +36,7 @@ inline std::int64_t find_nonfinite_here(const double* data, std::int64_t n) {
 // Lowers `first` to `index` unless it already holds a smaller one (-1: none yet).
 inline void keep_lowest(std::atomic<std::int64_t>& first, std::int64_t index) {
   std::int64_t seen = first.load();
-  while ((seen < 0 || index < seen) && !first.compare_exchange_weak(seen, index)) {
-  }
+  while ((seen < 0 || index < seen) && !first.compare_exchange_weak(seen, index)) {}
 }
 
 // The same over the I/O threads.

@@ -103,8 +103,10 @@ herr_t visit_link(hid_t group, const char* name, const H5L_info_t* info, void* d
     if (!object) object = dataset(H5Dopen2(group, name, input_dataset_access().get()));
     if (!object) return 0;
     const H5I_type_t type = H5Iget_type(object.get());
-    if (type == H5I_DATASET) here.walk->found->push_back({path, dataset_dims(object.get())});
-    else if (type == H5I_GROUP && here.depth < 32) walk_group(object.get(), path, *here.walk, here.depth + 1);
+    if (type == H5I_DATASET)
+      here.walk->found->push_back({path, dataset_dims(object.get())});
+    else if (type == H5I_GROUP && here.depth < 32)
+      walk_group(object.get(), path, *here.walk, here.depth + 1);
   } catch (const std::exception&) {
     // An object that cannot be described is not a candidate.
   }
@@ -137,9 +139,8 @@ std::string dataset_candidates(hid_t file, int rank, std::uint64_t elements) {
   std::vector<const DatasetEntry*> fit;
   for (const auto& d : all)
     if (score(d) > 0) fit.push_back(&d);
-  std::stable_sort(fit.begin(), fit.end(), [&](const DatasetEntry* a, const DatasetEntry* b) {
-    return score(*a) > score(*b);
-  });
+  std::stable_sort(fit.begin(), fit.end(),
+                   [&](const DatasetEntry* a, const DatasetEntry* b) { return score(*a) > score(*b); });
   const auto list = [&](const std::vector<const DatasetEntry*>& entries) {
     std::string text;
     for (std::size_t i = 0; i < entries.size() && i < kShown; ++i)
@@ -147,8 +148,8 @@ std::string dataset_candidates(hid_t file, int rank, std::uint64_t elements) {
     if (entries.size() > kShown) text += " and " + std::to_string(entries.size() - kShown) + " more";
     return text;
   };
-  const std::string what = "rank " + std::to_string(rank) + (elements ? " or " + std::to_string(elements) +
-                                                                             " elements" : std::string());
+  const std::string what =
+      "rank " + std::to_string(rank) + (elements ? " or " + std::to_string(elements) + " elements" : std::string());
   if (!fit.empty()) return "; datasets of " + what + " there: " + list(fit);
   if (all.empty()) return "; the file holds no datasets";
   std::vector<const DatasetEntry*> every;
@@ -186,10 +187,10 @@ OpenFailure open_failure(const std::string& messages) {
 bool read_failure_is_damage(const std::string& messages) {
   // HDF5 1.10's texts for a chunk that does not decode or check out; a read
   // the operating system failed says "file read failed" (with errno) instead.
-  for (const char* damage : {"filter returned failure", "data error detected", "inflate() failed",
-                             "checksum", "incorrect metadata checksum", "can't decode", "bad object header",
-                             "unable to load B-tree", "wrong B-tree signature", "bad local heap",
-                             "chunk size", "unable to read raw data chunk", "addr overflow"})
+  for (const char* damage :
+       {"filter returned failure", "data error detected", "inflate() failed", "checksum", "incorrect metadata checksum",
+        "can't decode", "bad object header", "unable to load B-tree", "wrong B-tree signature", "bad local heap",
+        "chunk size", "unable to read raw data chunk", "addr overflow"})
     if (holds(messages, damage) && !holds(messages, "file read failed")) return true;
   return false;
 }

@@ -29,8 +29,10 @@ inline std::string identity_change(const std::string& before, const std::string&
   };
   for (const auto& [key, value] : a) {
     const auto other = b.find(key);
-    if (other == b.end()) add(key, value, "");
-    else if (other->second != value) add(key, value, other->second);
+    if (other == b.end())
+      add(key, value, "");
+    else if (other->second != value)
+      add(key, value, other->second);
   }
   for (const auto& [key, value] : b)
     if (a.find(key) == a.end()) add(key, "", value);

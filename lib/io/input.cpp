@@ -29,9 +29,21 @@ FileBox discount_box(const InputShape& shape, const std::array<Axis, 3>& axes, R
   FileBox box{};
   for (int j = 0; j < 3; ++j) {
     switch (axes[j]) {
-      case Axis::date: box.dims[j] = shape.dates; box.start[j] = dates.begin; box.count[j] = dates.size(); break;
-      case Axis::id: box.dims[j] = shape.ids; box.start[j] = ids.begin; box.count[j] = ids.size(); break;
-      case Axis::num: box.dims[j] = shape.nums; box.start[j] = 0; box.count[j] = shape.nums; break;
+      case Axis::date:
+        box.dims[j] = shape.dates;
+        box.start[j] = dates.begin;
+        box.count[j] = dates.size();
+        break;
+      case Axis::id:
+        box.dims[j] = shape.ids;
+        box.start[j] = ids.begin;
+        box.count[j] = ids.size();
+        break;
+      case Axis::num:
+        box.dims[j] = shape.nums;
+        box.start[j] = 0;
+        box.count[j] = shape.nums;
+        break;
     }
   }
   return box;
@@ -45,9 +57,7 @@ std::string axes_string(const std::array<Axis, 3>& axes) {
 
 class SyntheticInput final : public InputSource {
  public:
-  explicit SyntheticInput(const SyntheticSource& s) : seed_(s.seed) {
-    shape_ = {s.dates, s.ids, s.nums};
-  }
+  explicit SyntheticInput(const SyntheticSource& s) : seed_(s.seed) { shape_ = {s.dates, s.ids, s.nums}; }
   void read_discount(Range dates, Range ids, double* buffer) override {
     // Synthetic sources are always laid out [date][id][num].
     const std::uint64_t key = synthetic::key(seed_, synthetic::discount);
@@ -82,7 +92,12 @@ class SyntheticInput final : public InputSource {
   std::string identity() const override { return "synthetic:" + std::to_string(seed_) + ":" + describe(); }
   std::vector<DatasetFacts> datasets() const override {
     return {{"multiplier", "(synthetic)", "", {shape_.ids, shape_.nums}, {"id", "num"}, "float64", "computed"},
-            {"discount", "(synthetic)", "", {shape_.dates, shape_.ids, shape_.nums}, {"date", "id", "num"}, "float64",
+            {"discount",
+             "(synthetic)",
+             "",
+             {shape_.dates, shape_.ids, shape_.nums},
+             {"date", "id", "num"},
+             "float64",
              "computed"}};
   }
   bool may_hold_nonfinite() const override { return false; }
@@ -122,10 +137,10 @@ class Hdf5Input final : public InputSource {
       disc_ = open_input_dataset(file_.get(), config, config.discount, "input.discount", 3);
     }
     {
-      const InputAxes chosen = choose_input_axes(
-          config, dimension_names(disc_.id.get()), dimension_names(mult_.id.get()), disc_.dims, mult_.dims,
-          "input.discount: dataset '" + config.discount + "' in '" + config.file + "'",
-          "input.multiplier: dataset '" + config.multiplier + "' in '" + config.file + "'");
+      const InputAxes chosen =
+          choose_input_axes(config, dimension_names(disc_.id.get()), dimension_names(mult_.id.get()), disc_.dims,
+                            mult_.dims, "input.discount: dataset '" + config.discount + "' in '" + config.file + "'",
+                            "input.multiplier: dataset '" + config.multiplier + "' in '" + config.file + "'");
       axes_ = chosen.axes;
       multiplier_axes_ = chosen.multiplier_axes;
       axes_from_ = chosen.axes_from;
@@ -141,11 +156,10 @@ class Hdf5Input final : public InputSource {
                m_nums = static_cast<std::int64_t>(mult_.dims[1 - id_at]);
     if (m_ids != shape_.ids || m_nums != shape_.nums)
       throw data_error("shapes do not broadcast: " + config.multiplier + " " + h5::shape_string(mult_.dims) +
-                       (transposed() ? " [num x id]" : " [id x num]") + " vs " + config.discount + " " + h5::shape_string(disc_.dims) + " [" +
-                       axes_string(axes_) + "]: " + (m_ids != shape_.ids ? "ids " + std::to_string(m_ids) + " != " +
-                                                                               std::to_string(shape_.ids)
-                                                                         : "nums " + std::to_string(m_nums) +
-                                                                               " != " + std::to_string(shape_.nums)) +
+                       (transposed() ? " [num x id]" : " [id x num]") + " vs " + config.discount + " " +
+                       h5::shape_string(disc_.dims) + " [" + axes_string(axes_) + "]: " +
+                       (m_ids != shape_.ids ? "ids " + std::to_string(m_ids) + " != " + std::to_string(shape_.ids)
+                                            : "nums " + std::to_string(m_nums) + " != " + std::to_string(shape_.nums)) +
                        axes_hint());
     if (shape_.dates == 0 || shape_.ids == 0 || shape_.nums == 0)
       throw data_error("empty dimension: " + config.discount + " " + h5::shape_string(disc_.dims) + " [" +
@@ -163,11 +177,11 @@ class Hdf5Input final : public InputSource {
       return;
     }
     const FileBox box = discount_box(shape_, axes_, dates, ids);
-    pread_runs(disc_.fd.get(), disc_.offset, box_runs(box.dims, box.start, box.count), buffer, sizeof(double),
-               "reading '" + config_.discount + "' from " + config_.file,
-               [&visit](std::uint64_t offset, std::uint64_t bytes) {
-                 visit(static_cast<std::int64_t>(offset / sizeof(double)), static_cast<std::int64_t>(bytes / sizeof(double)));
-               });
+    pread_runs(
+        disc_.fd.get(), disc_.offset, box_runs(box.dims, box.start, box.count), buffer, sizeof(double),
+        "reading '" + config_.discount + "' from " + config_.file, [&visit](std::uint64_t offset, std::uint64_t bytes) {
+          visit(static_cast<std::int64_t>(offset / sizeof(double)), static_cast<std::int64_t>(bytes / sizeof(double)));
+        });
   }
   bool reads_ranges() const override { return disc_.fast; }
   void read_discount_range(Range dates, Range ids, std::int64_t first, std::int64_t count, double* buffer) override {
@@ -217,15 +231,20 @@ class Hdf5Input final : public InputSource {
   std::vector<DatasetFacts> datasets() const override {
     auto facts = [&](const char* role, const std::string& name, const DatasetInfo& info,
                      std::vector<std::string> axes) {
-      DatasetFacts f{role, name, info.holder.empty() ? config_.file : info.holder, {}, std::move(axes), info.type_text,
+      DatasetFacts f{role,
+                     name,
+                     info.holder.empty() ? config_.file : info.holder,
+                     {},
+                     std::move(axes),
+                     info.type_text,
                      info.fast ? "positional reads" : "HDF5 reads (" + info.slow_why + ")"};
       for (hsize_t d : info.dims) f.shape.push_back(static_cast<std::int64_t>(d));
       return f;
     };
-    return {facts("multiplier", config_.multiplier, mult_,
-                  {axis_name(multiplier_axes_[0]), axis_name(multiplier_axes_[1])}),
-            facts("discount", config_.discount, disc_,
-                  {axis_name(axes_[0]), axis_name(axes_[1]), axis_name(axes_[2])})};
+    return {
+        facts("multiplier", config_.multiplier, mult_,
+              {axis_name(multiplier_axes_[0]), axis_name(multiplier_axes_[1])}),
+        facts("discount", config_.discount, disc_, {axis_name(axes_[0]), axis_name(axes_[1]), axis_name(axes_[2])})};
   }
   std::string hdf5_file() const override { return config_.file; }
 
@@ -264,14 +283,14 @@ class Hdf5Input final : public InputSource {
       for (int j = 0; j < rank; ++j) mem_start[j] = piece.start[j] - h_start[j];
       if (H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, piece.start.data(), nullptr, piece.count.data(),
                               nullptr) < 0 ||
-          H5Sselect_hyperslab(mem_space.get(), H5S_SELECT_SET, mem_start.data(), nullptr, piece.count.data(),
-                              nullptr) < 0 ||
+          H5Sselect_hyperslab(mem_space.get(), H5S_SELECT_SET, mem_start.data(), nullptr, piece.count.data(), nullptr) <
+              0 ||
           H5Dread(info.id.get(), H5T_NATIVE_DOUBLE, mem_space.get(), file_space.get(), H5P_DEFAULT, buffer) < 0) {
         const std::string messages = h5::error_messages();
         const std::string cause = messages.substr(0, messages.find("; "));
         if (h5::read_failure_is_damage(messages))
-          throw data_error("reading '" + name + "' from " + config_.file + ": the stored data is damaged (" +
-                           cause + "); running again cannot help: check the file with h5dump");
+          throw data_error("reading '" + name + "' from " + config_.file + ": the stored data is damaged (" + cause +
+                           "); running again cannot help: check the file with h5dump");
         throw io_error("reading '" + name + "' from " + config_.file + " failed (HDF5 read error" +
                        (messages.empty() ? std::string() : ": " + cause) + ")");
       }

@@ -19,8 +19,9 @@ std::string filter_name(H5Z_filter_t id, const char* stored) {
     case H5Z_FILTER_SZIP: return "szip";
     case H5Z_FILTER_NBIT: return "nbit";
     case H5Z_FILTER_SCALEOFFSET: return "scaleoffset";
-    default: return (stored && *stored ? std::string(stored) : std::string("unnamed")) + " (filter id " +
-                    std::to_string(id) + ")";
+    default:
+      return (stored && *stored ? std::string(stored) : std::string("unnamed")) + " (filter id " + std::to_string(id) +
+             ")";
   }
 }
 
@@ -66,8 +67,8 @@ void check_chunk_shape(hid_t dataset, const std::vector<hsize_t>& chunk, const s
   for (std::size_t j = 0; j < dims.size(); ++j) {
     if (chunk[j] == 0) damaged(where, "chunk dimensions " + dims_text(chunk) + " hold a zero");
     if (max_dims[j] != H5S_UNLIMITED && chunk[j] > max_dims[j])
-      damaged(where, "chunk dimensions " + dims_text(chunk) + " exceed the dataset's fixed dimensions " +
-                         dims_text(max_dims));
+      damaged(where,
+              "chunk dimensions " + dims_text(chunk) + " exceed the dataset's fixed dimensions " + dims_text(max_dims));
   }
 }
 
@@ -111,8 +112,8 @@ void check_chunk_index(hid_t dataset, const StorageFacts& s, const std::vector<h
     // HDF5 1.10 reads one of the two for both places, silently (found by the
     // fuzz test: a flipped byte of a B-tree key).
     if (!seen.insert(offset).second)
-      damaged(where, "its chunk index lists the chunk at " + dims_text(offset) +
-                         " twice (so another chunk's entry is lost)");
+      damaged(where,
+              "its chunk index lists the chunk at " + dims_text(offset) + " twice (so another chunk's entry is lost)");
     if (address == HADDR_UNDEF) continue;
     if (size == 0 || (file_size && (address >= file_size || size > file_size - address)))
       damaged(where, "chunk " + dims_text(offset) + " of " + std::to_string(size) + " bytes at byte " +
@@ -139,8 +140,8 @@ void check_allocated(hid_t dataset, std::uint64_t bytes, const StorageFacts& s, 
   if (status != H5D_SPACE_STATUS_ALLOCATED || s.externals > 0) return;
   const hsize_t stored = H5Dget_storage_size(dataset);
   if (stored != bytes)
-    damaged(where, "it stores " + std::to_string(stored) + " bytes where its shape and type need " +
-                       std::to_string(bytes));
+    damaged(where,
+            "it stores " + std::to_string(stored) + " bytes where its shape and type need " + std::to_string(bytes));
   if (s.layout != H5D_CONTIGUOUS) return;
   h5::Id holder = h5::file(H5Iget_file_id(dataset));
   hsize_t file_size = 0;
@@ -153,8 +154,10 @@ void check_allocated(hid_t dataset, std::uint64_t bytes, const StorageFacts& s, 
   // superblock records); positional reads would, so the two must agree.
   haddr_t eoa = HADDR_UNDEF;
   if (H5Fget_eoa(holder.get(), &eoa) >= 0 && eoa != HADDR_UNDEF && (address >= eoa || bytes > eoa - address))
-    damaged(where, "its data ends at byte " + std::to_string(address + bytes) + ", past the end of the space the "
-                       "file records as allocated (" + std::to_string(eoa) + " bytes)");
+    damaged(where, "its data ends at byte " + std::to_string(address + bytes) +
+                       ", past the end of the space the "
+                       "file records as allocated (" +
+                       std::to_string(eoa) + " bytes)");
 }
 
 }  // namespace
@@ -256,8 +259,10 @@ std::vector<SubBox> chunk_bounded_boxes(const std::vector<hsize_t>& start, const
       SubBox piece = box;
       piece.start[axis] = s;
       piece.count[axis] = stop - s;
-      if (inner > max_chunks && axis + 1 < rank) self(self, axis + 1, piece);
-      else boxes.push_back(piece);
+      if (inner > max_chunks && axis + 1 < rank)
+        self(self, axis + 1, piece);
+      else
+        boxes.push_back(piece);
       s = stop;
     }
   };

@@ -16,11 +16,11 @@ namespace discount {
 
 struct StorageFacts {
   H5D_layout_t layout = H5D_CONTIGUOUS;
-  std::vector<hsize_t> chunk;           // chunk dims (chunked only)
-  std::uint64_t chunk_bytes = 0;        // one chunk in the file's element size, before filters
-  std::uint64_t chunks = 0;             // chunks a whole read of the dataset touches (chunked only)
-  std::vector<std::string> filters;     // names, in pipeline order
-  int externals = 0;                    // external raw storage files
+  std::vector<hsize_t> chunk;        // chunk dims (chunked only)
+  std::uint64_t chunk_bytes = 0;     // one chunk in the file's element size, before filters
+  std::uint64_t chunks = 0;          // chunks a whole read of the dataset touches (chunked only)
+  std::vector<std::string> filters;  // names, in pipeline order
+  int externals = 0;                 // external raw storage files
 };
 
 // `where`: "input.discount: dataset 'discount' in 'in.h5'"; `dims`: the

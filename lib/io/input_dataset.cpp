@@ -42,12 +42,10 @@ std::string link_text(hid_t file, const std::string& name) {
   H5L_info_t link{};
   if (H5Lget_info(file, name.c_str(), &link, H5P_DEFAULT) < 0) return "a link";
   std::vector<char> value(link.u.val_size + 1, '\0');
-  if (link.type == H5L_TYPE_SOFT &&
-      H5Lget_val(file, name.c_str(), value.data(), value.size(), H5P_DEFAULT) >= 0)
+  if (link.type == H5L_TYPE_SOFT && H5Lget_val(file, name.c_str(), value.data(), value.size(), H5P_DEFAULT) >= 0)
     return "a soft link to '" + std::string(value.data()) + "'";
   const char *target_file = nullptr, *target = nullptr;
-  if (link.type == H5L_TYPE_EXTERNAL &&
-      H5Lget_val(file, name.c_str(), value.data(), value.size(), H5P_DEFAULT) >= 0 &&
+  if (link.type == H5L_TYPE_EXTERNAL && H5Lget_val(file, name.c_str(), value.data(), value.size(), H5P_DEFAULT) >= 0 &&
       H5Lunpack_elink_val(value.data(), value.size(), nullptr, &target_file, &target) >= 0)
     return "an external link to '" + std::string(target_file) + ":" + target + "'";
   return "a link";
@@ -60,8 +58,8 @@ void open_holder(const InputConfig& config, DatasetInfo& info, std::uint64_t byt
   h5::Id holder = h5::file(H5Iget_file_id(info.id.get()));
   h5::Id fapl = holder ? h5::plist(H5Fget_access_plist(holder.get())) : h5::Id{};
   void* handle = nullptr;
-  if (!fapl || H5Pget_driver(fapl.get()) != H5FD_SEC2 ||
-      H5Fget_vfd_handle(holder.get(), H5P_DEFAULT, &handle) < 0 || !handle) {
+  if (!fapl || H5Pget_driver(fapl.get()) != H5FD_SEC2 || H5Fget_vfd_handle(holder.get(), H5P_DEFAULT, &handle) < 0 ||
+      !handle) {
     why.push_back("not a plain POSIX file");
     return;
   }
@@ -70,7 +68,8 @@ void open_holder(const InputConfig& config, DatasetInfo& info, std::uint64_t byt
     why.push_back("cannot duplicate the file descriptor");
     return;
   }
-  struct stat st {}, main_st {};
+  struct stat st {
+  }, main_st{};
   if (::fstat(info.fd.get(), &st) != 0) throw io_error(where + ": " + std::strerror(errno));
   if (::stat(config.file.c_str(), &main_st) != 0 || st.st_dev != main_st.st_dev || st.st_ino != main_st.st_ino) {
     const ssize_t length = H5Fget_name(holder.get(), nullptr, 0);
@@ -87,8 +86,7 @@ void open_holder(const InputConfig& config, DatasetInfo& info, std::uint64_t byt
 
 // The stored type as the report names it ("float32 big-endian", "int16"); a
 // type float64 cannot hold exactly, or no number at all, is refused (65).
-std::string supported_type_text(hid_t type, const std::string& name, const std::string& key,
-                                const std::string& where) {
+std::string supported_type_text(hid_t type, const std::string& name, const std::string& key, const std::string& where) {
   const H5T_class_t cls = H5Tget_class(type);
   const std::size_t size = H5Tget_size(type);
   if (cls == H5T_FLOAT && size <= 8) {
@@ -100,11 +98,12 @@ std::string supported_type_text(hid_t type, const std::string& name, const std::
   } else if (cls == H5T_INTEGER && size == 8) {
     throw data_error(key + ": dataset '" + name + "' holds " + (H5Tget_sign(type) == H5T_SGN_NONE ? "u" : "") +
                      "int64, which float64 holds exactly only up to 2^53; convert it where that is known to hold "
-                     "(h5py: f.create_dataset('" + name + "_f64', data=f['" + name +
-                     "'][...].astype('float64'))) and name the copy in " + key);
+                     "(h5py: f.create_dataset('" +
+                     name + "_f64', data=f['" + name + "'][...].astype('float64'))) and name the copy in " + key);
   } else {
-    std::string what = cls == H5T_INTEGER ? std::to_string(size * 8) + "-bit integer (not exactly representable "
-                                                                        "as float64)"
+    std::string what = cls == H5T_INTEGER ? std::to_string(size * 8) +
+                                                "-bit integer (not exactly representable "
+                                                "as float64)"
                        : cls == H5T_STRING ? "string"
                        : cls == H5T_FLOAT  ? std::to_string(size * 8) + "-bit float"
                                            : "non-numeric";
@@ -131,7 +130,8 @@ h5::Id open_input_file(const std::string& path, const std::string& what) {
     case h5::OpenFailure::truncated:
       throw data_error(what + " is truncated (" + cause + "); copy it again from its source");
     case h5::OpenFailure::locked:
-      throw missing_error(what + " is locked by another process (HDF5 file locking: a program has it open for "
+      throw missing_error(what +
+                          " is locked by another process (HDF5 file locking: a program has it open for "
                           "writing); wait for it to close the file, or set HDF5_USE_FILE_LOCKING=FALSE if you "
                           "know no one writes to it");
     case h5::OpenFailure::other: break;

@@ -27,8 +27,8 @@ struct DatasetInfo {
   bool fast = false;
   UniqueFd fd;
   haddr_t offset = HADDR_UNDEF;
-  std::string holder;     // the file holding the dataset, when not input.file (external link)
-  std::string slow_why;   // why HDF5 reads it, when not fast
+  std::string holder;    // the file holding the dataset, when not input.file (external link)
+  std::string slow_why;  // why HDF5 reads it, when not fast
   std::string type_text;
   StorageFacts storage;
   std::size_t element_size = 8;

@@ -63,8 +63,8 @@ h5::Id write_virtual(hid_t vds, const std::string& name, const std::vector<const
     h5::Id source = h5::dataspace(H5Screate_simple(rank, dims[f].data(), nullptr));
     h5::check(H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start.data(), nullptr, dims[f].data(), nullptr),
               "H5Sselect_hyperslab");
-    h5::check(H5Pset_virtual(dcpl.get(), space.get(), vds_escape(parts[f]->absolute).c_str(),
-                                 vds_escape(name).c_str(), source.get()),
+    h5::check(H5Pset_virtual(dcpl.get(), space.get(), vds_escape(parts[f]->absolute).c_str(), vds_escape(name).c_str(),
+                             source.get()),
               "H5Pset_virtual");
     if (along >= 0) offset += dims[f][static_cast<std::size_t>(along)];
   }
@@ -72,7 +72,8 @@ h5::Id write_virtual(hid_t vds, const std::string& name, const std::vector<const
   h5::Id lcpl = h5::plist(H5Pcreate(H5P_LINK_CREATE));
   h5::check(H5Pset_create_intermediate_group(lcpl.get(), 1), "H5Pset_create_intermediate_group");
   h5::Id ds = h5::dataset(H5Dcreate2(vds, name.c_str(), type, space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT));
-  if (!ds) throw io_error("input.file list: cannot write the virtual dataset '" + name + "' (" + h5::error_messages() + ")");
+  if (!ds)
+    throw io_error("input.file list: cannot write the virtual dataset '" + name + "' (" + h5::error_messages() + ")");
   return ds;
 }
 
@@ -98,16 +99,18 @@ class ListInput final : public InputSource {
   void read_multiplier(Range ids, double* buffer) override { inner_->read_multiplier(ids, buffer); }
   std::string describe() const override {
     std::string files;
-    for (const ListPart& p : parts_) files += (files.empty() ? "" : ", ") + p.path + " " + h5::shape_string(p.disc_dims);
+    for (const ListPart& p : parts_)
+      files += (files.empty() ? "" : ", ") + p.path + " " + h5::shape_string(p.disc_dims);
     return std::to_string(parts_.size()) + " files along " + axis_name(along_) + " (" + files +
            ") as one virtual dataset: " + inner_->describe();
   }
   std::string identity() const override {
     std::string text = "input.file list along " + std::string(axis_name(along_));
     for (const ListPart& p : parts_)
-      text += "; " + p.content + " " + h5::shape_string(p.disc_dims) + (p.mult_dims.empty() ? "" : " multBy " +
-              h5::shape_string(p.mult_dims));
-    return text + "; axes " + axes_text(axes_.data(), 3) + (multiplier_axes_[0] == Axis::num ? ", multBy [num,id]" : "");
+      text += "; " + p.content + " " + h5::shape_string(p.disc_dims) +
+              (p.mult_dims.empty() ? "" : " multBy " + h5::shape_string(p.mult_dims));
+    return text + "; axes " + axes_text(axes_.data(), 3) +
+           (multiplier_axes_[0] == Axis::num ? ", multBy [num,id]" : "");
   }
   std::string file_stat() const override {
     std::string text;
@@ -145,8 +148,10 @@ void write_list_file(const std::string& path, const InputConfig& config, const s
     mult_dims.push_back(p.mult_dims);
   }
   h5::Id disc = write_virtual(vds.get(), config.discount, all, disc_dims, first.disc_type.get(), at);
-  if (along == Axis::id) write_virtual(vds.get(), config.multiplier, all, mult_dims, first.mult_type.get(), mult_at);
-  else write_virtual(vds.get(), config.multiplier, {&first}, {first.mult_dims}, first.mult_type.get(), -1);
+  if (along == Axis::id)
+    write_virtual(vds.get(), config.multiplier, all, mult_dims, first.mult_type.get(), mult_at);
+  else
+    write_virtual(vds.get(), config.multiplier, {&first}, {first.mult_dims}, first.mult_type.get(), -1);
   copy_list_attributes(files, vds.get(), disc.get());
   write_list_coordinates(files, along, vds.get(), disc.get());
 }
@@ -167,8 +172,8 @@ std::unique_ptr<InputSource> open_input_list(const InputConfig& config) {
     files.paths.push_back(p.path);
     files.disc_dims.push_back(p.disc_dims);
   }
-  const Axis along = choose_list_axis(config, parts, chosen,
-                                      [&](Axis axis) { return compare_list_coordinates(files, axis); });
+  const Axis along =
+      choose_list_axis(config, parts, chosen, [&](Axis axis) { return compare_list_coordinates(files, axis); });
   check_list_fit(config, parts, chosen, along);
 
   auto folder = std::make_unique<TempFolder>();

@@ -65,8 +65,8 @@ Coord find_coordinate(const ListFiles& files, std::size_t k, unsigned j) {
   c.file = files.paths[k];
   c.count = files.disc_dims[k][j];
   h5::Id file = h5::file(H5Fopen(c.file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
-  h5::Id disc = file ? h5::dataset(H5Dopen2(file.get(), files.discount.c_str(), h5::input_dataset_access().get()))
-                     : h5::Id{};
+  h5::Id disc =
+      file ? h5::dataset(H5Dopen2(file.get(), files.discount.c_str(), h5::input_dataset_access().get())) : h5::Id{};
   if (!disc) return c;
   std::string path = attached_scale(disc.get(), j);
   if (!usable(file.get(), path, c.count)) {
@@ -98,9 +98,7 @@ unsigned position(const ListFiles& files, Axis axis) {
   return j;
 }
 
-std::string named(const Coord& c, Axis axis) {
-  return std::string(axis_name(axis)) + " coordinate '" + c.path + "'";
-}
+std::string named(const Coord& c, Axis axis) { return std::string(axis_name(axis)) + " coordinate '" + c.path + "'"; }
 
 // How one axis's values are read from every file: as stored, or CF times
 // counted in a common step from the first file's reference date.
@@ -128,9 +126,11 @@ Encoding time_encoding(const std::vector<Coord>& coords, Axis axis) {
   }
   const H5T_class_t cls = H5Tget_class(first.type.get());
   const bool signed_integer = cls == H5T_INTEGER && H5Tget_sign(first.type.get()) == H5T_SGN_2;
-  const bool before = std::any_of(e.units.begin(), e.units.end(), [](const TimeUnits& u) { return u.before_gregorian; });
+  const bool before =
+      std::any_of(e.units.begin(), e.units.end(), [](const TimeUnits& u) { return u.before_gregorian; });
   const bool proleptic = first.calendar == "proleptic_gregorian";
-  const Coord& odd = *std::find_if(coords.begin(), coords.end(), [&](const Coord& c) { return c.units != first.units; });
+  const Coord& odd =
+      *std::find_if(coords.begin(), coords.end(), [&](const Coord& c) { return c.units != first.units; });
   if ((!signed_integer && cls != H5T_FLOAT) || !gregorian_calendar(first.calendar) || (before && !proleptic))
     throw data_error("input.file list: '" + odd.file + "' counts its " + named(odd, axis) + " in '" + odd.units +
                      "' where '" + first.file + "' counts in '" + first.units + "'" +
@@ -187,7 +187,9 @@ Encoding encoding_of(const std::vector<Coord>& coords, Axis axis) {
 class Values {
  public:
   Values(hid_t type, hsize_t count)
-      : type_(h5::datatype(H5Tcopy(type))), count_(count), size_(H5Tget_size(type)),
+      : type_(h5::datatype(H5Tcopy(type))),
+        count_(count),
+        size_(H5Tget_size(type)),
         bytes_(std::max<std::size_t>(1, count * size_), 0) {}
   Values(const Values&) = delete;
   Values& operator=(const Values&) = delete;
@@ -201,10 +203,11 @@ class Values {
   hsize_t count() const { return count_; }
   bool same(const Values& other) const {
     if (count_ != other.count_) return false;
-    if (H5Tis_variable_str(type_.get()) <= 0) return std::memcmp(bytes_.data(), other.bytes_.data(), count_ * size_) == 0;
+    if (H5Tis_variable_str(type_.get()) <= 0)
+      return std::memcmp(bytes_.data(), other.bytes_.data(), count_ * size_) == 0;
     for (hsize_t n = 0; n < count_; ++n) {
-      const char *a = reinterpret_cast<char* const*>(bytes_.data())[n],
-                 *b = reinterpret_cast<char* const*>(other.bytes_.data())[n];
+      const char *a = reinterpret_cast<char*const*>(bytes_.data())[n],
+                 *b = reinterpret_cast<char*const*>(other.bytes_.data())[n];
       if (std::strcmp(a ? a : "", b ? b : "") != 0) return false;
     }
     return true;
@@ -237,8 +240,10 @@ void read_into(const Coord& c, const Encoding& e, std::size_t k, Values& into, h
     auto* v = reinterpret_cast<std::int64_t*>(into.at(offset + n));
     const TimeNs y = static_cast<TimeNs>(*v) * factor + shift;
     if (y > std::numeric_limits<std::int64_t>::max() || y < std::numeric_limits<std::int64_t>::min())
-      throw data_error("input.file list: the " + named(c, axis) + " of '" + c.file + "' does not fit 64-bit "
-                       "integers counted in '" + e.units_text + "'");
+      throw data_error("input.file list: the " + named(c, axis) + " of '" + c.file +
+                       "' does not fit 64-bit "
+                       "integers counted in '" +
+                       e.units_text + "'");
     *v = static_cast<std::int64_t>(y);
   }
 }
@@ -246,22 +251,22 @@ void read_into(const Coord& c, const Encoding& e, std::size_t k, Values& into, h
 // The joined coordinate as a dimension scale of `discount` in the virtual file.
 void write_scale(hid_t vds, hid_t discount, unsigned j, Axis axis, const Coord& first, const Encoding& e,
                  Values& joined) {
-  h5::Id group = h5::group(H5Lexists(vds, kGroup, H5P_DEFAULT) > 0 ? H5Gopen2(vds, kGroup, H5P_DEFAULT)
-                                                                   : H5Gcreate2(vds, kGroup, H5P_DEFAULT, H5P_DEFAULT,
-                                                                                H5P_DEFAULT));
+  h5::Id group = h5::group(H5Lexists(vds, kGroup, H5P_DEFAULT) > 0
+                               ? H5Gopen2(vds, kGroup, H5P_DEFAULT)
+                               : H5Gcreate2(vds, kGroup, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
   const hid_t stored = !e.convert ? joined.type() : e.integer ? H5T_STD_I64LE : H5T_IEEE_F64LE;
   const hsize_t count = joined.count();
   h5::Id space = h5::dataspace(H5Screate_simple(1, &count, nullptr));
   const char* name = axis_name(axis);
-  h5::Id data = group ? h5::dataset(H5Dcreate2(group.get(), name, stored, space.get(), H5P_DEFAULT, H5P_DEFAULT,
-                                               H5P_DEFAULT))
-                      : h5::Id{};
+  h5::Id data =
+      group ? h5::dataset(H5Dcreate2(group.get(), name, stored, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT))
+            : h5::Id{};
   if (!data || H5Dwrite(data.get(), joined.type(), H5S_ALL, H5S_ALL, H5P_DEFAULT, joined.at(0)) < 0)
     throw io_error("input.file list: cannot write the joined " + std::string(name) + " coordinate (" +
                    h5::error_messages() + ")");
   h5::Id file = h5::file(H5Fopen(first.file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
-  h5::Id source = file ? h5::dataset(H5Dopen2(file.get(), first.path.c_str(), h5::input_dataset_access().get()))
-                       : h5::Id{};
+  h5::Id source =
+      file ? h5::dataset(H5Dopen2(file.get(), first.path.c_str(), h5::input_dataset_access().get())) : h5::Id{};
   if (source) h5::copy_attributes(source.get(), data.get());
   if (e.convert) h5::write_text_attribute(data.get(), "units", e.units_text);
   if (H5DSset_scale(data.get(), name) < 0 || H5DSattach_scale(discount, data.get(), j) < 0)
@@ -295,9 +300,10 @@ void write_list_coordinates(const ListFiles& files, Axis along, hid_t vds, hid_t
     const std::string list = "input.file list along " + std::string(axis_name(along)) + ": '";
     for (const Coord& c : coords)
       if (c.path.empty() != first.path.empty())
-        throw data_error(list + c.file + "' has " + (c.path.empty() ? "no " + std::string(axis_name(axis)) +
-                         " coordinate where '" + first.file + "' has '" + first.path + "'"
-                         : "the " + named(c, axis) + " where '" + first.file + "' has none"));
+        throw data_error(list + c.file + "' has " +
+                         (c.path.empty() ? "no " + std::string(axis_name(axis)) + " coordinate where '" + first.file +
+                                               "' has '" + first.path + "'"
+                                         : "the " + named(c, axis) + " where '" + first.file + "' has none"));
     if (first.path.empty()) continue;
     const Encoding e = encoding_of(coords, axis);
     hsize_t total = 0;
@@ -314,9 +320,9 @@ void write_list_coordinates(const ListFiles& files, Axis along, hid_t vds, hid_t
       Values other(e.memory.get(), coords[k].count);
       read_into(coords[k], e, k, other, 0, axis);
       if (!joined.same(other))
-        throw data_error(list + coords[k].file + "' has other " + axis_name(axis) + " coordinates ('" +
-                         coords[k].path + "') than '" + first.file + "': files split along " + axis_name(along) +
-                         " hold the same " + axis_name(axis) + "s");
+        throw data_error(list + coords[k].file + "' has other " + axis_name(axis) + " coordinates ('" + coords[k].path +
+                         "') than '" + first.file + "': files split along " + axis_name(along) + " hold the same " +
+                         axis_name(axis) + "s");
     }
     write_scale(vds, discount, j, axis, first, e, joined);
   }

@@ -71,11 +71,13 @@ std::string multiplier_difference(const InputConfig& config, const ListPart& fir
 }
 
 [[noreturn]] void ambiguous(const InputConfig& config, const std::vector<ListPart>& parts) {
-  throw data_error("input.file list: cannot tell whether the files are split along date or along id: they have "
-                   "the same shape " + h5::shape_string(parts.front().disc_dims) + ", each holds the same '" +
-                   config.multiplier + "', and no date or id coordinates set them apart; keep '" + config.multiplier +
-                   "' in '" + parts.front().path + "' only for a split along date, or give the files their date "
-                   "or id coordinates (netCDF dimension scales, as xarray writes them)");
+  throw data_error(
+      "input.file list: cannot tell whether the files are split along date or along id: they have "
+      "the same shape " +
+      h5::shape_string(parts.front().disc_dims) + ", each holds the same '" + config.multiplier +
+      "', and no date or id coordinates set them apart; keep '" + config.multiplier + "' in '" + parts.front().path +
+      "' only for a split along date, or give the files their date "
+      "or id coordinates (netCDF dimension scales, as xarray writes them)");
 }
 
 }  // namespace
@@ -99,8 +101,8 @@ ListPart inspect_list_file(const InputConfig& config, const std::string& path, c
   char resolved[PATH_MAX];
   if (!::realpath(path.c_str(), resolved)) throw missing_error(what + ": " + std::strerror(errno));
   p.absolute = resolved;
-  p.stat = std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" + std::to_string(st.st_mtim.tv_sec) +
-           "." + std::to_string(st.st_mtim.tv_nsec);
+  p.stat = std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
+           std::to_string(st.st_mtim.tv_nsec);
   p.content = "HDF5 file of " + std::to_string(st.st_size) + " bytes, sampled content " +
               sampled_content(path, static_cast<std::uint64_t>(st.st_size));
   // The checks of a single input.file, with this file in their messages.
@@ -113,15 +115,14 @@ ListPart inspect_list_file(const InputConfig& config, const std::string& path, c
     if (earlier.empty() || H5Lexists(file.get(), config.multiplier.c_str(), H5P_DEFAULT) > 0)
       take(open_input_dataset(file.get(), one, config.multiplier, "input.multiplier", 2), p.mult_dims, p.mult_type,
            p.mult_names);
-  } catch (const Error& e) {
-    throw Error(e.code(), std::string("input.file list: ") + e.what());
-  }
+  } catch (const Error& e) { throw Error(e.code(), std::string("input.file list: ") + e.what()); }
   return p;
 }
 
 Axis choose_list_axis(const InputConfig& config, const std::vector<ListPart>& parts, const InputAxes& chosen,
                       const CoordCompare& coordinates) {
-  const bool every_mult = std::all_of(parts.begin(), parts.end(), [](const ListPart& p) { return !p.mult_dims.empty(); });
+  const bool every_mult =
+      std::all_of(parts.begin(), parts.end(), [](const ListPart& p) { return !p.mult_dims.empty(); });
   const bool dates = extents_differ(parts, chosen, Axis::date), ids = extents_differ(parts, chosen, Axis::id);
   if (dates != ids) return dates ? Axis::date : Axis::id;
   // Both differ: refused by check_list_fit, naming the file, along the axis multBy points at.
@@ -129,7 +130,8 @@ Axis choose_list_axis(const InputConfig& config, const std::vector<ListPart>& pa
   const CoordAgreement by_date = coordinates(Axis::date), by_id = coordinates(Axis::id);
   if (by_date == CoordAgreement::differ && by_id == CoordAgreement::differ)
     throw data_error("input.file list: the files' date and id coordinates both differ from those of '" +
-                     parts.front().path + "': files of a list hold consecutive ranges along one axis, and the same "
+                     parts.front().path +
+                     "': files of a list hold consecutive ranges along one axis, and the same "
                      "coordinates on the others");
   if (by_date == CoordAgreement::equal && by_id == CoordAgreement::equal)
     throw data_error("input.file list: the files have the date and id coordinates of '" + parts.front().path +
@@ -144,7 +146,8 @@ Axis choose_list_axis(const InputConfig& config, const std::vector<ListPart>& pa
   ambiguous(config, parts);
 }
 
-void check_list_fit(const InputConfig& config, const std::vector<ListPart>& parts, const InputAxes& chosen, Axis along) {
+void check_list_fit(const InputConfig& config, const std::vector<ListPart>& parts, const InputAxes& chosen,
+                    Axis along) {
   const ListPart& first = parts.front();
   int at = 0;  // the split axis's position in the discount dataset
   for (int j = 0; j < 3; ++j)
@@ -157,7 +160,8 @@ void check_list_fit(const InputConfig& config, const std::vector<ListPart>& part
                          "s in '" + config.discount + "' " + h5::shape_string(p.disc_dims) + " where '" + first.path +
                          "' has " + std::to_string(first.disc_dims[j]));
     if (along == Axis::id && p.mult_dims.empty())
-      throw data_error(list + p.path + "' holds no '" + config.multiplier + "': files split along id each hold "
+      throw data_error(list + p.path + "' holds no '" + config.multiplier +
+                       "': files split along id each hold "
                        "their ids' multBy rows");
     if (H5Tequal(p.disc_type.get(), first.disc_type.get()) <= 0 ||
         (!p.mult_dims.empty() && H5Tequal(p.mult_type.get(), first.mult_type.get()) <= 0))
@@ -172,8 +176,8 @@ void check_list_fit(const InputConfig& config, const std::vector<ListPart>& part
     const ListPart& p = parts[k];
     if (p.mult_dims.empty()) continue;
     const auto m = static_cast<std::size_t>(mult_at);
-    if (along == Axis::id && (p.mult_dims[m] != p.disc_dims[static_cast<std::size_t>(at)] ||
-                              p.mult_dims[1 - m] != first.mult_dims[1 - m]))
+    if (along == Axis::id &&
+        (p.mult_dims[m] != p.disc_dims[static_cast<std::size_t>(at)] || p.mult_dims[1 - m] != first.mult_dims[1 - m]))
       throw data_error(list + p.path + "' holds '" + config.multiplier + "' " + h5::shape_string(p.mult_dims) +
                        " for '" + config.discount + "' " + h5::shape_string(p.disc_dims) +
                        ": each file's multBy holds the rows of its own ids");
@@ -185,13 +189,14 @@ void check_list_fit(const InputConfig& config, const std::vector<ListPart>& part
       const std::string differs = multiplier_difference(config, first, p, chosen);
       if (!differs.empty())
         throw data_error(list + p.path + "' holds a '" + config.multiplier + "' that differs from the one in '" +
-                         first.path + "' (first at " + differs + "): files split along date hold the same multBy, "
+                         first.path + "' (first at " + differs +
+                         "): files split along date hold the same multBy, "
                          "or only the first one does");
     }
   }
   // The first file's multBy also fits the id split's first ids.
-  if (along == Axis::id && (first.mult_dims[static_cast<std::size_t>(mult_at)] !=
-                            first.disc_dims[static_cast<std::size_t>(at)]))
+  if (along == Axis::id &&
+      (first.mult_dims[static_cast<std::size_t>(mult_at)] != first.disc_dims[static_cast<std::size_t>(at)]))
     throw data_error(list + first.path + "' holds '" + config.multiplier + "' " + h5::shape_string(first.mult_dims) +
                      " for '" + config.discount + "' " + h5::shape_string(first.disc_dims) +
                      ": each file's multBy holds the rows of its own ids");

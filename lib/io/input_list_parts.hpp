@@ -19,7 +19,7 @@
 namespace discount {
 
 struct ListPart {
-  std::string path, absolute;  // as listed; with every symlink resolved (the virtual mapping's source)
+  std::string path, absolute;                 // as listed; with every symlink resolved (the virtual mapping's source)
   std::vector<hsize_t> disc_dims, mult_dims;  // mult_dims empty: no multBy in this file
   h5::Id disc_type, mult_type;
   std::vector<std::string> disc_names, mult_names;

@@ -60,8 +60,10 @@ ArrayRun run_at(const ArrayRef& a, const std::array<std::int64_t, 3>& start, con
   const bool planes_adjacent = rows_adjacent && a.strides[0] == count[1] * row;
   const std::int64_t r = e / row, c = e % row, x = r / count[1], y = r % count[1];
   std::int64_t stop = (r + 1) * row;
-  if (planes_adjacent) stop = end;
-  else if (rows_adjacent) stop = (x + 1) * count[1] * row;
+  if (planes_adjacent)
+    stop = end;
+  else if (rows_adjacent)
+    stop = (x + 1) * count[1] * row;
   return {std::min(stop, end),
           (start[0] + x) * a.strides[0] + (start[1] + y) * a.strides[1] + (start[2] + c) * a.strides[2]};
 }
@@ -124,19 +126,23 @@ std::string shape_text(const ArrayRef& a) {
 
 }  // namespace
 
-void copy_box(const ArrayRef& array, const std::array<std::int64_t, 3>& start,
-              const std::array<std::int64_t, 3>& count, double* packed, bool to_array) {
+void copy_box(const ArrayRef& array, const std::array<std::int64_t, 3>& start, const std::array<std::int64_t, 3>& count,
+              double* packed, bool to_array) {
   const ArrayRef a = as_3d(array);
-  if (a.type == ElementType::f64) copy_box_as<double>(a, start, count, packed, to_array);
-  else copy_box_as<float>(a, start, count, packed, to_array);
+  if (a.type == ElementType::f64)
+    copy_box_as<double>(a, start, count, packed, to_array);
+  else
+    copy_box_as<float>(a, start, count, packed, to_array);
 }
 
 void copy_box_range(const ArrayRef& array, const std::array<std::int64_t, 3>& start,
                     const std::array<std::int64_t, 3>& count, std::int64_t first, std::int64_t n, double* packed,
                     bool to_array) {
   const ArrayRef a = as_3d(array);
-  if (a.type == ElementType::f64) copy_box_range_as<double>(a, start, count, first, n, packed, to_array);
-  else copy_box_range_as<float>(a, start, count, first, n, packed, to_array);
+  if (a.type == ElementType::f64)
+    copy_box_range_as<double>(a, start, count, first, n, packed, to_array);
+  else
+    copy_box_range_as<float>(a, start, count, first, n, packed, to_array);
 }
 
 double* pinned_run(const ArrayRef& array, const std::array<std::int64_t, 3>& start,
@@ -154,8 +160,10 @@ void copy_box_visited(const ArrayRef& array, const std::array<std::int64_t, 3>& 
                       const std::array<std::int64_t, 3>& count, double* packed,
                       const InputSource::PieceVisitor& visit) {
   const ArrayRef a = as_3d(array);
-  if (a.type == ElementType::f64) copy_box_as<double>(a, start, count, packed, false, &visit);
-  else copy_box_as<float>(a, start, count, packed, false, &visit);
+  if (a.type == ElementType::f64)
+    copy_box_as<double>(a, start, count, packed, false, &visit);
+  else
+    copy_box_as<float>(a, start, count, packed, false, &visit);
 }
 
 }  // namespace
@@ -164,7 +172,8 @@ MemoryInput::MemoryInput(const ArrayRef& mult, const ArrayRef& disc, const std::
     : mult_(mult), disc_(disc) {
   axes_ = axes;
   std::int64_t extent[3] = {0, 0, 0};
-  for (int j = 0; j < 3; ++j) extent[static_cast<int>(axes[static_cast<std::size_t>(j)])] = disc.shape[static_cast<std::size_t>(j)];
+  for (int j = 0; j < 3; ++j)
+    extent[static_cast<int>(axes[static_cast<std::size_t>(j)])] = disc.shape[static_cast<std::size_t>(j)];
   shape_ = {extent[0], extent[1], extent[2]};
   if (mult.shape[0] != shape_.ids || mult.shape[1] != shape_.nums)
     throw usage_error("mult has shape (" + std::to_string(mult.shape[0]) + ", " + std::to_string(mult.shape[1]) +
@@ -183,8 +192,7 @@ void MemoryInput::read_discount_visited(Range dates, Range ids, double* buffer, 
   copy_box_visited(disc_, box.start, box.count, buffer, visit);
 }
 
-void MemoryInput::read_discount_range(Range dates, Range ids, std::int64_t first, std::int64_t count,
-                                      double* buffer) {
+void MemoryInput::read_discount_range(Range dates, Range ids, std::int64_t first, std::int64_t count, double* buffer) {
   const FileBox box = discount_box(shape_, axes_, dates, ids);
   copy_box_range(disc_, box.start, box.count, first, count, buffer, false);
 }

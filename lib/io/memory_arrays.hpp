@@ -74,8 +74,8 @@ class MemoryOutput final : public OutputSink {
 // Copies the box [start, start+count) of a strided array into (or, with
 // to_array, out of) a packed row-major buffer, spread over the I/O threads
 // when large.
-void copy_box(const ArrayRef& array, const std::array<std::int64_t, 3>& start,
-              const std::array<std::int64_t, 3>& count, double* packed, bool to_array);
+void copy_box(const ArrayRef& array, const std::array<std::int64_t, 3>& start, const std::array<std::int64_t, 3>& count,
+              double* packed, bool to_array);
 // The same for elements [first, first + n) of the packed box only (`packed`
 // holds just those), on the calling thread.
 void copy_box_range(const ArrayRef& array, const std::array<std::int64_t, 3>& start,

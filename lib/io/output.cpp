@@ -66,7 +66,8 @@ FileBox output_box(const OutputSpec& spec, Range dates, Range ids) {
 FileOutput::FileOutput(const OutputSpec& spec) : spec_(spec), existing_(spec.existing), run_start_utc_(utc_now()) {
   if (spec.attach) {
     if (!try_resume())
-      throw io_error("cannot open '" + partial_path() + "' prepared by rank 0 (is the directory shared by every rank?)");
+      throw io_error("cannot open '" + partial_path() +
+                     "' prepared by rank 0 (is the directory shared by every rank?)");
     open_files();
     share_free_slots();
     return;
@@ -169,7 +170,8 @@ void FileOutput::share_free_slots() {
   const auto free = table_.free_slots();
   free_slots_.clear();
   scarce_at_ = table_.coverage().size() + 2;
-  for (std::size_t j = static_cast<std::size_t>(spec_.rank); j < free.size(); j += static_cast<std::size_t>(spec_.ranks))
+  for (std::size_t j = static_cast<std::size_t>(spec_.rank); j < free.size();
+       j += static_cast<std::size_t>(spec_.ranks))
     free_slots_.push_back(free[j]);
   std::reverse(free_slots_.begin(), free_slots_.end());  // taken from the back, lowest first
 }
@@ -237,8 +239,8 @@ void FileOutput::write_slab(const Slab& slab, const double* values, const InputS
       const auto last = first + static_cast<std::int64_t>(bytes / element);
       fused_sum.fetch_add(
           spec_.dtype == OutputType::float32
-              ? box_piece_sum(static_cast<const float*>(buffer) + first, box.dims, box.start, box.count, first,
-                              last, SumKey::output)
+              ? box_piece_sum(static_cast<const float*>(buffer) + first, box.dims, box.start, box.count, first, last,
+                              SumKey::output)
               : box_piece_sum(values + first, box.dims, box.start, box.count, first, last, SumKey::output),
           std::memory_order_relaxed);
     };
@@ -289,8 +291,9 @@ void FileOutput::write_slab(const Slab& slab, const double* values, const InputS
         for (std::int64_t i = 0; i < count[0]; ++i)
           for (std::int64_t j = 0; j < count[1]; ++j)
             std::memcpy(piece.data() + static_cast<std::size_t>((i * count[1] + j) * count[2]) * element,
-                        bytes + static_cast<std::size_t>(((i + offset[0]) * box.count[1] + j + offset[1]) *
-                                                             box.count[2] + offset[2]) * element,
+                        bytes + static_cast<std::size_t>(
+                                    ((i + offset[0]) * box.count[1] + j + offset[1]) * box.count[2] + offset[2]) *
+                                    element,
                         static_cast<std::size_t>(count[2]) * element);
         data = piece.data();
       }
@@ -355,8 +358,8 @@ void FileOutput::checkpoint_locked() {
       }
     if (!slot) {
       if (free_slots_.empty())
-        throw io_error("the progress record of '" + partial_path() + "' is full (" +
-                       std::to_string(table_.capacity()) + " ranges); run the same command again to resume");
+        throw io_error("the progress record of '" + partial_path() + "' is full (" + std::to_string(table_.capacity()) +
+                       " ranges); run the same command again to resume");
       slot = free_slots_.back();
       free_slots_.pop_back();
       own_slots_.push_back(*slot);
@@ -446,14 +449,19 @@ std::string FileOutput::describe() const {
                        std::string(spec_.parts_per_core ? kPartsPerCoreRule
                                                         : auto_parts_rule(memory_backed(parts_folder_))) +
                        ")") +
-            ", " +
-            std::to_string(writer_threads()) + " writer(s)";
-  if (mpio_data_) text += ", written through MPI-IO (parallel HDF5) by " + std::to_string(spec_.ranks) + " ranks";
-  else if (direct && direct->active()) text += ", O_DIRECT writes";
-  else if (direct && direct->memory_backed()) text += ", page-cache writes: memory-backed file system";
-  else if (direct) text += ", page-cache writes: the file system refused O_DIRECT";
-  else if (spec_.pieces) text += ", page-cache writes of ~1 MiB pieces (memory.staging: none)";
-  else if (!spec_.direct_io) text += ", page-cache writes: output.direct_io is false";
+            ", " + std::to_string(writer_threads()) + " writer(s)";
+  if (mpio_data_)
+    text += ", written through MPI-IO (parallel HDF5) by " + std::to_string(spec_.ranks) + " ranks";
+  else if (direct && direct->active())
+    text += ", O_DIRECT writes";
+  else if (direct && direct->memory_backed())
+    text += ", page-cache writes: memory-backed file system";
+  else if (direct)
+    text += ", page-cache writes: the file system refused O_DIRECT";
+  else if (spec_.pieces)
+    text += ", page-cache writes of ~1 MiB pieces (memory.staging: none)";
+  else if (!spec_.direct_io)
+    text += ", page-cache writes: output.direct_io is false";
   if (state_ == State::resumed)
     text += ", resuming: " + std::to_string(units_done()) + " of " + std::to_string(unit_count()) + " " +
             axis_name(spec_.chunk_axis) + "s already done";

@@ -140,12 +140,12 @@ class FileOutput final : public OutputSink {
   OutputSpec spec_;
   std::shared_ptr<const ExistingOutput> existing_;
   State state_ = State::fresh;
-  int fd_ = -1;          // the master partial: the record's writes
-  RecordLayout layout_;  // the record's offsets (and the data's, single layout)
+  int fd_ = -1;                       // the master partial: the record's writes
+  RecordLayout layout_;               // the record's offsets (and the data's, single layout)
   std::vector<std::int64_t> bounds_;  // data file f holds units [bounds_[f], bounds_[f+1])
-  std::string parts_folder_;           // split: the folder's path (empty for single)
+  std::string parts_folder_;          // split: the folder's path (empty for single)
   std::vector<std::unique_ptr<DataFile>> files_;
-  RangeTable table_;     // the done ranges as recorded
+  RangeTable table_;                     // the done ranges as recorded
   std::vector<std::size_t> free_slots_;  // this rank's share of the empty slots (taken from the back)
   std::vector<std::size_t> own_slots_;   // the slots this rank filled in this run
   std::size_t scarce_at_ = 2;            // with this few empty slots left, entries extend

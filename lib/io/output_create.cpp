@@ -28,31 +28,30 @@ namespace discount {
 
 void FileOutput::create() {
   const std::string tmp = spec_.path + ".partial.tmp";
-  const std::string inner = spec_.dataset.substr(spec_.dataset.find_first_not_of('/') == std::string::npos
-                                                     ? 0
-                                                     : spec_.dataset.find_first_not_of('/'));
+  const std::string inner = spec_.dataset.substr(
+      spec_.dataset.find_first_not_of('/') == std::string::npos ? 0 : spec_.dataset.find_first_not_of('/'));
   if (inner.empty() || inner == kOutputGroup || inner.rfind(std::string(kOutputGroup) + "/", 0) == 0)
     throw config_error("output.dataset '" + spec_.dataset + "': the group '" + kOutputGroup +
                        "' holds the job's progress record; choose another path");
   ::unlink(tmp.c_str());  // a leftover from a kill during creation holds nothing
-  const auto dims = discount_box({spec_.dates, spec_.ids, spec_.nums}, spec_.axes, {0, spec_.dates}, {0, spec_.ids}).dims;
+  const auto dims =
+      discount_box({spec_.dates, spec_.ids, spec_.nums}, spec_.axes, {0, spec_.dates}, {0, spec_.ids}).dims;
   const std::size_t capacity = table_capacity(spec_.slabs);
   // A file-size limit below the output's size is reported before anything is
   // written (HDF5 cannot close such a file cleanly).
   const std::uint64_t data_bytes = static_cast<std::uint64_t>(dims[0] * dims[1] * dims[2]) * stored_bytes(spec_.dtype);
-  const std::uint64_t needed =
-      data_bytes + (capacity + 1) * kEntryBytes + kRunTableBytes + (std::uint64_t{1} << 20);
+  const std::uint64_t needed = data_bytes + (capacity + 1) * kEntryBytes + kRunTableBytes + (std::uint64_t{1} << 20);
   struct rlimit limit {};
   if (spec_.layout == OutputLayout::single && ::getrlimit(RLIMIT_FSIZE, &limit) == 0 &&
       limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < needed)
-    throw io_error("file size limit exceeded (ulimit -f): output '" + spec_.path + "' needs " +
-                   format_bytes(needed) + ", the limit is " + format_bytes(limit.rlim_cur));
+    throw io_error("file size limit exceeded (ulimit -f): output '" + spec_.path + "' needs " + format_bytes(needed) +
+                   ", the limit is " + format_bytes(limit.rlim_cur));
   struct statvfs fs {};
   if (::statvfs(dir_of(spec_.path).c_str(), &fs) == 0) {
     const std::uint64_t free_bytes = static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize;
     if (free_bytes < needed)
-      throw io_error("no space left on device: output '" + spec_.path + "' needs " + format_bytes(needed) +
-                     ", " + format_bytes(free_bytes) + " free");
+      throw io_error("no space left on device: output '" + spec_.path + "' needs " + format_bytes(needed) + ", " +
+                     format_bytes(free_bytes) + " free");
   }
   table_ = RangeTable(capacity);
   bounds_ = {0, unit_count()};
@@ -104,7 +103,8 @@ void FileOutput::create() {
 // The master: the group with the job's identity, the record, the run table
 // and the result dataset (contiguous here, or virtual over the parts).
 void FileOutput::create_master(const std::string& tmp, std::uint64_t data_bytes, const std::string& folder_name) {
-  const auto dims = discount_box({spec_.dates, spec_.ids, spec_.nums}, spec_.axes, {0, spec_.dates}, {0, spec_.ids}).dims;
+  const auto dims =
+      discount_box({spec_.dates, spec_.ids, spec_.nums}, spec_.axes, {0, spec_.dates}, {0, spec_.ids}).dims;
   const bool split = spec_.layout == OutputLayout::split;
   {
     h5::QuietErrors quiet;
@@ -158,16 +158,14 @@ void FileOutput::create_master(const std::string& tmp, std::uint64_t data_bytes,
         h5::write_string_attribute(group.get(), "parts_folder", folder_name);
         h5::write_string_attribute(group.get(), "part_bounds", bounds_text(bounds_));
       }
-      std::string axes = std::string(axis_name(spec_.axes[0])) + "," + axis_name(spec_.axes[1]) + "," +
-                         axis_name(spec_.axes[2]);
+      std::string axes =
+          std::string(axis_name(spec_.axes[0])) + "," + axis_name(spec_.axes[1]) + "," + axis_name(spec_.axes[2]);
       h5::write_string_attribute(data.get(), "axes", axes);
       // Dimension scales, coordinates and attributes for netCDF readers
       // (io/output_coords.hpp): on the master's dataset in a split layout.
       decorate_output(file.get(), data.get(), spec_.decor);
       write_provenance(group.get(), spec_.decor);
-    } catch (const Error& e) {
-      fail(e.what());
-    }
+    } catch (const Error& e) { fail(e.what()); }
     const std::string damage = record_damage(file.get(), spec_, UINT64_MAX, layout_);
     if (!damage.empty()) fail(damage);
     run_ = 1;
@@ -177,9 +175,10 @@ void FileOutput::create_master(const std::string& tmp, std::uint64_t data_bytes,
     // file-size limit shows here.
     if (!file.close()) {
       ::unlink(tmp.c_str());
-      throw io_error("creating '" + tmp + "': " + std::string(errno == EFBIG ? "file size limit exceeded (ulimit -f)"
-                                                              : errno == ENOSPC ? "no space left on device"
-                                                                                : "HDF5 could not finish the file"));
+      throw io_error("creating '" + tmp + "': " +
+                     std::string(errno == EFBIG    ? "file size limit exceeded (ulimit -f)"
+                                 : errno == ENOSPC ? "no space left on device"
+                                                   : "HDF5 could not finish the file"));
     }
   }
   int fd = ::open(tmp.c_str(), O_RDWR | O_CLOEXEC);
@@ -203,8 +202,9 @@ void FileOutput::create_master(const std::string& tmp, std::uint64_t data_bytes,
     ::close(fd);
     ::unlink(tmp.c_str());
     throw io_error("output '" + spec_.path + "' needs " + format_bytes(data_bytes) + ": " +
-                   (rc == ENOSPC ? "no space left on device" : rc == EFBIG ? "file size limit exceeded (ulimit -f)"
-                                                                            : "disk quota exceeded"));
+                   (rc == ENOSPC  ? "no space left on device"
+                    : rc == EFBIG ? "file size limit exceeded (ulimit -f)"
+                                  : "disk quota exceeded"));
   }
   // The input file as this partial first sees it (a resume compares).
   try {

@@ -13,13 +13,13 @@
 namespace discount {
 
 struct OutputDecor {
-  std::string input_file;     // empty: synthetic input (index coordinates)
-  std::string input_dataset;  // discount's path in input_file
+  std::string input_file;                                     // empty: synthetic input (index coordinates)
+  std::string input_dataset;                                  // discount's path in input_file
   std::array<Axis, 3> axes{Axis::date, Axis::id, Axis::num};  // the file's order (input's and output's)
-  Range dates, ids;           // the selection, absolute in the input
+  Range dates, ids;                                           // the selection, absolute in the input
   std::int64_t nums = 0;
-  std::string version;        // "0.9.0 (git abc123)"
-  std::string config_path;    // empty: none (config from the command line)
+  std::string version;      // "0.9.0 (git abc123)"
+  std::string config_path;  // empty: none (config from the command line)
   // The HDF5 file holding the discount whose coordinates and attributes the
   // output takes, when not input_file: an input.file list's virtual file.
   std::string coordinates_file;

@@ -22,9 +22,7 @@ StoredOutput stored_output(const std::string& path) {
     if (H5Aexists(group.get(), name) <= 0) return {};
     try {
       return h5::read_string_attribute(group.get(), name);
-    } catch (const Error&) {
-      return {};
-    }
+    } catch (const Error&) { return {}; }
   };
   stored.fingerprint = read("fingerprint");
   stored.identity = read("identity");

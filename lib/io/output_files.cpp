@@ -84,7 +84,8 @@ void FileOutput::read_units(Range units, double* buffer) const {
   const bool by_date = spec_.chunk_axis == Axis::date;
   const Range local{units.begin - f.units.begin, units.end - f.units.begin};
   const Range other{0, by_date ? spec_.ids : spec_.dates};
-  const auto shape = InputShape{by_date ? f.units.size() : spec_.dates, by_date ? spec_.ids : f.units.size(), spec_.nums};
+  const auto shape =
+      InputShape{by_date ? f.units.size() : spec_.dates, by_date ? spec_.ids : f.units.size(), spec_.nums};
   const FileBox box = discount_box(shape, spec_.axes, by_date ? local : other, by_date ? other : local);
   pread_runs(f.fd.get(), f.offset, box_runs(box.dims, box.start, box.count), buffer, stored_bytes(spec_.dtype),
              "re-reading the done ranges recorded for '" + f.path + "'");

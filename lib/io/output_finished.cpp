@@ -67,8 +67,7 @@ void FileOutput::check_finished_parts() {
     if (group && H5Aexists(group.get(), "part_ids") > 0) {
       try {
         recorded = h5::read_string_attribute(group.get(), "part_ids");
-      } catch (const Error&) {
-      }
+      } catch (const Error&) {}
     }
     sums = H5Lexists(file.get(), kRangesDataset, H5P_DEFAULT) > 0 &&
            record_damage(file.get(), spec_, file_size(spec_.path), layout).empty();
@@ -85,8 +84,9 @@ void FileOutput::check_finished_parts() {
   if (changed.empty()) return;
   // Another file than the one published (copied, swapped or written since):
   // its values against the done ranges' checksums.
-  if (!sums) refuse("its part '" + parts_folder_ + "/" + part_file_name(changed.front()) +
-                    "' is not the file it recorded, and it keeps no checksums to check it by");
+  if (!sums)
+    refuse("its part '" + parts_folder_ + "/" + part_file_name(changed.front()) +
+           "' is not the file it recorded, and it keeps no checksums to check it by");
   open_data_files(O_RDONLY);
   UniqueFd fd(::open(spec_.path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) refuse(std::string("it cannot be read (") + std::strerror(errno) + ")");

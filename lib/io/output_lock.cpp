@@ -43,7 +43,8 @@ HeldLock take_output_lock(const std::string& path, const std::string& what) {
                          (holder.empty() ? std::string("holder unknown") : holder) + ", lock '" + path +
                          "'); wait for it to finish, or stop it and rerun to resume");
     }
-    struct stat held {}, now {};
+    struct stat held {
+    }, now{};
     if (::fstat(fd.get(), &held) == 0 && ::stat(path.c_str(), &now) == 0 && held.st_dev == now.st_dev &&
         held.st_ino == now.st_ino) {
       const std::string text = "pid " + std::to_string(::getpid()) + " on host " + host_name() + "\n";

@@ -102,8 +102,8 @@ std::uint64_t create_part_file(const std::string& path, const std::array<std::in
     const hsize_t hdims[3] = {to_h(dims[0]), to_h(dims[1]), to_h(dims[2])};
     h5::Id space = h5::dataspace(H5Screate_simple(3, hdims, nullptr));
     const hid_t stored = stored_hdf5_type(dtype);  // named first: nvcc and HDF5's type macros
-    h5::Id data = h5::dataset(
-        H5Dcreate2(file.get(), kPartDataset, stored, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT));
+    h5::Id data =
+        h5::dataset(H5Dcreate2(file.get(), kPartDataset, stored, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT));
     if (!data) throw io_error("creating the part '" + path + "': HDF5 refused the dataset");
     const haddr_t at = H5Dget_offset(data.get());
     if (at == HADDR_UNDEF) throw io_error("creating the part '" + path + "': the dataset has no offset");
@@ -126,8 +126,9 @@ std::uint64_t create_part_file(const std::string& path, const std::array<std::in
   }
   if (rc == ENOSPC || rc == EFBIG || rc == EDQUOT)
     throw io_error("output part '" + path + "' needs " + format_bytes(bytes) + ": " +
-                   (rc == ENOSPC ? "no space left on device" : rc == EFBIG ? "file size limit exceeded (ulimit -f)"
-                                                                            : "disk quota exceeded"));
+                   (rc == ENOSPC  ? "no space left on device"
+                    : rc == EFBIG ? "file size limit exceeded (ulimit -f)"
+                                  : "disk quota exceeded"));
   ::fsync(fd.get());
   return offset;
 }
@@ -174,10 +175,10 @@ void map_parts(hid_t dcpl, const std::array<std::int64_t, 3>& dims, int axis_pos
     start[axis_pos] = to_h(bounds[p]);
     count[axis_pos] = to_h(bounds[p + 1] - bounds[p]);
     h5::Id source = h5::dataspace(H5Screate_simple(3, count, nullptr));
-    h5::check(H5Sselect_hyperslab(vspace.get(), H5S_SELECT_SET, start, nullptr, count, nullptr),
-              "H5Sselect_hyperslab");
+    h5::check(H5Sselect_hyperslab(vspace.get(), H5S_SELECT_SET, start, nullptr, count, nullptr), "H5Sselect_hyperslab");
     const std::string file = folder + "/" + part_file_name(p);
-    h5::check(H5Pset_virtual(dcpl, vspace.get(), vds_escape(file).c_str(), kPartDataset, source.get()), "H5Pset_virtual");
+    h5::check(H5Pset_virtual(dcpl, vspace.get(), vds_escape(file).c_str(), kPartDataset, source.get()),
+              "H5Pset_virtual");
   }
 }
 

@@ -22,7 +22,14 @@ std::unique_ptr<SlabPieces> FileOutput::slab_pieces(const Slab& slab) {
   class Pieces final : public SlabPieces {
    public:
     Pieces(FileOutput& out, DataFile& file, const Slab& slab, std::int64_t b, std::int64_t e, int k)
-        : out_(out), file_(file), slab_(slab), box_(output_box(out.spec_, slab.dates, slab.ids)), b_(b), e_(e), start_(box_.start), what_("writing '" + file.path + "'") {
+        : out_(out),
+          file_(file),
+          slab_(slab),
+          box_(output_box(out.spec_, slab.dates, slab.ids)),
+          b_(b),
+          e_(e),
+          start_(box_.start),
+          what_("writing '" + file.path + "'") {
       start_[k] = b - file.units.begin;  // the slab's place in its data file
     }
     void write(std::int64_t first, std::int64_t count, double* values) override {

@@ -35,13 +35,26 @@ h5::Id compound(const std::vector<std::pair<const char*, hid_t>>& fields) {
 // misreads inside a braced list: they are named once here.
 h5::Id range_type() {
   const hid_t i64 = H5T_STD_I64LE, i32 = H5T_STD_I32LE, u32 = H5T_STD_U32LE, u64 = H5T_STD_U64LE;
-  return compound({{"begin", i64}, {"end", i64}, {"run", i32}, {"flags", u32}, {"out_sum", u64}, {"in_disc", u64},
-                   {"in_mult", u64}, {"reserved", u64}, {"commit", u64}});
+  return compound({{"begin", i64},
+                   {"end", i64},
+                   {"run", i32},
+                   {"flags", u32},
+                   {"out_sum", u64},
+                   {"in_disc", u64},
+                   {"in_mult", u64},
+                   {"reserved", u64},
+                   {"commit", u64}});
 }
 h5::Id file_id_type() {
   const hid_t i64 = H5T_STD_I64LE, u64 = H5T_STD_U64LE;
-  return compound({{"dev", u64}, {"ino", u64}, {"size", u64}, {"mtime_ns", i64}, {"ctime_ns", i64},
-                   {"reserved0", u64}, {"reserved1", u64}, {"commit", u64}});
+  return compound({{"dev", u64},
+                   {"ino", u64},
+                   {"size", u64},
+                   {"mtime_ns", i64},
+                   {"ctime_ns", i64},
+                   {"reserved0", u64},
+                   {"reserved1", u64},
+                   {"commit", u64}});
 }
 
 // "float64 big-endian", "int32", "a compound of 24 bytes".
@@ -50,10 +63,12 @@ std::string type_text(hid_t type) {
   const std::string bits = std::to_string(8 * size);
   const std::string order = H5Tget_order(type) == H5T_ORDER_BE ? " big-endian" : " little-endian";
   switch (H5Tget_class(type)) {
-    case H5T_FLOAT: return "float" + bits + order + (H5Tequal(type, H5T_IEEE_F64BE) > 0 || size != 8 ? "" : " (not IEEE)");
+    case H5T_FLOAT:
+      return "float" + bits + order + (H5Tequal(type, H5T_IEEE_F64BE) > 0 || size != 8 ? "" : " (not IEEE)");
     case H5T_INTEGER: return std::string(H5Tget_sign(type) == H5T_SGN_NONE ? "uint" : "int") + bits + order;
-    default: return "a type of class " + std::to_string(static_cast<int>(H5Tget_class(type))) + " and " +
-                    std::to_string(size) + " bytes";
+    default:
+      return "a type of class " + std::to_string(static_cast<int>(H5Tget_class(type))) + " and " +
+             std::to_string(size) + " bytes";
   }
 }
 
@@ -237,10 +252,9 @@ std::vector<std::size_t> failed_output_sums(const OutputSpec& spec, const RangeT
                                        by_date ? units : Range{0, spec.dates}, by_date ? Range{0, spec.ids} : units);
       buffer.resize(static_cast<std::size_t>(units.size() * unit_elements));
       read(units, buffer.data());  // as stored: float32 values packed in the buffer's first half
-      sum += spec.dtype == OutputType::float32
-                 ? box_sum(reinterpret_cast<const float*>(buffer.data()), box.dims, box.start, box.count,
-                           SumKey::output)
-                 : box_sum(buffer.data(), box.dims, box.start, box.count, SumKey::output);
+      sum += spec.dtype == OutputType::float32 ? box_sum(reinterpret_cast<const float*>(buffer.data()), box.dims,
+                                                         box.start, box.count, SumKey::output)
+                                               : box_sum(buffer.data(), box.dims, box.start, box.count, SumKey::output);
       u = stop;
     }
     if (sum != range->out_sum) failed.push_back(s);

@@ -38,9 +38,7 @@ bool FileOutput::read_split_layout(hid_t file) {
   try {
     folder = h5::read_string_attribute(group.get(), "parts_folder");
     bounds = h5::read_string_attribute(group.get(), "part_bounds");
-  } catch (const Error&) {
-    return false;
-  }
+  } catch (const Error&) { return false; }
   bounds_ = parse_bounds(bounds, unit_count());
   if (folder.empty() || folder.find('/') != std::string::npos || bounds_.empty()) return false;
   parts_folder_ = dir_of(spec_.path) + "/" + folder;
@@ -51,8 +49,8 @@ bool FileOutput::try_resume() {
   const std::string partial = partial_path();
   const std::string stored =
       existing_ && !spec_.attach ? existing_->partial.fingerprint : stored_output(partial).fingerprint;
-  const bool nonfinite_changed = !spec_.fingerprint_other_nonfinite.empty() &&
-                                 stored == spec_.fingerprint_other_nonfinite;
+  const bool nonfinite_changed =
+      !spec_.fingerprint_other_nonfinite.empty() && stored == spec_.fingerprint_other_nonfinite;
   if (stored != spec_.fingerprint && !nonfinite_changed) return false;
   {
     h5::QuietErrors quiet;
@@ -64,7 +62,8 @@ bool FileOutput::try_resume() {
     const std::string damage = record_damage(file.get(), spec_, file_size(partial), layout_);
     if (!damage.empty()) throw create_error("'" + partial + "' is damaged: " + damage + "; rerun with --restart");
     if (!read_split_layout(file.get()))
-      throw create_error("'" + partial + "' is damaged: its part folder or bounds are unreadable; rerun with --restart");
+      throw create_error("'" + partial +
+                         "' is damaged: its part folder or bounds are unreadable; rerun with --restart");
     // This run takes the number after the last recorded one (every rank reads
     // the same table: the owner writes its record only in open_collective).
     std::tie(runs_offset_, run_) = run_table_state(file.get());
@@ -83,7 +82,6 @@ bool FileOutput::try_resume() {
   return true;
 }
 
-
 // Rank 0, before a resume: the done ranges' output bytes against their
 // checksums, then, when the input file is not the one the partial last saw,
 // their input bytes; what fails is recomputed. Then the room left in the record.
@@ -92,8 +90,8 @@ void FileOutput::check_resume(int fd) {
   const auto damaged = failed_output_sums(spec_, table_, piece_bytes(), bounds_,
                                           [this](Range units, double* buffer) { read_units(units, buffer); });
   if (!damaged.empty()) {
-    std::cerr << "discount_app: warning: '" << partial << "': " << damaged.size()
-              << " done range(s) of the partial (" << units_text(units_of_slots(table_, damaged), spec_.chunk_axis)
+    std::cerr << "discount_app: warning: '" << partial << "': " << damaged.size() << " done range(s) of the partial ("
+              << units_text(units_of_slots(table_, damaged), spec_.chunk_axis)
               << ") failed their checksum and are recomputed" << std::endl;
     drop_slots(fd, damaged);
   }
@@ -116,9 +114,9 @@ void FileOutput::check_resume(int fd) {
   const std::size_t free = table_.free_slots().size();
   const std::size_t need = static_cast<std::size_t>(spec_.ranks) * (table_.coverage().size() + 2);
   if (free < need)
-    throw create_error("'" + partial + "' has room for " + std::to_string(free) + " more done range(s) in its record (" +
-                       std::to_string(table_.capacity()) + "), and this run could need " + std::to_string(need) +
-                       "; rerun with --restart to start over");
+    throw create_error("'" + partial + "' has room for " + std::to_string(free) +
+                       " more done range(s) in its record (" + std::to_string(table_.capacity()) +
+                       "), and this run could need " + std::to_string(need) + "; rerun with --restart to start over");
 }
 
 // Empties the slots, durably, and forgets them.
@@ -152,11 +150,11 @@ void FileOutput::check_finished_inputs() {
   const RangeTable table = read_table(fd.get(), layout, spec_.path);
   const auto changed = failed_input_sums(spec_, table);
   if (!changed.empty())
-    throw create_error("output.file '" + spec_.path + "' was computed from other input bytes: " +
-                       input_files_text(spec_) + " is " + (was ? file_id_change(*was, now) : std::string("not recorded")) +
-                       ", and the input of " + units_text(units_of_slots(table, changed), spec_.chunk_axis) + " of " +
-                       std::to_string(unit_count()) +
-                       " differs though its sampled content matches; set output.overwrite: true to compute it again");
+    throw create_error(
+        "output.file '" + spec_.path + "' was computed from other input bytes: " + input_files_text(spec_) + " is " +
+        (was ? file_id_change(*was, now) : std::string("not recorded")) + ", and the input of " +
+        units_text(units_of_slots(table, changed), spec_.chunk_axis) + " of " + std::to_string(unit_count()) +
+        " differs though its sampled content matches; set output.overwrite: true to compute it again");
   // The same bytes: remember this file, so the next rerun need not read it again.
   if (!spec_.owner) return;
   UniqueFd rw(::open(spec_.path.c_str(), O_RDWR | O_CLOEXEC));
@@ -164,8 +162,7 @@ void FileOutput::check_finished_inputs() {
   try {
     write_file_id(rw.get(), layout, now, spec_.path);
     ::fdatasync(rw.get());
-  } catch (const Error&) {
-  }
+  } catch (const Error&) {}
 }
 
 }  // namespace discount

@@ -30,7 +30,7 @@ struct ExistingOutput;  // io/output_existing.hpp
 
 struct OutputSpec {
   std::string path;
-  std::string input_file;  // refused as the output
+  std::string input_file;                // refused as the output
   std::vector<std::string> input_files;  // an input.file list, every file (a resume checks them all)
   std::string dataset = "cv";
   OutputType dtype = OutputType::float64;  // as stored; the values are computed in float64
@@ -40,12 +40,13 @@ struct OutputSpec {
   std::array<Axis, 3> axes{Axis::date, Axis::id, Axis::num};
   std::int64_t dates = 0, ids = 0, nums = 0;  // selected extents
   Axis chunk_axis = Axis::date;
-  std::string fingerprint;  // job identity: inputs, selection, layout
+  std::string fingerprint;                  // job identity: inputs, selection, layout
   std::string fingerprint_other_nonfinite;  // the same job under input.nonfinite's other value
-  std::string identity;     // the text hashed into it (`key: value` lines, io/identity.hpp)
-  std::string input_stat;   // InputSource::file_stat(), kept as an attribute for reference (a resume compares the record's input_file)
-  std::string provenance;   // effective config and versions, stored as attributes
-  OutputDecor decor;        // coordinates, attributes and structured provenance (io/output_coords.hpp)
+  std::string identity;                     // the text hashed into it (`key: value` lines, io/identity.hpp)
+  std::string input_stat;  // InputSource::file_stat(), kept as an attribute for reference (a resume compares the
+                           // record's input_file)
+  std::string provenance;  // effective config and versions, stored as attributes
+  OutputDecor decor;       // coordinates, attributes and structured provenance (io/output_coords.hpp)
   // How often written slabs are made durable (fdatasync) and recorded as done;
   // 0: after every slab. Between checkpoints the page cache absorbs writes.
   double checkpoint_seconds = 10.0;
@@ -73,10 +74,10 @@ struct OutputSpec {
   std::map<std::string, std::string> mpi_hints;
   // output.layout and, for split, the part count resolved from output.parts.
   OutputLayout layout = OutputLayout::single;
-  int parts = 1;    // 0: auto, chosen at creation from the output's size and the cores
-  bool parts_auto = false;  // output.parts: auto chose the count (said in describe())
+  int parts = 1;                // 0: auto, chosen at creation from the output's size and the cores
+  bool parts_auto = false;      // output.parts: auto chose the count (said in describe())
   bool parts_per_core = false;  // ... one per core, for memory.staging: none (else io/part_count.hpp's rule)
-  int writers = 0;  // split: writer threads (resolve: io/part_count.hpp); 0: one per part, up to the cores
+  int writers = 0;              // split: writer threads (resolve: io/part_count.hpp); 0: one per part, up to the cores
   // The plan's slabs as unit ranges along the chunk axis: parts end at slab edges.
   std::vector<Range> slab_units;
   // What the caller already read of an existing output or partial (one open

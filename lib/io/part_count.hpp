@@ -32,7 +32,8 @@ inline const char* auto_parts_rule(bool memory_backed) {
 }
 
 // memory.staging: none on a memory-backed file system takes one part per core.
-inline constexpr const char* kPartsPerCoreRule = "one per core, so that each thread of memory.staging: none writes its own";
+inline constexpr const char* kPartsPerCoreRule =
+    "one per core, so that each thread of memory.staging: none writes its own";
 
 // Writer threads for `parts` parts: one per part, at most one per core and 16.
 inline int split_writers(int parts, unsigned cores) {

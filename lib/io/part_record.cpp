@@ -108,9 +108,12 @@ std::optional<PartRecord> parse_part_record(const std::string& text, std::string
       damage = "it has a line that is not a record line";
       return std::nullopt;
     }
-    if (key == "output") record.output = *name, have_output = true;
-    else if (key == "folder") record.folder = *name, have_folder = true;
-    else record.parts.push_back(*name);
+    if (key == "output")
+      record.output = *name, have_output = true;
+    else if (key == "folder")
+      record.folder = *name, have_folder = true;
+    else
+      record.parts.push_back(*name);
   }
   if (!ended || !have_output || !have_folder) {
     damage = "it is incomplete";
@@ -142,7 +145,8 @@ void write_part_record(const std::string& folder, const PartRecord& record) {
 }
 
 std::string remove_part_set(const std::string& folder, const std::string& out_base) {
-  const std::string name = folder.substr(folder.find_last_of('/') == std::string::npos ? 0 : folder.find_last_of('/') + 1);
+  const std::string name =
+      folder.substr(folder.find_last_of('/') == std::string::npos ? 0 : folder.find_last_of('/') + 1);
   struct stat st {};
   if (::lstat(folder.c_str(), &st) != 0) return std::string("it cannot be read (") + std::strerror(errno) + ")";
   if (S_ISLNK(st.st_mode)) return "it is a symbolic link";

@@ -23,9 +23,9 @@ namespace discount {
 constexpr const char* kPartRecordName = "discount_app-parts.txt";
 
 struct PartRecord {
-  std::string output;               // the output's base name
-  std::string folder;               // the folder's base name
-  std::vector<std::string> parts;   // part file names in the folder
+  std::string output;              // the output's base name
+  std::string folder;              // the folder's base name
+  std::vector<std::string> parts;  // part file names in the folder
 };
 
 // The record's text, and its reading; nullopt with `damage` saying why.

@@ -38,8 +38,8 @@ constexpr std::uint64_t kPiece = std::uint64_t{16} << 20;  // enough in flight, 
 // Appends the file range [file_offset, file_offset + bytes) in pieces of at
 // most `piece` bytes; the buffer holds the ranges packed in order, and
 // `buffer_offset` moves past this one.
-void add_pieces(std::vector<Segment>& out, std::uint64_t& buffer_offset, std::uint64_t file_offset,
-                std::uint64_t bytes, std::uint64_t piece, bool direct) {
+void add_pieces(std::vector<Segment>& out, std::uint64_t& buffer_offset, std::uint64_t file_offset, std::uint64_t bytes,
+                std::uint64_t piece, bool direct) {
   for (std::uint64_t done = 0; done < bytes;) {
     const std::uint64_t n = std::min(bytes - done, piece);
     out.push_back({file_offset + done, buffer_offset, n, direct});
@@ -112,23 +112,25 @@ void transfer(const std::vector<Segment>& work, unsigned threads, const std::str
 void read_segments(int fd, const std::vector<Segment>& work, void* buffer, unsigned threads, const std::string& what,
                    const PieceHook* after) {
   auto* bytes = static_cast<char*>(buffer);
-  transfer(work, threads, what, "read",
-           [&](const Segment& seg, std::uint64_t done, unsigned) {
-             return ::pread(fd, bytes + seg.buffer_offset + done, seg.bytes - done,
-                            static_cast<off_t>(seg.file_offset + done));
-           },
-           after);
+  transfer(
+      work, threads, what, "read",
+      [&](const Segment& seg, std::uint64_t done, unsigned) {
+        return ::pread(fd, bytes + seg.buffer_offset + done, seg.bytes - done,
+                       static_cast<off_t>(seg.file_offset + done));
+      },
+      after);
 }
 
 void write_segments(int fd, const std::vector<Segment>& work, const void* buffer, unsigned threads,
                     const std::string& what, const PieceHook* after) {
   const auto* bytes = static_cast<const char*>(buffer);
-  transfer(work, threads, what, "write",
-           [&](const Segment& seg, std::uint64_t done, unsigned) {
-             return ::pwrite(fd, bytes + seg.buffer_offset + done, seg.bytes - done,
-                             static_cast<off_t>(seg.file_offset + done));
-           },
-           after);
+  transfer(
+      work, threads, what, "write",
+      [&](const Segment& seg, std::uint64_t done, unsigned) {
+        return ::pwrite(fd, bytes + seg.buffer_offset + done, seg.bytes - done,
+                        static_cast<off_t>(seg.file_offset + done));
+      },
+      after);
 }
 
 }  // namespace
@@ -139,8 +141,8 @@ void pread_runs(int fd, std::uint64_t base, const std::vector<Run>& runs, void* 
                 what, after ? &after : nullptr);
 }
 
-void pread_runs_here(int fd, std::uint64_t base, const std::vector<Run>& runs, void* buffer,
-                     std::size_t element_bytes, const std::string& what) {
+void pread_runs_here(int fd, std::uint64_t base, const std::vector<Run>& runs, void* buffer, std::size_t element_bytes,
+                     const std::string& what) {
   read_segments(fd, segments(base, runs, element_bytes, kPiece), buffer, 1, what, nullptr);
 }
 
@@ -247,20 +249,23 @@ void mapped_write_runs(int fd, std::uint64_t base, const std::vector<Run>& runs,
   char* const span = static_cast<char*>(map);
   const auto* bytes = static_cast<const char*>(buffer);
   try {
-    transfer(work, threads, what, "write", [&](const Segment& seg, std::uint64_t done, unsigned) -> ssize_t {
-      const char* src = bytes + seg.buffer_offset + done;
-      const std::uint64_t n = seg.bytes - done, at = seg.file_offset + done;
-      char* dst = span + (at - lo);
-      const auto first = reinterpret_cast<std::uintptr_t>(dst) / page * page;
-      const auto last = (reinterpret_cast<std::uintptr_t>(dst) + n + page - 1) / page * page;
-      if (::madvise(reinterpret_cast<void*>(first), last - first, MADV_POPULATE_WRITE) != 0) {
-        if (errno == EINVAL) return ::pwrite(fd, src, n, static_cast<off_t>(at));
-        if (errno == EFAULT) errno = ENOSPC;  // the file system could not give the pages
-        return -1;
-      }
-      std::memcpy(dst, src, n);
-      return static_cast<ssize_t>(n);
-    }, after ? &after : nullptr);
+    transfer(
+        work, threads, what, "write",
+        [&](const Segment& seg, std::uint64_t done, unsigned) -> ssize_t {
+          const char* src = bytes + seg.buffer_offset + done;
+          const std::uint64_t n = seg.bytes - done, at = seg.file_offset + done;
+          char* dst = span + (at - lo);
+          const auto first = reinterpret_cast<std::uintptr_t>(dst) / page * page;
+          const auto last = (reinterpret_cast<std::uintptr_t>(dst) + n + page - 1) / page * page;
+          if (::madvise(reinterpret_cast<void*>(first), last - first, MADV_POPULATE_WRITE) != 0) {
+            if (errno == EINVAL) return ::pwrite(fd, src, n, static_cast<off_t>(at));
+            if (errno == EFAULT) errno = ENOSPC;  // the file system could not give the pages
+            return -1;
+          }
+          std::memcpy(dst, src, n);
+          return static_cast<ssize_t>(n);
+        },
+        after ? &after : nullptr);
   } catch (...) {
     ::munmap(map, hi - lo);
     throw;

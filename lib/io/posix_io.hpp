@@ -55,8 +55,8 @@ void pwrite_runs(int fd, std::uint64_t base, const std::vector<Run>& runs, const
 
 // The same on the calling thread alone, in one call per run (memory.staging:
 // none: each I/O thread moves its own small pieces).
-void pread_runs_here(int fd, std::uint64_t base, const std::vector<Run>& runs, void* buffer,
-                     std::size_t element_bytes, const std::string& what);
+void pread_runs_here(int fd, std::uint64_t base, const std::vector<Run>& runs, void* buffer, std::size_t element_bytes,
+                     const std::string& what);
 void pwrite_runs_here(int fd, std::uint64_t base, const std::vector<Run>& runs, const void* buffer,
                       std::size_t element_bytes, const std::string& what);
 

@@ -26,8 +26,8 @@ struct RecordField {
   const char* name;
   std::size_t offset, size;
 };
-constexpr RecordField kRun{"run", 0, 4}, kRanks{"ranks", 4, 4}, kStart{"start_time", 8, 24},
-    kEnd{"end_time", 32, 24}, kHost{"host", 56, 64}, kSeconds{"seconds", 120, 8};
+constexpr RecordField kRun{"run", 0, 4}, kRanks{"ranks", 4, 4}, kStart{"start_time", 8, 24}, kEnd{"end_time", 32, 24},
+    kHost{"host", 56, 64}, kSeconds{"seconds", 120, 8};
 
 // The run table's HDF5 type: the packed little-endian layout above, so the
 // bytes written in place are what h5py reads as a compound.

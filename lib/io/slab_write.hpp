@@ -18,12 +18,12 @@ namespace discount {
 // through `direct` (O_DIRECT, its own fallbacks) when given, else positional
 // page-cache writes on `fd`. Throws io_error with `what` on failure.
 // `after` sees each piece of the buffer once, as pwrite_runs describes.
-void write_runs_to(int fd, DirectWriter* direct, std::uint64_t base, const std::vector<Run>& runs,
-                   const void* buffer, std::size_t element, const std::string& what, const PieceHook& after = {});
+void write_runs_to(int fd, DirectWriter* direct, std::uint64_t base, const std::vector<Run>& runs, const void* buffer,
+                   std::size_t element, const std::string& what, const PieceHook& after = {});
 
 // The box [start, start+count) of an array of extents `dims` at `base`.
 void write_box(int fd, DirectWriter* direct, std::uint64_t base, const std::array<std::int64_t, 3>& dims,
-               const std::array<std::int64_t, 3>& start, const std::array<std::int64_t, 3>& count,
-               const void* buffer, std::size_t element, const std::string& what, const PieceHook& after = {});
+               const std::array<std::int64_t, 3>& start, const std::array<std::int64_t, 3>& count, const void* buffer,
+               std::size_t element, const std::string& what, const PieceHook& after = {});
 
 }  // namespace discount

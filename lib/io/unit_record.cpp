@@ -16,9 +16,7 @@ std::uint64_t get(const std::uint8_t* at) {
 }
 constexpr std::size_t kCommitAt = kEntryBytes - 8;
 
-bool committed(const std::uint8_t* in) {
-  return get(in + kCommitAt) == record_commit(in, kCommitAt);
-}
+bool committed(const std::uint8_t* in) { return get(in + kCommitAt) == record_commit(in, kCommitAt); }
 
 }  // namespace
 
@@ -97,8 +95,9 @@ std::optional<DoneRange> merged(const DoneRange& a, const DoneRange& b, bool mul
 }
 
 std::vector<DoneRange> coalesce(std::vector<DoneRange> written, bool mult_per_unit, std::int64_t max_units) {
-  std::sort(written.begin(), written.end(),
-            [](const DoneRange& a, const DoneRange& b) { return a.begin != b.begin ? a.begin < b.begin : a.end < b.end; });
+  std::sort(written.begin(), written.end(), [](const DoneRange& a, const DoneRange& b) {
+    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+  });
   std::vector<DoneRange> out;
   for (const DoneRange& r : written) {
     if (!out.empty())
@@ -162,7 +161,8 @@ std::vector<std::size_t> RangeTable::free_slots() const {
 }
 
 std::size_t RangeTable::valid() const {
-  return static_cast<std::size_t>(std::count_if(slots_.begin(), slots_.end(), [](const auto& s) { return s.has_value(); }));
+  return static_cast<std::size_t>(
+      std::count_if(slots_.begin(), slots_.end(), [](const auto& s) { return s.has_value(); }));
 }
 
 }  // namespace discount

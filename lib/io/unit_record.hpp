@@ -47,9 +47,9 @@ std::string file_id_change(const InputFileId& was, const InputFileId& now);
 
 // FNV-1a 64 of bytes [0, n), never 0: an entry's last word.
 std::uint64_t record_commit(const std::uint8_t* bytes, std::size_t n);
-void encode_range(const DoneRange& range, std::uint8_t* out);           // kEntryBytes
-std::optional<DoneRange> decode_range(const std::uint8_t* in);          // nullopt: empty, torn or damaged
-void encode_file_id(const InputFileId& id, std::uint8_t* out);          // kEntryBytes
+void encode_range(const DoneRange& range, std::uint8_t* out);   // kEntryBytes
+std::optional<DoneRange> decode_range(const std::uint8_t* in);  // nullopt: empty, torn or damaged
+void encode_file_id(const InputFileId& id, std::uint8_t* out);  // kEntryBytes
 std::optional<InputFileId> decode_file_id(const std::uint8_t* in);
 
 // a then b as one range: adjacent (a.end == b.begin), same run and flags.

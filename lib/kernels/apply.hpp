@@ -73,9 +73,10 @@ void apply_mdrange(const ExecSpace& exec, const Slicing& slicing, const MultView
   // 32-bit index arithmetic whenever every offset fits (always, for slabs
   // under 16 GiB); 64-bit otherwise.
   const bool narrow = in.span() < std::size_t{1} << 31 && mult.span() < std::size_t{1} << 31;
-  if (narrow) detail::dispatch<ExecSpace, int>(exec, slicing, tuning, mult, in, out, mult_strides);
-  else detail::dispatch<ExecSpace, std::int64_t>(exec, slicing, tuning, mult, in, out, mult_strides);
+  if (narrow)
+    detail::dispatch<ExecSpace, int>(exec, slicing, tuning, mult, in, out, mult_strides);
+  else
+    detail::dispatch<ExecSpace, std::int64_t>(exec, slicing, tuning, mult, in, out, mult_strides);
 }
-
 
 }  // namespace discount

@@ -25,8 +25,7 @@ void apply_blas(const ExecSpace& exec, const MultView& mult, const InView& in, c
   static_assert(Kokkos::is_execution_space<ExecSpace>::value, "first argument must be an execution space");
   using Memory = typename InView::memory_space;
   using Matrix = Kokkos::View<double**, Kokkos::LayoutLeft, Memory, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-  using ConstMatrix =
-      Kokkos::View<const double**, Kokkos::LayoutLeft, Memory, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  using ConstMatrix = Kokkos::View<const double**, Kokkos::LayoutLeft, Memory, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   const auto rows = static_cast<std::size_t>(in.extent(1) * in.extent(2));
   const auto cols = static_cast<std::size_t>(in.extent(0));
   if constexpr (!iterate_reversed<ExecSpace>()) {

@@ -18,8 +18,8 @@ std::string compiled_parts_text() {
 #else
   constexpr bool parallel_hdf5 = false;
 #endif
-  return std::string("compiled in: Kokkos Kernels") + yes_no(have_kokkos_kernels) + ", MPI" + yes_no(mpi) +
-         ", " + gpu::runtime_name() + yes_no(gpu::compiled_in()) + ", parallel HDF5" + yes_no(parallel_hdf5);
+  return std::string("compiled in: Kokkos Kernels") + yes_no(have_kokkos_kernels) + ", MPI" + yes_no(mpi) + ", " +
+         gpu::runtime_name() + yes_no(gpu::compiled_in()) + ", parallel HDF5" + yes_no(parallel_hdf5);
 }
 
 }  // namespace discount

@@ -9,8 +9,8 @@
 
 namespace discount {
 
-std::uint64_t discount_sum(const double* buffer, const InputShape& shape, const std::array<Axis, 3>& axes,
-                           Range dates, Range ids) {
+std::uint64_t discount_sum(const double* buffer, const InputShape& shape, const std::array<Axis, 3>& axes, Range dates,
+                           Range ids) {
   const FileBox box = discount_box(shape, axes, dates, ids);
   return box_sum(buffer, box.dims, box.start, box.count, SumKey::discount);
 }

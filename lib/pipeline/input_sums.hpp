@@ -17,8 +17,8 @@ namespace discount {
 
 // The discount box [dates x ids x all nums] packed in the file's axis order,
 // at its absolute indices in the source.
-std::uint64_t discount_sum(const double* buffer, const InputShape& shape, const std::array<Axis, 3>& axes,
-                           Range dates, Range ids);
+std::uint64_t discount_sum(const double* buffer, const InputShape& shape, const std::array<Axis, 3>& axes, Range dates,
+                           Range ids);
 // multBy rows `ids` (absolute), packed.
 std::uint64_t multiplier_sum(const double* rows, Range ids, std::int64_t nums);
 

@@ -38,8 +38,7 @@ Pipeline<ExecSpace>::Pipeline(const PipelineJob& job, RunReport& report)
   for (int s = 0; s < plan_.device_buffers; ++s) {
     device_slab_.emplace_back(Kokkos::view_alloc(Kokkos::WithoutInitializing, "discount::device_slab"), slab_elems);
     if (plan_.mult_per_slab)
-      device_mult_.emplace_back(Kokkos::view_alloc(Kokkos::WithoutInitializing, "discount::device_mult"),
-                                mult_elems);
+      device_mult_.emplace_back(Kokkos::view_alloc(Kokkos::WithoutInitializing, "discount::device_mult"), mult_elems);
   }
   const std::size_t n = plan_.mult_bytes / sizeof(double);
   if (!plan_.mult_per_slab) {
@@ -111,7 +110,8 @@ void Pipeline<ExecSpace>::run() {
       for (const SlabPiecesAt& at : shared.at)
         shared.first_piece.push_back(shared.first_piece.back() + (at.g.elements() + shared.piece - 1) / shared.piece);
       shared.left = std::make_unique<std::atomic<std::int64_t>[]>(pending.size());
-      for (std::size_t j = 0; j < pending.size(); ++j) shared.left[j] = shared.first_piece[j + 1] - shared.first_piece[j];
+      for (std::size_t j = 0; j < pending.size(); ++j)
+        shared.left[j] = shared.first_piece[j + 1] - shared.first_piece[j];
       writers_ = static_cast<int>(std::clamp<std::int64_t>(shared.first_piece.back(), 1, sharing));
     } else {
       writers_ = std::max(1, job_.sink->writer_threads());
@@ -130,10 +130,14 @@ void Pipeline<ExecSpace>::run() {
     std::atomic<std::size_t> next{0};
     for (int w = 0; w < writers_; ++w)
       threads.emplace_back([&, w] {
-        guarded([&] {
-          if (sharing > 0) piece_sharer(shared, w, instances);
-          else streamer(pending, next, w, instances);
-        }, {});
+        guarded(
+            [&] {
+              if (sharing > 0)
+                piece_sharer(shared, w, instances);
+              else
+                streamer(pending, next, w, instances);
+            },
+            {});
       });
     for (auto& t : threads) t.join();
     if (first_error_) std::rethrow_exception(first_error_);
@@ -217,7 +221,8 @@ void release_kept_staging() {
 }
 
 std::uint64_t kept_staging_bytes() {
-  return pipeline_detail::staging_pool<KeptPinned>().kept_bytes() + pipeline_detail::staging_pool<HostPages>().kept_bytes();
+  return pipeline_detail::staging_pool<KeptPinned>().kept_bytes() +
+         pipeline_detail::staging_pool<HostPages>().kept_bytes();
 }
 
 }  // namespace discount

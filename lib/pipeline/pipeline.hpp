@@ -48,11 +48,11 @@ struct WriteProgress {
 };
 
 struct PipelineJob {
-  const PipelineSpec* spec = nullptr;   // resolve()'s part for the pipeline
+  const PipelineSpec* spec = nullptr;  // resolve()'s part for the pipeline
   const Plan* plan = nullptr;
   InputSource* input = nullptr;
   OutputSink* sink = nullptr;
-  const std::atomic<int>* stop = nullptr;  // signal number once asked to stop
+  const std::atomic<int>* stop = nullptr;              // signal number once asked to stop
   std::function<void(const WriteProgress&)> progress;  // empty: nobody listens
 };
 

@@ -73,15 +73,17 @@ class Pipeline {
   }
   Pipeline(const Pipeline&) = delete;
   Pipeline& operator=(const Pipeline&) = delete;
-  void run();                                           // the stage threads, then the report's figures
+  void run();  // the stage threads, then the report's figures
 
  private:
   // A buffer of `elements` doubles: a block the previous run kept
   // (pipeline/staging_pool.hpp), else a new one. `reused` counts the kept bytes.
   HostBuffer host_buffer(std::size_t elements, std::uint64_t* reused = nullptr) {
     void* data = nullptr;
-    if constexpr (kLazyStaging) data = kept_or_new(pinned_, elements * sizeof(double), reused);
-    else data = kept_or_new(host_pages_, elements * sizeof(double), reused);
+    if constexpr (kLazyStaging)
+      data = kept_or_new(pinned_, elements * sizeof(double), reused);
+    else
+      data = kept_or_new(host_pages_, elements * sizeof(double), reused);
     return HostBuffer(static_cast<double*>(data), elements);
   }
   template <class Block>
@@ -187,8 +189,8 @@ class Pipeline {
   std::int64_t in_place_piece_elements(int threads) const {
     if (std::getenv("DISCOUNT_DEVICE_PIECE_MIB")) return device_piece_elements();
     const std::uint64_t larger = std::uint64_t{8} << 20;
-    const std::uint64_t extra = static_cast<std::uint64_t>(kDeviceSlots) * static_cast<std::uint64_t>(threads) *
-                                (larger - kCachePieceBytes);
+    const std::uint64_t extra =
+        static_cast<std::uint64_t>(kDeviceSlots) * static_cast<std::uint64_t>(threads) * (larger - kCachePieceBytes);
     if (plan_.device_bytes + extra > plan_.request.device_budget) return device_piece_elements();
     return static_cast<std::int64_t>(larger / sizeof(double));
   }
@@ -241,8 +243,8 @@ class Pipeline {
   RunReport& report_;
   std::array<Axis, 3> axes_{};
   bool blas_ = false, scan_ = false;
-  bool fused_ = false;  // compute.kernel: fused: the reader's threads multiply (host memory only)
-  bool unstaged_ = false;  // memory.staging: none: streamer threads, no ring
+  bool fused_ = false;           // compute.kernel: fused: the reader's threads multiply (host memory only)
+  bool unstaged_ = false;        // memory.staging: none: streamer threads, no ring
   std::mutex whole_slab_mutex_;  // unstaged: one slab at a time in a whole-slab buffer
   // unstaged with a GPU: kDeviceSlots pinned and device pieces per thread
   double* pinned_pieces_ = nullptr;  // kDeviceSlots pieces per thread, thread w's from w * kDeviceSlots pieces
@@ -250,7 +252,7 @@ class Pipeline {
   int total_pending_ = 0;
 
   std::vector<std::unique_ptr<HostPages>> host_pages_;  // own the memory of the host buffers below
-  std::uint64_t staging_bytes_ = 0;    // the staging ring, made ready by stage_buffers()
+  std::uint64_t staging_bytes_ = 0;                     // the staging ring, made ready by stage_buffers()
   std::uint64_t staging_reused_bytes_ = 0;  // blocks an earlier run kept: of the ring, or a GPU's pinned pieces
   double staging_seconds_ = 0.0;
   std::vector<std::unique_ptr<PinnedBlock<StagingSpace>>> pinned_;  // or these (pinned)
@@ -267,7 +269,7 @@ class Pipeline {
   std::mutex write_mutex_;              // the write stage's counts, progress figures and test hold
   std::vector<std::pair<Clock::time_point, Clock::time_point>> write_intervals_;  // under write_mutex_
   const Clock::time_point write_start_ = Clock::now();
-  const TestHold test_hold_;  // DISCOUNT_TEST_HOLD: the e2e tests' pause points
+  const TestHold test_hold_;                            // DISCOUNT_TEST_HOLD: the e2e tests' pause points
   Clock::time_point first_upload_{}, last_download_{};  // each written by one thread, read after join
   std::atomic<bool> aborted_{false};
   std::mutex error_mutex_;

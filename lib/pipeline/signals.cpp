@@ -28,8 +28,7 @@ void install_signal_handlers() {
   // A hang-up (closed terminal, lost SSH session) stops the run like SIGTERM,
   // unless it was started to outlive one (`nohup` leaves SIGHUP ignored).
   struct sigaction hangup {};
-  if (::sigaction(SIGHUP, nullptr, &hangup) == 0 && hangup.sa_handler != SIG_IGN)
-    ::sigaction(SIGHUP, &action, nullptr);
+  if (::sigaction(SIGHUP, nullptr, &hangup) == 0 && hangup.sa_handler != SIG_IGN) ::sigaction(SIGHUP, &action, nullptr);
   ::signal(SIGXFSZ, SIG_IGN);
   // A log pipe that goes away (`| head`, a dead `tee`) must not end the job:
   // writes to it then fail with EPIPE, which every console write ignores.

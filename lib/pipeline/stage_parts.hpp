@@ -58,21 +58,25 @@ struct Ticket {
   int slab = -1;
   int host = -1;
   int device = -1;
-  InputSums sums;  // of the input bytes read for the slab, when the sink records them
+  InputSums sums;              // of the input bytes read for the slab, when the sink records them
   double fused_seconds = 0.0;  // compute.kernel: fused: the multiply's share of the read
 };
 
 // `key` is the YAML key that names the dataset (input.multiplier or
 // input.discount), as the user writes it; `dataset` the name it gives.
-[[noreturn]] inline void nonfinite_error(const char* key, const std::string& dataset, double value, const std::string& where) {
+[[noreturn]] inline void nonfinite_error(const char* key, const std::string& dataset, double value,
+                                         const std::string& where) {
   throw data_error(std::string(key) + ": dataset " + quote_for_message(dataset) + ": " +
-                   (value != value ? "NaN" : value > 0 ? "+Inf" : "-Inf") + " at [" + where +
-                   "] (input.nonfinite: error; set it to propagate to let NaN/Inf through)");
+                   (value != value ? "NaN"
+                    : value > 0    ? "+Inf"
+                                   : "-Inf") +
+                   " at [" + where + "] (input.nonfinite: error; set it to propagate to let NaN/Inf through)");
 }
 
 // Names the element at `index` of a packed slab buffer by its axes.
 inline std::string slab_coordinates(std::int64_t index, const std::array<Axis, 3>& axes,
-                             const std::array<std::int64_t, 3>& extent, const std::array<std::int64_t, 3>& origin) {
+                                    const std::array<std::int64_t, 3>& extent,
+                                    const std::array<std::int64_t, 3>& origin) {
   const std::int64_t coord[3] = {index / (extent[1] * extent[2]), index / extent[2] % extent[1], index % extent[2]};
   std::string where;
   for (int j = 0; j < 3; ++j)
@@ -108,8 +112,10 @@ class PinnedBlock {
   PinnedBlock(const PinnedBlock&) = delete;
   PinnedBlock& operator=(const PinnedBlock&) = delete;
   ~PinnedBlock() {
-    if (pages_.data()) gpu::unregister_host(pages_.data());  // pages_ unmaps them
-    else Space().deallocate(data_, bytes_);
+    if (pages_.data())
+      gpu::unregister_host(pages_.data());  // pages_ unmaps them
+    else
+      Space().deallocate(data_, bytes_);
   }
   void* data() const { return data_; }
   std::size_t bytes() const { return bytes_; }

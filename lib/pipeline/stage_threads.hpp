@@ -62,8 +62,7 @@ void Pipeline<ExecSpace>::reader(const std::vector<int>& pending) {
         if (fused_) {  // after the checks, which look at the input's values
           const auto m0 = Clock::now();
           const int now = multiplying.fetch_add(1) + 1;
-          for (int seen = most_at_once.load(); now > seen && !most_at_once.compare_exchange_weak(seen, now);) {
-          }
+          for (int seen = most_at_once.load(); now > seen && !most_at_once.compare_exchange_weak(seen, now);) {}
           {
             const Region kernel("discount::kernel");
             multiply_piece(buffer + first, mult, shape, first, count);
@@ -141,11 +140,11 @@ void Pipeline<ExecSpace>::compute(const ExecSpace& exec) {
     const ConstFlatView<ComputeMemory> mult_view(mult, static_cast<std::size_t>(slab.ids.size() * slab.nums));
     const SlabView<ComputeMemory> slab_view(data, g.extent[0], g.extent[1], g.extent[2]);
 #ifdef DISCOUNT_HAVE_KOKKOSKERNELS
-    if (blas_) apply_blas(exec, mult_view, ConstSlabView<ComputeMemory>(slab_view), slab_view);
+    if (blas_)
+      apply_blas(exec, mult_view, ConstSlabView<ComputeMemory>(slab_view), slab_view);
     else
 #endif
-      apply_mdrange(exec, spec_.slicing, mult_view, ConstSlabView<ComputeMemory>(slab_view), slab_view,
-                    g.mult_stride);
+      apply_mdrange(exec, spec_.slicing, mult_view, ConstSlabView<ComputeMemory>(slab_view), slab_view, g.mult_stride);
     exec.fence();
     check_device_errors("discount::apply");
     record(Stage::kernel, slab, t0);

@@ -62,8 +62,10 @@ class StagingPool {
       std::vector<std::unique_ptr<Block>> keep;
       for (auto& block : blocks) {
         if (!block) continue;
-        if (keep_ && block->bytes() >= kKeptBlockMinBytes) keep.push_back(std::move(block));
-        else dropped.push_back(std::move(block));
+        if (keep_ && block->bytes() >= kKeptBlockMinBytes)
+          keep.push_back(std::move(block));
+        else
+          dropped.push_back(std::move(block));
       }
       if (!keep.empty()) {
         for (auto& old : kept_) dropped.push_back(std::move(old));

@@ -1,6 +1,5 @@
 #include "pipeline/system_memory.hpp"
 
-
 #include <malloc.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -27,9 +26,7 @@ std::uint64_t read_number(const char* path) {
   if (!(in >> text) || text == "max") return 0;
   try {
     return std::stoull(text);
-  } catch (...) {
-    return 0;
-  }
+  } catch (...) { return 0; }
 }
 
 // A field of /proc/self/status in bytes ("VmSize:  123 kB"); 0 if absent.
@@ -43,7 +40,6 @@ std::uint64_t status_bytes(const std::string& field) {
   }
   return 0;
 }
-
 
 }  // namespace
 
@@ -83,9 +79,9 @@ std::uint64_t host_available_bytes() {
     }
   }
   // A cgroup limit below the machine's memory is what the job really has.
-  for (auto [limit_path, usage_path] : {std::pair{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"},
-                                        std::pair{"/sys/fs/cgroup/memory/memory.limit_in_bytes",
-                                                  "/sys/fs/cgroup/memory/memory.usage_in_bytes"}}) {
+  for (auto [limit_path, usage_path] :
+       {std::pair{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"},
+        std::pair{"/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.usage_in_bytes"}}) {
     const std::uint64_t limit = read_number(limit_path);
     const std::uint64_t usage = read_number(usage_path);
     if (limit > 0 && limit < (std::uint64_t{1} << 60)) {
@@ -101,9 +97,10 @@ std::uint64_t host_available_bytes() {
     static bool said = false;
     if (!said) {
       said = true;
-      std::cerr << "discount_app: warning: the address-space limit (ulimit -v, RLIMIT_AS) of " << format_bytes(space.limit)
-                << " leaves " << format_bytes(available) << " for buffers (" << format_bytes(space.in_use) << " mapped now, "
-                << format_bytes(space.reserved) << " kept for thread stacks, malloc arenas and libraries); budgets are "
+      std::cerr << "discount_app: warning: the address-space limit (ulimit -v, RLIMIT_AS) of "
+                << format_bytes(space.limit) << " leaves " << format_bytes(available) << " for buffers ("
+                << format_bytes(space.in_use) << " mapped now, " << format_bytes(space.reserved)
+                << " kept for thread stacks, malloc arenas and libraries); budgets are "
                 << "held under it" << std::endl;
     }
   }
@@ -115,7 +112,5 @@ std::uint64_t device_free_bytes(int device) { return gpu::free_bytes(device); }
 int visible_devices() { return gpu::device_count(); }
 
 std::string device_name() { return gpu::device_name(); }
-
-
 
 }  // namespace discount

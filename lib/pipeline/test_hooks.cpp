@@ -25,7 +25,7 @@ void TestHold::hold(int written, const std::function<bool()>& stopping) const {
   if (!exists(gate)) return;
   const int fd = ::open((dir_ + "/held-" + std::to_string(written)).c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
   if (fd >= 0) ::close(fd);
-  const struct timespec step {0, 2'000'000};
+  const struct timespec step { 0, 2'000'000 };
   while (exists(gate) && !stopping()) ::nanosleep(&step, nullptr);
 }
 

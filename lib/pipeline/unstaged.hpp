@@ -108,8 +108,10 @@ void Pipeline<ExecSpace>::streamer(const std::vector<int>& pending, std::atomic<
     const auto w0 = Clock::now();
     {
       const Region region("discount::write");
-      if (out) out->finish(input);
-      else job_.sink->write_slab(slab, slab_buffer.data(), input);
+      if (out)
+        out->finish(input);
+      else
+        job_.sink->write_slab(slab, slab_buffer.data(), input);
     }
     seconds.write += seconds_since(w0);
     if (whole) whole.unlock();
@@ -219,10 +221,10 @@ struct SharedSlabs {
   std::vector<int> pending;
   std::vector<SlabPiecesAt> at;
   std::vector<std::unique_ptr<SlabPieces>> out;
-  std::vector<std::int64_t> first_piece;                 // pending.size() + 1 entries
-  std::unique_ptr<std::atomic<std::int64_t>[]> left;     // pieces of slab j not yet written
-  std::atomic<std::int64_t> next{0};                     // the next piece to take
-  std::int64_t piece = 0;                                // elements per piece
+  std::vector<std::int64_t> first_piece;              // pending.size() + 1 entries
+  std::unique_ptr<std::atomic<std::int64_t>[]> left;  // pieces of slab j not yet written
+  std::atomic<std::int64_t> next{0};                  // the next piece to take
+  std::int64_t piece = 0;                             // elements per piece
   bool in_place = false;  // every piece goes from the input's and into the output's pinned memory
 };
 
@@ -255,8 +257,8 @@ void Pipeline<ExecSpace>::piece_sharer(SharedSlabs& shared, int w, const ExecIns
   PieceSeconds seconds;
   std::vector<double> host_piece(copies ? 0 : static_cast<std::size_t>(kPiece));
   double* pinned = copies && pinned_pieces_
-                      ? pinned_pieces_ + static_cast<std::size_t>(kDeviceSlots * w) * static_cast<std::size_t>(kPiece)
-                      : nullptr;
+                       ? pinned_pieces_ + static_cast<std::size_t>(kDeviceSlots * w) * static_cast<std::size_t>(kPiece)
+                       : nullptr;
   struct InFlight {
     std::size_t slab = 0;
     std::int64_t first = 0, count = 0;
@@ -278,14 +280,16 @@ void Pipeline<ExecSpace>::piece_sharer(SharedSlabs& shared, int w, const ExecIns
     check_device_errors("discount::apply_piece");
     seconds.travel += seconds_since(flight[s].sent);
     flight[s].busy = false;
-    if (flight[s].landed_in_place) shared_slab_written(shared, flight[s].slab);
-    else write(flight[s].slab, flight[s].first, flight[s].count, pinned + s * kPiece);
+    if (flight[s].landed_in_place)
+      shared_slab_written(shared, flight[s].slab);
+    else
+      write(flight[s].slab, flight[s].first, flight[s].count, pinned + s * kPiece);
   };
   int s = 0;
   const std::int64_t pieces = shared.first_piece.back();
   for (std::int64_t g = shared.next++; g < pieces && !stop_requested(); g = shared.next++) {
-    const auto j = static_cast<std::size_t>(
-        std::upper_bound(shared.first_piece.begin(), shared.first_piece.end(), g) - shared.first_piece.begin() - 1);
+    const auto j = static_cast<std::size_t>(std::upper_bound(shared.first_piece.begin(), shared.first_piece.end(), g) -
+                                            shared.first_piece.begin() - 1);
     const SlabPiecesAt& at = shared.at[j];
     const std::int64_t first = (g - shared.first_piece[j]) * kPiece;
     const std::int64_t count = std::min(kPiece, at.g.elements() - first);

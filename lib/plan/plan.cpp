@@ -57,9 +57,12 @@ struct BudgetSide {
 };
 
 std::vector<BudgetSide> budget_sides(const PlanRequest& req, const Sizing& s) {
-  std::vector<BudgetSide> sides{
-      {"host_budget", req.host_budget, host_buffer_count(req), req.staging_bytes + req.read_bytes + req.piece_bytes, 0,
-       {}}};
+  std::vector<BudgetSide> sides{{"host_budget",
+                                 req.host_budget,
+                                 host_buffer_count(req),
+                                 req.staging_bytes + req.read_bytes + req.piece_bytes,
+                                 0,
+                                 {}}};
   if (req.device_copies) sides.push_back({"device_budget", req.device_budget, device_buffer_count(req), 0, 0, {}});
   for (BudgetSide& side : sides) {
     side.needed = side.fixed + s.resident + static_cast<std::uint64_t>(side.buffers) * s.unit;
@@ -81,11 +84,12 @@ std::vector<BudgetSide> budget_sides(const PlanRequest& req, const Sizing& s) {
           std::string(axis_name(req.chunk_axis)) + " slabs of " + req.chunk_axis_kept_from +
           "; --restart starts over with the axis that fits)";
   else if (req.chunk_axis_auto && req.chunk_axis == Axis::id)
-    fix = "raise the budget or lower memory.pipeline_depth (memory.chunk_axis: auto found that one date does not "
-          "fit either)";
+    fix =
+        "raise the budget or lower memory.pipeline_depth (memory.chunk_axis: auto found that one date does not "
+        "fit either)";
   throw config_error(std::string("memory.") + side.which + " = " + format_bytes(side.budget) +
-                     " is too small: one minimal slab needs " + format_bytes(side.needed) + " (" + side.detail +
-                     "); " + fix);
+                     " is too small: one minimal slab needs " + format_bytes(side.needed) + " (" + side.detail + "); " +
+                     fix);
 }
 
 }  // namespace
@@ -297,7 +301,8 @@ WallPrediction predict_wall(const Plan& plan, const std::vector<StagePrediction>
     std::string gpu_pace;
     for (const auto& [stage, seconds] : per_slab) {
       const bool on_gpu = copies && (stage == Stage::h2d || stage == Stage::kernel || stage == Stage::d2h);
-      if (!on_gpu) threads += seconds;
+      if (!on_gpu)
+        threads += seconds;
       else if (seconds > gpu) {
         gpu = seconds;
         gpu_pace = stage_name(stage);
@@ -400,7 +405,8 @@ std::string describe_prediction(const Plan& plan, const std::vector<StagePredict
     out << line;
   }
   if (plan.request.unstaged) {  // no fill and drain: every slab is the threads' turn of all stages
-    std::snprintf(line, sizeof line, "               %.3f s %d slab(s) at %.3f s each (memory.staging: none; %s sets the pace)\n",
+    std::snprintf(line, sizeof line,
+                  "               %.3f s %d slab(s) at %.3f s each (memory.staging: none; %s sets the pace)\n",
                   wall.slabs * wall.period_seconds, wall.slabs, wall.period_seconds, wall.pace.c_str());
     out << line;
     return out.str();
@@ -412,7 +418,7 @@ std::string describe_prediction(const Plan& plan, const std::vector<StagePredict
     const bool overlap = plan.request.pipeline_depth > 1;
     std::snprintf(line, sizeof line, "               %.3f s %d more slab(s) at %.3f s each (%s)\n",
                   (wall.slabs - 1) * wall.period_seconds, wall.slabs - 1, wall.period_seconds,
-                  !overlap                   ? "pipeline_depth 1: one stage after another"
+                  !overlap                 ? "pipeline_depth 1: one stage after another"
                   : wall.pace == "buffers" ? "stages overlapped; the staging buffers set the pace"
                                            : ("stages overlapped; " + wall.pace + " sets the pace").c_str());
     out << line;
@@ -436,8 +442,8 @@ std::string check_machine_memory(const Plan& plan, const MachineMemory& machine)
     if (side.available == 0) continue;  // unknown
     if (side.needed > side.available)
       throw config_error(std::string(side.key) + " = " + format_bytes(side.budget) + ": the plan needs " +
-                         format_bytes(side.needed) + " but only " + format_bytes(side.available) + " of " +
-                         side.what + " is there; lower it (a percentage such as 80% follows the machine)");
+                         format_bytes(side.needed) + " but only " + format_bytes(side.available) + " of " + side.what +
+                         " is there; lower it (a percentage such as 80% follows the machine)");
     if (side.budget > side.available && warning.empty())
       warning = std::string(side.key) + " = " + format_bytes(side.budget) + " is more than the " +
                 format_bytes(side.available) + " of " + side.what + "; this job needs only " +

@@ -69,17 +69,17 @@ struct Slab {
 struct Plan {
   PlanRequest request;
   std::vector<Slab> slabs;
-  std::int64_t slab_extent = 0;      // along the chunk axis, all but the last slab
-  std::uint64_t slab_bytes = 0;      // discount bytes of the largest slab
-  std::uint64_t mult_bytes = 0;      // multBy bytes of the whole selection
+  std::int64_t slab_extent = 0;  // along the chunk axis, all but the last slab
+  std::uint64_t slab_bytes = 0;  // discount bytes of the largest slab
+  std::uint64_t mult_bytes = 0;  // multBy bytes of the whole selection
   // The same as stored in the input file (what reading it moves).
   std::uint64_t mult_read_bytes() const { return mult_bytes / request.element_bytes * request.mult_input_bytes; }
-  bool mult_per_slab = false;        // chunk_axis id: each slab brings its own multBy rows
-  std::uint64_t slab_mult_bytes = 0; // multBy bytes travelling with each slab (id chunks)
-  int host_buffers = 0;              // ring of pinned staging buffers
-  int device_buffers = 0;            // 0 when the kernel runs in host space
-  std::uint64_t host_bytes = 0;      // everything the plan allocates on the host
-  std::uint64_t device_bytes = 0;    // everything the plan allocates on the device
+  bool mult_per_slab = false;         // chunk_axis id: each slab brings its own multBy rows
+  std::uint64_t slab_mult_bytes = 0;  // multBy bytes travelling with each slab (id chunks)
+  int host_buffers = 0;               // ring of pinned staging buffers
+  int device_buffers = 0;             // 0 when the kernel runs in host space
+  std::uint64_t host_bytes = 0;       // everything the plan allocates on the host
+  std::uint64_t device_bytes = 0;     // everything the plan allocates on the device
 
   std::uint64_t total_elements() const;
   std::uint64_t input_bytes() const;   // discount + multBy, read once
@@ -117,11 +117,11 @@ std::string check_machine_memory(const Plan& plan, const MachineMemory& machine)
 // One stage's share of the whole job: its bytes as stage_bytes() counts them,
 // and the time its link's limit allows.
 struct StagePrediction {
-  std::string stage;         // stage_name(): no h2d/d2h in host space
+  std::string stage;  // stage_name(): no h2d/d2h in host space
   std::uint64_t bytes = 0;
-  double seconds = -1;       // bytes / limit; < 0: the limit is unknown
-  double gb_per_s = 0;       // the limit used; 0: unknown
-  std::string source;        // the limit's source (LinkLimit::source); "" when unknown
+  double seconds = -1;  // bytes / limit; < 0: the limit is unknown
+  double gb_per_s = 0;  // the limit used; 0: unknown
+  std::string source;   // the limit's source (LinkLimit::source); "" when unknown
 };
 
 // The stages in pipeline order, with their bytes for a fresh run of every
@@ -156,14 +156,14 @@ struct FixedCost {
 // memory.staging: none every slab takes one period, the I/O threads' stages
 // added up (plan.cpp says why).
 struct WallPrediction {
-  double seconds = -1;             // the whole run; < 0: a stage's rate is unknown
-  double fixed_seconds = 0;        // FixedCost, 0 when unknown
+  double seconds = -1;       // the whole run; < 0: a stage's rate is unknown
+  double fixed_seconds = 0;  // FixedCost, 0 when unknown
   bool fixed_known = false;
-  double resident_seconds = 0;     // the resident multBy's read
-  double first_slab_seconds = 0;   // one average slab through every stage
-  double period_seconds = 0;       // each further slab
+  double resident_seconds = 0;    // the resident multBy's read
+  double first_slab_seconds = 0;  // one average slab through every stage
+  double period_seconds = 0;      // each further slab
   int slabs = 0;
-  std::string pace;                // the stage that sets the period, or "buffers"
+  std::string pace;                  // the stage that sets the period, or "buffers"
   std::vector<std::string> unknown;  // stages without a rate
 };
 WallPrediction predict_wall(const Plan& plan, const std::vector<StagePrediction>& stages, const FixedCost& fixed);

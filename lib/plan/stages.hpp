@@ -12,8 +12,7 @@ namespace discount {
 
 enum class Stage : int { read = 0, h2d, kernel, d2h, write };
 constexpr int kStageCount = 5;
-constexpr std::array<Stage, kStageCount> kAllStages{Stage::read, Stage::h2d, Stage::kernel, Stage::d2h,
-                                                    Stage::write};
+constexpr std::array<Stage, kStageCount> kAllStages{Stage::read, Stage::h2d, Stage::kernel, Stage::d2h, Stage::write};
 
 // "read", "h2d", "kernel", "d2h", "write": the names in reports and `limits:`.
 inline const char* stage_name(Stage stage) {

@@ -36,10 +36,10 @@ EarlierReport earlier_report_from_json(const std::string& json_text, const Repor
   }
   // schema_version 2 writes `input` as an object holding the line as `text`; 1 wrote the line.
   const auto input_it = j.find("input");
-  const std::string input = input_it != j.end() && input_it->is_object() && input_it->contains("text") &&
-                                    (*input_it)["text"].is_string()
-                                ? (*input_it)["text"].get<std::string>()
-                                : text("input");
+  const std::string input =
+      input_it != j.end() && input_it->is_object() && input_it->contains("text") && (*input_it)["text"].is_string()
+          ? (*input_it)["text"].get<std::string>()
+          : text("input");
   if (input != expect.input) {
     report.why_not = "its input differs (" + input + ")";
     return report;
@@ -86,10 +86,14 @@ std::string file_date_text(const std::string& path) {
   const std::string date = utc_minutes(when);
   const double age = std::difftime(std::time(nullptr), when);
   char ago[40];
-  if (age < 120) std::snprintf(ago, sizeof ago, "%.0f s ago", std::max(0.0, age));
-  else if (age < 7200) std::snprintf(ago, sizeof ago, "%.0f min ago", age / 60);
-  else if (age < 172800) std::snprintf(ago, sizeof ago, "%.0f h ago", age / 3600);
-  else std::snprintf(ago, sizeof ago, "%.0f days ago", age / 86400);
+  if (age < 120)
+    std::snprintf(ago, sizeof ago, "%.0f s ago", std::max(0.0, age));
+  else if (age < 7200)
+    std::snprintf(ago, sizeof ago, "%.0f min ago", age / 60);
+  else if (age < 172800)
+    std::snprintf(ago, sizeof ago, "%.0f h ago", age / 3600);
+  else
+    std::snprintf(ago, sizeof ago, "%.0f days ago", age / 86400);
   return std::string(date) + " (" + ago + ")";
 }
 

@@ -11,13 +11,13 @@ namespace discount {
 
 // What must match for an earlier report to stand for this job.
 struct ReportExpectation {
-  std::string host;         // host_name()
-  std::string input;        // InputSource::describe(): the same file, datasets, types and read path
+  std::string host;   // host_name()
+  std::string input;  // InputSource::describe(): the same file, datasets, types and read path
   // The report's output (RunReport::output) must be in the same folder as
   // this path (output.mode: file), or be this sink's describe() text.
   std::string output_path;
   bool output_is_file = true;
-  std::string space;        // execution_space_name(): kernel, h2d and d2h need the same
+  std::string space;  // execution_space_name(): kernel, h2d and d2h need the same
   std::string kernel, slicing;
 };
 

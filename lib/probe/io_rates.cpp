@@ -40,8 +40,8 @@ std::uint64_t auto_piece(const Plan& plan, const ProbeBudget& budget) {
   const std::uint64_t row = static_cast<std::uint64_t>(plan.request.nums) * plan.request.element_bytes;
   std::uint64_t piece = budget.piece_bytes;
   if (piece == 0)
-    piece = std::clamp<std::uint64_t>(std::uint64_t{io_threads()} << 24, std::uint64_t{32} << 20,
-                                      std::uint64_t{128} << 20);
+    piece =
+        std::clamp<std::uint64_t>(std::uint64_t{io_threads()} << 24, std::uint64_t{32} << 20, std::uint64_t{128} << 20);
   return std::max(row, std::min(piece, plan.slab_bytes));
 }
 

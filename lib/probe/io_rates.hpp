@@ -31,7 +31,7 @@ struct ProbeResult {
   std::uint64_t bytes = 0;  // counted as the stage counts them: 8 bytes per element
   double seconds = 0;       // the timed transfers
   int pieces = 0;
-  std::string detail;       // how it was measured, or why nothing was
+  std::string detail;  // how it was measured, or why nothing was
   bool ok() const { return bytes > 0 && seconds > 0; }
   double gb_per_s() const { return ok() ? static_cast<double>(bytes) / seconds / 1e9 : 0.0; }
 };

@@ -55,8 +55,10 @@ void add_up_ranks(Limits& limits) {
     ranks::sum(rate);
     const bool everywhere = ranks::min(std::uint64_t{measured}) == 1;
     if (measured) {
-      if (everywhere) link->gb_per_s = rate[0];
-      else *link = LinkLimit{};
+      if (everywhere)
+        link->gb_per_s = rate[0];
+      else
+        *link = LinkLimit{};
     }
   }
 }
@@ -67,7 +69,8 @@ Limits job_limits(const LimitsConfig& config, const Plan& plan, bool remeasure, 
   const std::string key = limits_cache_key(plan, cap, build_text);
   const std::time_t now = std::time(nullptr);
   std::optional<Limits> limits;
-  if (!remeasure) limits = from_cache(load_cached_limits(key, config.cache_days, now), config, plan.request.device_copies);
+  if (!remeasure)
+    limits = from_cache(load_cached_limits(key, config.cache_days, now), config, plan.request.device_copies);
   if (ranks::min(std::uint64_t{limits.has_value()}) == 0) {
     ranks::barrier();
     limits = measure_limits(config, plan.request.device_copies, cap);

@@ -17,7 +17,9 @@ namespace {
 
 constexpr const char* kHeader = "# discount_app: measured link limits of one host and build; delete to measure again";
 
-std::string entry_path(const std::string& key) { return limits_cache_dir() + "/limits-" + fingerprint_of(key) + ".txt"; }
+std::string entry_path(const std::string& key) {
+  return limits_cache_dir() + "/limits-" + fingerprint_of(key) + ".txt";
+}
 
 }  // namespace
 

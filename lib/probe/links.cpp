@@ -90,8 +90,7 @@ void measure_device_links(Limits& limits, bool want_h2d, bool want_d2h, bool wan
                      Kokkos::deep_copy(dst, src);
                      Kokkos::fence();
                    }));
-    } catch (const std::exception&) {
-    }
+    } catch (const std::exception&) {}
   };
   if (want_h2d || want_d2h) {
     Kokkos::View<double*, PinnedSpace> pinned(no_init("discount::limits_pinned"), elements);

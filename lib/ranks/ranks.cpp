@@ -125,8 +125,7 @@ int threads_per_rank(int process_cpus, int node_cpus) {
   return std::max(1, node_cpus / local_size());
 }
 
-std::vector<std::string> kokkos_rank_args(const std::vector<std::string>& user_args, int visible_devices,
-                                          int threads) {
+std::vector<std::string> kokkos_rank_args(const std::vector<std::string>& user_args, int visible_devices, int threads) {
   std::vector<std::string> args;
   if (local_size() <= 1) return args;
   if (visible_devices > 0 && !has_arg(user_args, "--kokkos-device") && !has_arg(user_args, "--kokkos-num-devices"))
@@ -162,8 +161,7 @@ void sum(std::vector<double>& values) {
 // Unsigned sums wrap modulo 2^64 in MPI as in C++.
 void sum(std::vector<std::uint64_t>& values) {
   if (multi())
-    MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_UINT64_T, MPI_SUM,
-                  MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
 }
 void sum(std::uint64_t& value) {
   if (multi()) MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
@@ -196,9 +194,7 @@ void agree(std::exception_ptr error) {
   if (error) {
     try {
       std::rethrow_exception(error);
-    } catch (const Error& e) {
-      code = static_cast<int>(e.code());
-    } catch (...) {
+    } catch (const Error& e) { code = static_cast<int>(e.code()); } catch (...) {
       code = static_cast<int>(ExitCode::internal);
     }
   }

@@ -31,10 +31,10 @@ class Session {
 void quiet_teardown();
 
 bool built_with_mpi();
-int rank();         // 0 without MPI
-int size();         // 1 without MPI
-int local_rank();   // rank among the ranks of this node
-int local_size();   // ranks on this node
+int rank();        // 0 without MPI
+int size();        // 1 without MPI
+int local_rank();  // rank among the ranks of this node
+int local_size();  // ranks on this node
 inline bool is_root() { return rank() == 0; }
 // The job's communicator for code that hands it to a library (MPI-IO): points
 // at an MPI_Comm; null without MPI or with one rank.
@@ -78,17 +78,13 @@ auto collectively(Body&& body) -> decltype(body()) {
   if constexpr (std::is_void_v<decltype(body())>) {
     try {
       body();
-    } catch (...) {
-      error = std::current_exception();
-    }
+    } catch (...) { error = std::current_exception(); }
     agree(error);
   } else {
     decltype(body()) result{};
     try {
       result = body();
-    } catch (...) {
-      error = std::current_exception();
-    }
+    } catch (...) { error = std::current_exception(); }
     agree(error);
     return result;
   }

@@ -76,7 +76,11 @@ void ProgressPrinter::slab_written(int written, int total, std::uint64_t bytes, 
 }
 
 ProgressFields progress_fields(std::string rank_label, int written, int total, std::uint64_t bytes, double seconds) {
-  return {std::move(rank_label), written, total, bytes / 1e9, seconds > 0 ? bytes / seconds / 1e9 : 0.0,
+  return {std::move(rank_label),
+          written,
+          total,
+          bytes / 1e9,
+          seconds > 0 ? bytes / seconds / 1e9 : 0.0,
           written > 0 ? seconds / written * (total - written) : 0.0};
 }
 

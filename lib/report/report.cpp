@@ -60,15 +60,15 @@ std::string RunReport::to_text() const {
     out << line;
   }
   if (kernel_on_pieces && limits.kernel.known()) {
-    std::snprintf(line, sizeof line,
-                  "kernel: %s, so the kernel's limit (%.2f GB/s, data from memory) does not apply\n",
+    std::snprintf(line, sizeof line, "kernel: %s, so the kernel's limit (%.2f GB/s, data from memory) does not apply\n",
                   gpu.empty() ? "each piece multiplied in cache right after its read"
                               : "the I/O threads' launches of each piece's kernel",
                   limits.kernel.gb_per_s);
     out << line;
   }
   if (staging_bytes > 0) {
-    std::snprintf(line, sizeof line, "staging: %s of buffers made ready in %.3f s on their own thread, beside the stages",
+    std::snprintf(line, sizeof line,
+                  "staging: %s of buffers made ready in %.3f s on their own thread, beside the stages",
                   format_bytes(staging_bytes).c_str(), staging_seconds);
     out << line;
     if (staging_reused_bytes > 0) out << " (" << format_bytes(staging_reused_bytes) << " kept from the previous run)";
@@ -178,8 +178,8 @@ std::string RunReport::to_json() const {
   if (has_checksum) {
     char hex[17];
     std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(global_bits));
-    j["checksum"] = {{"global_bits_hex", hex}, {"global_bits", global_bits}, {"date_sums", date_sums},
-                     {"date_bits", date_bits}};
+    j["checksum"] = {
+        {"global_bits_hex", hex}, {"global_bits", global_bits}, {"date_sums", date_sums}, {"date_bits", date_bits}};
   }
   return j.dump(2) + "\n";
 }

@@ -26,9 +26,7 @@ struct StageStats {
   double gb_per_s() const { return seconds > 0 ? static_cast<double>(bytes) / seconds / 1e9 : 0.0; }
   // gb_per_s() / limit_gb_per_s: 1.0 runs at the limit. < 0 when the limit is
   // unknown or the stage did no timed work.
-  double fraction_of_limit() const {
-    return limit_gb_per_s > 0 && seconds > 0 ? gb_per_s() / limit_gb_per_s : -1.0;
-  }
+  double fraction_of_limit() const { return limit_gb_per_s > 0 && seconds > 0 ? gb_per_s() / limit_gb_per_s : -1.0; }
 };
 
 // The JSON report's layout version: 2 made input, plan and config objects
@@ -37,11 +35,11 @@ constexpr int kReportSchemaVersion = 2;
 
 // What the JSON report's `input` object holds (report/report_job.hpp fills it).
 struct InputReport {
-  std::string source;                 // "hdf5" | "synthetic"; empty: not described
-  std::vector<DatasetFacts> datasets;  // multiplier, discount
-  std::vector<std::string> axes;      // the discount's axis order in the file
+  std::string source;                         // "hdf5" | "synthetic"; empty: not described
+  std::vector<DatasetFacts> datasets;         // multiplier, discount
+  std::vector<std::string> axes;              // the discount's axis order in the file
   std::int64_t dates = 0, ids = 0, nums = 0;  // full extents in the source
-  Range dates_selected, ids_selected;        // input.dates / input.ids, absolute
+  Range dates_selected, ids_selected;         // input.dates / input.ids, absolute
 };
 
 struct RunReport {
@@ -76,8 +74,8 @@ struct RunReport {
   // Every run that wrote the output, this one included (report/runs.hpp);
   // empty without a run record (checksum sink, an output from an older version).
   std::vector<JobRun> runs;
-  int run = 0;             // this run's number among them
-  std::string unit_axis;   // what the runs' units count: "date" | "id"
+  int run = 0;            // this run's number among them
+  std::string unit_axis;  // what the runs' units count: "date" | "id"
   int slabs_total = 0, slabs_run = 0, slabs_skipped = 0;
   bool interrupted = false;
   std::string outcome = "complete";  // complete | already complete | interrupted

@@ -40,8 +40,10 @@ std::vector<JobRun> job_runs(const RunHistory& history, const RunGeometry& geome
     auto [it, added] = runs.try_emplace(who);
     if (added) it->second.record.run = who;
     JobRun& run = it->second;
-    if (!run.units.empty() && run.units.back().second == u) run.units.back().second = end;
-    else run.units.emplace_back(u, end);
+    if (!run.units.empty() && run.units.back().second == u)
+      run.units.back().second = end;
+    else
+      run.units.emplace_back(u, end);
     run.unit_count += end - u;
   }
   std::vector<JobRun> ordered;
@@ -52,8 +54,7 @@ std::vector<JobRun> job_runs(const RunHistory& history, const RunGeometry& geome
     for (std::size_t s = 0; s < geometry.slab_units.size(); ++s) {
       const auto [b, e] = geometry.slab_units[s];
       const auto holds = [&](const UnitRange& r) { return r.first <= b && e <= r.second; };
-      if (std::any_of(run.units.begin(), run.units.end(), holds))
-        run.slabs.push_back(static_cast<int>(s));
+      if (std::any_of(run.units.begin(), run.units.end(), holds)) run.slabs.push_back(static_cast<int>(s));
     }
     ordered.push_back(std::move(run));
   }

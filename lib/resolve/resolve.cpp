@@ -119,16 +119,29 @@ std::string identity_text(const Config& config, const InputFacts& input, Range d
   // The input's content, not its path or time stamp: a copy staged anew for
   // each run resumes; other content does not.
   return "identity: discount_app 2\n"
-         "input: " + input.identity + "\n"
-         "input.multiplier: " + in.multiplier + "\n"
-         "input.discount: " + in.discount + "\n"
-         "input.axes: " + axis_name(input.axes[0]) + ", " + axis_name(input.axes[1]) + ", " +
-             axis_name(input.axes[2]) + "\n"
-         "input.dates: " + range(dates) + "\n"
-         "input.ids: " + range(ids) + "\n"
-         "input.nonfinite: " + (in.nonfinite == NonFinite::error ? "error" : "propagate") + "\n"
-         "output.dataset: " + config.output.dataset + "\n" +
-         (config.output.dtype == OutputType::float32 ? "output.dtype: float32\n" : "") +
+         "input: " +
+         input.identity +
+         "\n"
+         "input.multiplier: " +
+         in.multiplier +
+         "\n"
+         "input.discount: " +
+         in.discount +
+         "\n"
+         "input.axes: " +
+         axis_name(input.axes[0]) + ", " + axis_name(input.axes[1]) + ", " + axis_name(input.axes[2]) +
+         "\n"
+         "input.dates: " +
+         range(dates) +
+         "\n"
+         "input.ids: " +
+         range(ids) +
+         "\n"
+         "input.nonfinite: " +
+         (in.nonfinite == NonFinite::error ? "error" : "propagate") +
+         "\n"
+         "output.dataset: " +
+         config.output.dataset + "\n" + (config.output.dtype == OutputType::float32 ? "output.dtype: float32\n" : "") +
          "memory.chunk_axis: " + axis_name(chunk_axis) + "\n" +
          // Only a split output says so: a single one keeps the identity earlier versions wrote.
          (layout == OutputLayout::split ? "output.layout: split\n" : "");
@@ -229,11 +242,11 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
   const bool memory_pieces = facts.output_piece_threads > 0 && request.device_copies &&
                              request.host_budget >= pieces_floor && request.device_budget >= pieces_floor;
   const bool small_on_disk = config.output.mode == OutputMode::file && !facts.output_memory_backed &&
-                             !request.device_copies && facts.ranks <= 1 &&
-                             output_bytes <= kUnstagedDiskBytes && request.host_budget >= kUnstagedDiskBudget;
-  bool unstaged = config.memory.staging == Staging::none ||
-                  (config.memory.staging == Staging::automatic && unstaged_why.empty() &&
-                   (facts.output_memory_backed || small_on_disk || memory_pieces));
+                             !request.device_copies && facts.ranks <= 1 && output_bytes <= kUnstagedDiskBytes &&
+                             request.host_budget >= kUnstagedDiskBudget;
+  bool unstaged =
+      config.memory.staging == Staging::none || (config.memory.staging == Staging::automatic && unstaged_why.empty() &&
+                                                 (facts.output_memory_backed || small_on_disk || memory_pieces));
   int split_parts = config.output.parts, split_writers_n = 0;
   LayoutFacts layout_facts;
   layout_facts.output_bytes = output_bytes;
@@ -263,7 +276,8 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
   // auto on a memory-backed file system: only where several threads write parts of their own at once.
   if (config.memory.staging == Staging::automatic && split_writers_n < 2 && !small_on_disk && !memory_pieces)
     unstaged = false;
-  const int unstaged_threads = facts.output_piece_threads > 0 ? facts.output_piece_threads : std::max(1, split_writers_n);
+  const int unstaged_threads =
+      facts.output_piece_threads > 0 ? facts.output_piece_threads : std::max(1, split_writers_n);
   const std::uint64_t job_bytes =
       static_cast<std::uint64_t>(request.dates) * request.ids * request.nums * request.element_bytes;
   const auto auto_slab = [&] {
@@ -290,8 +304,10 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
   if (unstaged && request.chunk_axis == Axis::id) {
     // none keeps multBy resident: id slabs (each with its multBy rows) stay on the ring.
     if (config.memory.staging == Staging::none)
-      throw config_error(config.source_path + ": memory.staging: none keeps multBy resident and cuts date slabs, but "
-                         "this job cuts id slabs (" + request.chunk_axis_reason + "); use staging: auto or ring");
+      throw config_error(config.source_path +
+                         ": memory.staging: none keeps multBy resident and cuts date slabs, but "
+                         "this job cuts id slabs (" +
+                         request.chunk_axis_reason + "); use staging: auto or ring");
     unstaged = request.unstaged = false;
     request.piece_bytes = 0;
     direct_setup();
@@ -305,7 +321,8 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
   pipeline.staging = unstaged ? Staging::none : Staging::ring;
   request.kernel_on_read = pipeline.kernel == KernelKind::fused;
   if (pipeline.kernel == KernelKind::blas && !(input.axes[0] == Axis::date && input.axes[1] == Axis::id))
-    throw config_error(config.source_path + ": compute.kernel: blas needs the input's axes [date, id, num] (the file's "
+    throw config_error(config.source_path +
+                       ": compute.kernel: blas needs the input's axes [date, id, num] (the file's "
                        "dimension names say otherwise); use kernel: mdrange for other orders");
   pipeline.slicing = make_slicing(input.axes, config.compute.parallel_dims, config.compute.tile);
   check_tile(config, pipeline.kernel, pipeline.slicing, request.device_copies);
@@ -350,8 +367,14 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
   spec.identity = identity_text(config, input, dates, ids, request.chunk_axis, layout.layout);
   output.identity = spec.identity;
   output.input_stat = input.file_stat;
-  output.decor = {config.input.synthetic ? std::string() : config.input.file, config.input.discount, input.axes, dates,
-                  ids, input.nums, {}, config.source_path,
+  output.decor = {config.input.synthetic ? std::string() : config.input.file,
+                  config.input.discount,
+                  input.axes,
+                  dates,
+                  ids,
+                  input.nums,
+                  {},
+                  config.source_path,
                   config.input.files.empty() ? std::string() : input.hdf5_file};
 
   spec.limits = config.limits;

@@ -24,11 +24,11 @@ namespace discount {
 
 // The input's shape and identity, read once from the opened source.
 struct InputFacts {
-  std::int64_t dates = 0, ids = 0, nums = 0;  // full extents in the source
+  std::int64_t dates = 0, ids = 0, nums = 0;                  // full extents in the source
   std::array<Axis, 3> axes{Axis::date, Axis::id, Axis::num};  // the file's axis order
-  std::string identity;  // InputSource::identity(): changes when the inputs change
-  std::string file_stat;  // InputSource::file_stat(): which file, and when it last changed
-  std::string hdf5_file;  // InputSource::hdf5_file(): the output's coordinates come from there
+  std::string identity;                                       // InputSource::identity(): changes when the inputs change
+  std::string file_stat;                // InputSource::file_stat(): which file, and when it last changed
+  std::string hdf5_file;                // InputSource::hdf5_file(): the output's coordinates come from there
   std::uint64_t read_memory_bytes = 0;  // InputSource::read_memory_bytes(): HDF5's reading memory
   StoredBytes stored;                   // InputSource::stored_bytes(): element sizes on disk
   bool visits_as_read = false;          // InputSource::visits_as_read(): pieces handed over in cache
@@ -93,12 +93,12 @@ std::uint64_t device_share(std::uint64_t free_bytes, int local_ranks, int visibl
 struct PipelineSpec {
   Space space = Space::device;
   KernelKind kernel = KernelKind::mdrange;
-  Staging staging = Staging::ring;  // resolved: ring or none (memory.staging)
-  Slicing slicing;            // by memory position of the file's axis order
-  bool check_finite = true;   // input.nonfinite: error
+  Staging staging = Staging::ring;                           // resolved: ring or none (memory.staging)
+  Slicing slicing;                                           // by memory position of the file's axis order
+  bool check_finite = true;                                  // input.nonfinite: error
   std::string multiplier = "multBy", discount = "discount";  // dataset names, for messages
-  Range dates, ids;           // the selection, absolute in the source
-  int rank = 0, ranks = 1;    // this process takes share `rank` of `ranks` (rank_share)
+  Range dates, ids;                                          // the selection, absolute in the source
+  int rank = 0, ranks = 1;                                   // this process takes share `rank` of `ranks` (rank_share)
 };
 
 // The report's slicing text for compute.kernel: fused.
@@ -115,10 +115,10 @@ inline constexpr const char* kUnstagedDeviceSlicing =
 
 // What the run report shows about the job.
 struct ReportSpec {
-  std::string kernel;       // kernel_name(): "mdrange" | "blas" | "fused"
-  std::string slicing;      // Slicing::describe, or the blas kernel's line
-  std::string config_yaml;  // the effective configuration
-  std::string layout_reason;  // why the output has its layout (resolve/layout_choice.hpp); empty: no file
+  std::string kernel;                 // kernel_name(): "mdrange" | "blas" | "fused"
+  std::string slicing;                // Slicing::describe, or the blas kernel's line
+  std::string config_yaml;            // the effective configuration
+  std::string layout_reason;          // why the output has its layout (resolve/layout_choice.hpp); empty: no file
   bool output_memory_backed = false;  // the output's folder is on tmpfs/ramfs
 };
 

@@ -80,8 +80,8 @@ NO_TRACE void write_edges() {
   Store& s = store();
   std::lock_guard<std::mutex> lock(s.mutex);
   if (FILE* f = std::fopen(path, "a")) {
-    for (const Edge& e : s.edges) std::fprintf(f, "%zx %zx\n", static_cast<std::size_t>(e.first),
-                                               static_cast<std::size_t>(e.second));
+    for (const Edge& e : s.edges)
+      std::fprintf(f, "%zx %zx\n", static_cast<std::size_t>(e.first), static_cast<std::size_t>(e.second));
     std::fclose(f);
   }
 }

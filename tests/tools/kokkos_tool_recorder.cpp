@@ -30,7 +30,7 @@ std::mutex mutex;
 std::FILE* out = nullptr;
 std::atomic<int> next_thread{0};
 std::uint64_t next_kernel = 0;
-std::map<std::uint64_t, std::string> kernels;              // open kernels by id
+std::map<std::uint64_t, std::string> kernels;  // open kernels by id
 // Each thread's open regions, by thread number; kept here, not in the thread's
 // own storage, so that finalize can list what a finished thread left open.
 std::map<int, std::vector<std::string>> stacks;

@@ -30,7 +30,8 @@ class KokkosEnvironment : public ::testing::Environment {
     std::string threads_flag;
     if (!std::getenv("OMP_NUM_THREADS") && !std::getenv("KOKKOS_NUM_THREADS")) {
       const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-      threads_flag = std::string(discount::kokkos_thread_flag()) + "=" + std::to_string(std::min(kDefaultThreads, cores));
+      threads_flag =
+          std::string(discount::kokkos_thread_flag()) + "=" + std::to_string(std::min(kDefaultThreads, cores));
     }
     char name[] = "discount_tests";
     char* argv[] = {name, threads_flag.empty() ? nullptr : threads_flag.data(), nullptr};
@@ -43,7 +44,6 @@ class KokkosEnvironment : public ::testing::Environment {
   std::unique_ptr<Kokkos::ScopeGuard> guard_;
 };
 
-inline ::testing::Environment* const kokkos_environment =
-    ::testing::AddGlobalTestEnvironment(new KokkosEnvironment);
+inline ::testing::Environment* const kokkos_environment = ::testing::AddGlobalTestEnvironment(new KokkosEnvironment);
 
 }  // namespace discount_test

@@ -27,9 +27,7 @@ Config parse(const std::string& text) { return parse_config(text, "job.yaml"); }
 std::pair<ExitCode, std::string> error_of(const std::string& text) {
   try {
     parse(text);
-  } catch (const Error& e) {
-    return {e.code(), e.what()};
-  }
+  } catch (const Error& e) { return {e.code(), e.what()}; }
   return {ExitCode::ok, ""};
 }
 
@@ -105,9 +103,10 @@ report: run.json
 }
 
 TEST(Config, KernelNamesParseAndPrintBack) {
-  for (const auto& [name, kind] : std::vector<std::pair<std::string, KernelKind>>{
-           {"auto", KernelKind::automatic}, {"mdrange", KernelKind::mdrange}, {"blas", KernelKind::blas},
-           {"fused", KernelKind::fused}}) {
+  for (const auto& [name, kind] : std::vector<std::pair<std::string, KernelKind>>{{"auto", KernelKind::automatic},
+                                                                                  {"mdrange", KernelKind::mdrange},
+                                                                                  {"blas", KernelKind::blas},
+                                                                                  {"fused", KernelKind::fused}}) {
     const Config c = parse("input: {file: a}\noutput: {file: b}\ncompute: {kernel: " + name + "}\n");
     EXPECT_EQ(c.compute.kernel, kind) << name;
     EXPECT_EQ(kernel_name(kind), name);
@@ -135,8 +134,9 @@ TEST(Config, RelativePathsResolveAgainstTheConfigDirectory) {
 }
 
 TEST(Config, RoundTripsThroughItsOwnYaml) {
-  Config c = parse("input: {file: /a.h5, axes: [id, date, num], ids: [3, 9]}\noutput: {file: /b.h5}\n"
-                   "compute: {parallel_dims: [date], tile: [7]}\nmemory: {host_budget: 10%, chunk_axis: id}\n");
+  Config c = parse(
+      "input: {file: /a.h5, axes: [id, date, num], ids: [3, 9]}\noutput: {file: /b.h5}\n"
+      "compute: {parallel_dims: [date], tile: [7]}\nmemory: {host_budget: 10%, chunk_axis: id}\n");
   Config again = parse_config(c.to_yaml(), "again.yaml");
   EXPECT_EQ(again.to_yaml(), c.to_yaml());
   EXPECT_EQ(again.input.axes, c.input.axes);
@@ -182,10 +182,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"missing_output", "input: {file: a}\n", "job.yaml:1:1", "missing required section 'output'"},
         BadConfig{"bool_type", "input: {file: a}\noutput: {file: b, overwrite: maybe}\n", "job.yaml:2:30",
                   "true or false"},
-        BadConfig{"int_type", "input: {file: a}\noutput: {file: b}\nmemory: {pipeline_depth: three}\n",
-                  "job.yaml:3:26", "must be an integer"},
-        BadConfig{"depth_range", "input: {file: a}\noutput: {file: b}\nmemory: {pipeline_depth: 0}\n",
-                  "job.yaml:3:26", "out of range"},
+        BadConfig{"int_type", "input: {file: a}\noutput: {file: b}\nmemory: {pipeline_depth: three}\n", "job.yaml:3:26",
+                  "must be an integer"},
+        BadConfig{"depth_range", "input: {file: a}\noutput: {file: b}\nmemory: {pipeline_depth: 0}\n", "job.yaml:3:26",
+                  "out of range"},
         BadConfig{"space_value", "input: {file: a}\noutput: {file: b}\ncompute: {space: gpu}\n", "job.yaml:3:18",
                   "device | host"},
         BadConfig{"axes_repeat", "input: {file: a, axes: [date, date, num]}\noutput: {file: b}\n", "job.yaml:1:31",
@@ -193,20 +193,21 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"axes_short", "input: {file: a, axes: [date, id]}\noutput: {file: b}\n", "job.yaml:1:24",
                   "all three axes"},
         BadConfig{"range_empty", "input: {file: a, dates: [5, 5]}\noutput: {file: b}\n", "job.yaml:1:25", "empty"},
-        BadConfig{"tile_count", "input: {file: a}\noutput: {file: b}\ncompute: {parallel_dims: [date, id], tile: [4]}\n",
+        BadConfig{"tile_count",
+                  "input: {file: a}\noutput: {file: b}\ncompute: {parallel_dims: [date, id], tile: [4]}\n",
                   "job.yaml:3:44", "one size per parallel dim"},
         BadConfig{"tile_threads", "input: {file: a}\noutput: {file: b}\ncompute: {tile: [64, 64, 5]}\n",
                   "job.yaml:3:17", "at most 1024"},
-        BadConfig{"budget_unit", "input: {file: a}\noutput: {file: b}\nmemory: {host_budget: 12XB}\n",
-                  "job.yaml:3:23", "unknown unit"},
+        BadConfig{"budget_unit", "input: {file: a}\noutput: {file: b}\nmemory: {host_budget: 12XB}\n", "job.yaml:3:23",
+                  "unknown unit"},
         BadConfig{"budget_percent", "input: {file: a}\noutput: {file: b}\nmemory: {host_budget: 150%}\n",
                   "job.yaml:3:23", "(0, 100]"},
         BadConfig{"chunk_num", "input: {file: a}\noutput: {file: b}\nmemory: {chunk_axis: num}\n", "job.yaml:3:22",
                   "auto | date | id"},
-        BadConfig{"tab_indent", "input:\n\tfile: a\noutput: {file: b}\n", "job.yaml:2:1:",
-                  "a tab character; YAML indents with spaces"},
-        BadConfig{"tab_after_spaces", "input:\n  file: a\n  \tdiscount: d\noutput: {file: b}\n", "job.yaml:3:3:",
-                  "a tab character"},
+        BadConfig{"tab_indent", "input:\n\tfile: a\noutput: {file: b}\n",
+                  "job.yaml:2:1:", "a tab character; YAML indents with spaces"},
+        BadConfig{"tab_after_spaces", "input:\n  file: a\n  \tdiscount: d\noutput: {file: b}\n",
+                  "job.yaml:3:3:", "a tab character"},
         BadConfig{"not_a_map", "- just\n- a list\n", "job.yaml:1:1", "mapping"},
         BadConfig{"checkpoint_negative", "input: {file: a}\noutput: {file: b, checkpoint_seconds: -1}\n",
                   "job.yaml:2:39", "between 0"},
@@ -220,8 +221,7 @@ INSTANTIATE_TEST_SUITE_P(
                   "positive"},
         BadConfig{"limits_unit", "input: {file: a}\noutput: {file: b}\nlimits: {write: 2.5GB}\n", "job.yaml:3:17",
                   "unknown unit"},
-        BadConfig{"limits_text", "input: {file: a}\noutput: {file: b}\nlimits: {d2h: fast}\n", "job.yaml:3:15",
-                  "GB/s"},
+        BadConfig{"limits_text", "input: {file: a}\noutput: {file: b}\nlimits: {d2h: fast}\n", "job.yaml:3:15", "GB/s"},
         BadConfig{"limits_disk_auto", "input: {file: a}\noutput: {file: b}\nlimits: {read: auto}\n", "job.yaml:3:16",
                   "not measured"},
         BadConfig{"limits_measure_bool", "input: {file: a}\noutput: {file: b}\nlimits: {measure: often}\n",
@@ -338,8 +338,7 @@ TEST(Config, DuplicateKeysAreRefusedWithBothPlaces) {
   // Nested, block style.
   std::tie(code, message) = error_of("input:\n  file: a.h5\n  multiplier: m\n  file: b.h5\noutput: {file: o.h5}\n");
   EXPECT_EQ(code, ExitCode::config);
-  EXPECT_NE(message.find("job.yaml:4:3: duplicate key 'input.file' (first given at job.yaml:2:3)"),
-            std::string::npos)
+  EXPECT_NE(message.find("job.yaml:4:3: duplicate key 'input.file' (first given at job.yaml:2:3)"), std::string::npos)
       << message;
   // Deeper, in flow style, and inside a sequence item.
   std::tie(code, message) = error_of(std::string(kMinimal) + "limits: {disk_read: {a: 1, a: 2}}\n");
@@ -361,9 +360,7 @@ TEST(Config, MissingFileIsInputMissing) {
   try {
     load_config("/nonexistent/dir/job.yaml");
     FAIL() << "no error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ExitCode::input_missing);
-  }
+  } catch (const Error& e) { EXPECT_EQ(e.code(), ExitCode::input_missing); }
 }
 
 TEST(MemorySize, Forms) {
@@ -422,8 +419,10 @@ TEST(ConfigReference, DocsAndParserAgreeOnEveryKey) {
   std::string section, line;
   while (std::getline(doc, line)) {
     std::smatch m;
-    if (std::regex_search(line, m, heading)) section = m[1] == "top level" ? "" : std::string(m[1]);
-    else if (std::regex_search(line, m, row)) documented[section].insert(m[1]);
+    if (std::regex_search(line, m, heading))
+      section = m[1] == "top level" ? "" : std::string(m[1]);
+    else if (std::regex_search(line, m, row))
+      documented[section].insert(m[1]);
     if (line.find("`synthetic`") != std::string::npos && line.find("`{dates, ids, nums, seed}`") != std::string::npos)
       documented["input.synthetic"] = {"dates", "ids", "nums", "seed"};
   }
@@ -463,10 +462,10 @@ TEST(ConfigGuard, BillionLaughsIsRefusedAtItsFirstAnchor) {
 }
 
 TEST(ConfigGuard, AliasesAreRefusedEvenWithoutAnAnchor) {
-  expect_refused(std::string(kMinimal) + "verify: *nowhere\n", "job.yaml:3:9: ",
-                 "anchors and aliases are not supported");
-  expect_refused("input: {file: a}\noutput: &o {file: b}\ncompute: *o\n", "job.yaml:2:9: ",
-                 "anchors and aliases are not supported");
+  expect_refused(std::string(kMinimal) + "verify: *nowhere\n",
+                 "job.yaml:3:9: ", "anchors and aliases are not supported");
+  expect_refused("input: {file: a}\noutput: &o {file: b}\ncompute: *o\n",
+                 "job.yaml:2:9: ", "anchors and aliases are not supported");
 }
 
 TEST(ConfigGuard, ComplexAndNullKeysAreConfigErrors) {
@@ -488,8 +487,8 @@ TEST(ConfigGuard, NodeCountAndFlowNestingAreBounded) {
   for (int i = 0; i < 20000; ++i) many += "1,";
   expect_refused(many + "]\n", "job.yaml:3:", "YAML nodes");
   // The 1001st opening: kMinimal holds two ('{'), then 999 '[' from column 4.
-  expect_refused(std::string(kMinimal) + "x: " + std::string(200000, '[') + "\n", "job.yaml:3:1002: ",
-                 "more than 1000 '[' or '{'");
+  expect_refused(std::string(kMinimal) + "x: " + std::string(200000, '[') + "\n",
+                 "job.yaml:3:1002: ", "more than 1000 '[' or '{'");
   // Brackets in comments do not count.
   std::string comments = kMinimal;
   for (int i = 0; i < 300; ++i) comments += "# [[[[ {{{{\n";
@@ -525,9 +524,7 @@ TEST(ConfigGuard, LongAndBinaryValuesAreQuotedBoundedAndPrintable) {
   try {
     parse_config(std::string(kMinimal) + "verify: x\n", "odd\nname\x1b.yaml");
     FAIL() << "no error";
-  } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()).rfind("odd\\nname\\x1B.yaml:3:9: ", 0), 0u) << e.what();
-  }
+  } catch (const Error& e) { EXPECT_EQ(std::string(e.what()).rfind("odd\\nname\\x1B.yaml:3:9: ", 0), 0u) << e.what(); }
 }
 
 TEST(ConfigGuard, OutputDatasetMustNameADataset) {
@@ -545,9 +542,9 @@ TEST(ConfigGuard, OutputDatasetMustNameADataset) {
 
 TEST(ConfigGuard, YamlValuesThatYamlCppCannotConvertAreConfigErrors) {
   // Each went to "internal error: yaml-cpp ... bad conversion" or similar before.
-  for (const std::string extra : {"? [a, b]\n: 1\n", "input2: !!binary '%%%'\n", "memory: {pipeline_depth: [1]}\n",
-                                  "compute: {tile: [{a: 1}]}\n", "compute: {parallel_dims: [[date]]}\n",
-                                  "memory: {host_budget: '%'}\n", "memory: {host_budget: '.GiB'}\n"}) {
+  for (const std::string extra :
+       {"? [a, b]\n: 1\n", "input2: !!binary '%%%'\n", "memory: {pipeline_depth: [1]}\n", "compute: {tile: [{a: 1}]}\n",
+        "compute: {parallel_dims: [[date]]}\n", "memory: {host_budget: '%'}\n", "memory: {host_budget: '.GiB'}\n"}) {
     auto [code, message] = error_of(std::string(kMinimal) + extra);
     EXPECT_EQ(code, ExitCode::config) << extra << ": " << message;
     EXPECT_EQ(message.rfind("job.yaml:", 0), 0u) << message;
@@ -559,11 +556,13 @@ TEST(Quote, EscapesAndBounds) {
   EXPECT_EQ(quote_for_message(std::string("a\nb\tc\rd\0e", 9)), "'a\\nb\\tc\\rd\\x00e'");
   EXPECT_EQ(quote_for_message("\x1b[2J"), "'\\x1B[2J'");
   EXPECT_EQ(quote_for_message("caf\xc3\xa9 \xe2\x82\xac"), "'caf\xc3\xa9 \xe2\x82\xac'");  // UTF-8 kept
-  EXPECT_EQ(quote_for_message("\xc3"), "'\\xC3'");                                          // cut short
-  EXPECT_EQ(quote_for_message("\xc0\xaf"), "'\\xC0\\xAF'");                                 // overlong
-  EXPECT_EQ(quote_for_message("\xed\xa0\x80"), "'\\xED\\xA0\\x80'");                        // surrogate
-  EXPECT_EQ(quote_for_message("a\xe2\x80\xae" "b"), "'a\\u202Eb'");                         // bidi override
-  EXPECT_EQ(quote_for_message("\xc2\x85"), "'\\u0085'");                                    // C1 control
+  EXPECT_EQ(quote_for_message("\xc3"), "'\\xC3'");                                         // cut short
+  EXPECT_EQ(quote_for_message("\xc0\xaf"), "'\\xC0\\xAF'");                                // overlong
+  EXPECT_EQ(quote_for_message("\xed\xa0\x80"), "'\\xED\\xA0\\x80'");                       // surrogate
+  EXPECT_EQ(quote_for_message("a\xe2\x80\xae"
+                              "b"),
+            "'a\\u202Eb'");                               // bidi override
+  EXPECT_EQ(quote_for_message("\xc2\x85"), "'\\u0085'");  // C1 control
   EXPECT_EQ(quote_for_message(std::string(200, 'x')), "'" + std::string(200, 'x') + "'");
   EXPECT_EQ(quote_for_message(std::string(201, 'x')), "'" + std::string(200, 'x') + "...' (201 bytes)");
   // Never cut inside an escape or a UTF-8 sequence.
@@ -571,7 +570,7 @@ TEST(Quote, EscapesAndBounds) {
   EXPECT_EQ(quote_for_message("ab\xc3\xa9\xc3\xa9", 3), "'ab\xc3\xa9...' (6 bytes)");
   EXPECT_EQ(printable_for_message(std::string(10, '\x7f'), 8), "\\x7F\\x7F...");
   const std::string big(50u << 20, 'z');
-  EXPECT_EQ(quote_for_message(big).size(), std::string("'") .size() + 200 + 4 + std::string(" (52428800 bytes)").size());
+  EXPECT_EQ(quote_for_message(big).size(), std::string("'").size() + 200 + 4 + std::string(" (52428800 bytes)").size());
 }
 
 TEST(ConfigFile, OnlyASmallRegularFileIsRead) {
@@ -603,8 +602,8 @@ TEST(ConfigFile, OnlyASmallRegularFileIsRead) {
 
 TEST(Threads, MalformedKokkosNumbersAreUsageErrors) {
   for (const char* bad : {"--kokkos-threads=abc", "--kokkos-num-threads=x", "--kokkos-device-id=-5x",
-                          "--kokkos-threads", "--kokkos-threads=-3", "--kokkos-threads:4", "--kokkos-numa=",
-                          "--kokkos-num-devices=2,x", "--kokkos-device=1.5"}) {
+                          "--kokkos-threads", "--kokkos-threads=-3", "--kokkos-threads:4",
+                          "--kokkos-numa=", "--kokkos-num-devices=2,x", "--kokkos-device=1.5"}) {
     try {
       check_kokkos_args({bad});
       ADD_FAILURE() << bad << " accepted";
@@ -614,8 +613,8 @@ TEST(Threads, MalformedKokkosNumbersAreUsageErrors) {
     }
   }
   EXPECT_NO_THROW(check_kokkos_args({"--kokkos-threads=4", "--kokkos-num-threads=0", "--kokkos-device-id=1",
-                                     "--kokkos-num-devices=2,1", "--kokkos-disable-warnings",
-                                     "--kokkos-tools-args=a b", "--kokkos-map-device-id-by=mpi_rank"}));
+                                     "--kokkos-num-devices=2,1", "--kokkos-disable-warnings", "--kokkos-tools-args=a b",
+                                     "--kokkos-map-device-id-by=mpi_rank"}));
 }
 
 TEST(Threads, CountsBeyondTheMachineAreLoweredWithOneWarning) {

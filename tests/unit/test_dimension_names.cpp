@@ -21,16 +21,15 @@ ExitCode code_of(const InputConfig& c, std::vector<std::string> disc, std::vecto
                  std::vector<hsize_t> disc_dims = {7, 5, 3}, std::vector<hsize_t> mult_dims = {7, 3}) {
   try {
     choose(c, disc, mult, disc_dims, mult_dims);
-  } catch (const Error& e) {
-    return e.code();
-  }
+  } catch (const Error& e) { return e.code(); }
   return ExitCode::ok;
 }
 
 }  // namespace
 
 TEST(DimensionNames, RecognisedNamesAnyCase) {
-  for (const char* n : {"date", "Dates", "TIME", "times", "day", "Days"}) EXPECT_EQ(axis_of_dimension(n), Axis::date) << n;
+  for (const char* n : {"date", "Dates", "TIME", "times", "day", "Days"})
+    EXPECT_EQ(axis_of_dimension(n), Axis::date) << n;
   for (const char* n : {"id", "IDS"}) EXPECT_EQ(axis_of_dimension(n), Axis::id) << n;
   for (const char* n : {"num", "Nums"}) EXPECT_EQ(axis_of_dimension(n), Axis::num) << n;
   for (const char* n : {"", "dim_0", "identifier", "number", "t"}) EXPECT_FALSE(axis_of_dimension(n)) << n;

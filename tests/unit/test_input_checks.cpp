@@ -21,12 +21,12 @@ std::uint64_t chunks_of(const SubBox& box, const std::vector<hsize_t>& chunk) {
 }
 
 TEST(ChunkBoundedBoxes, CoverTheBoxOnceWithinTheChunkCount) {
-  const std::vector<std::tuple<std::vector<hsize_t>, std::vector<hsize_t>, std::vector<hsize_t>, std::uint64_t>>
-      cases{{{3, 5, 0}, {7, 1013, 5}, {1, 16, 1}, 64},
-            {{0, 0, 0}, {9, 40001, 5}, {1, 16, 1}, 64},
-            {{2, 17, 1}, {3, 50, 4}, {2, 8, 5}, 5},
-            {{0, 0, 0}, {1, 1, 1}, {4, 4, 4}, 1},
-            {{1, 3, 0}, {5, 7, 5}, {1, 1, 1}, 1}};
+  const std::vector<std::tuple<std::vector<hsize_t>, std::vector<hsize_t>, std::vector<hsize_t>, std::uint64_t>> cases{
+      {{3, 5, 0}, {7, 1013, 5}, {1, 16, 1}, 64},
+      {{0, 0, 0}, {9, 40001, 5}, {1, 16, 1}, 64},
+      {{2, 17, 1}, {3, 50, 4}, {2, 8, 5}, 5},
+      {{0, 0, 0}, {1, 1, 1}, {4, 4, 4}, 1},
+      {{1, 3, 0}, {5, 7, 5}, {1, 1, 1}, 1}};
   for (const auto& [start, count, chunk, max_chunks] : cases) {
     const auto boxes = chunk_bounded_boxes(start, count, chunk, max_chunks);
     std::set<std::tuple<hsize_t, hsize_t, hsize_t>> seen;

@@ -30,7 +30,6 @@ using TempDir = discount::test_support::TempDir;
 
 namespace {
 
-
 std::vector<double> read_all(const std::string& file, const std::string& name) {
   h5::Id f = h5::file(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
   h5::Id d = h5::dataset(H5Dopen2(f.get(), name.c_str(), H5P_DEFAULT));
@@ -121,9 +120,7 @@ TEST(Io, InputErrorsCarryTheDocumentedCodes) {
   try {
     open_input(in);
     FAIL();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ExitCode::input_missing);
-  }
+  } catch (const Error& e) { EXPECT_EQ(e.code(), ExitCode::input_missing); }
   {
     FILE* f = std::fopen((dir / "text.h5").c_str(), "w");
     std::fputs("not hdf5\n", f);
@@ -168,8 +165,8 @@ void add_dataset(hid_t file, const std::string& path, std::vector<hsize_t> dims)
   h5::Id lcpl = h5::plist(H5Pcreate(H5P_LINK_CREATE));
   ASSERT_GE(H5Pset_create_intermediate_group(lcpl.get(), 1), 0);
   h5::Id space = h5::dataspace(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr));
-  h5::Id ds = h5::dataset(
-      H5Dcreate2(file, path.c_str(), H5T_NATIVE_DOUBLE, space.get(), lcpl.get(), H5P_DEFAULT, H5P_DEFAULT));
+  h5::Id ds =
+      h5::dataset(H5Dcreate2(file, path.c_str(), H5T_NATIVE_DOUBLE, space.get(), lcpl.get(), H5P_DEFAULT, H5P_DEFAULT));
   ASSERT_TRUE(ds) << path;
 }
 }  // namespace
@@ -226,7 +223,7 @@ TEST(Output, RecordedChunkAxisOfPartialAndFinishedOutput) {
   ASSERT_TRUE(recorded.has_value());
   EXPECT_EQ(recorded->axis, Axis::id);
   EXPECT_EQ(recorded->where, "the existing partial");
-  EXPECT_TRUE(recorded_chunk_axis(out, true, false).has_value());  // a partial resumes whatever overwrite says
+  EXPECT_TRUE(recorded_chunk_axis(out, true, false).has_value());   // a partial resumes whatever overwrite says
   EXPECT_FALSE(recorded_chunk_axis(out, false, true).has_value());  // --restart discards it
   fs::rename(out + ".partial", out);
   recorded = recorded_chunk_axis(out, false, false);
@@ -251,13 +248,9 @@ static void check_direct_writes(const std::string& path, bool expect_direct) {
     ASSERT_GE(fd, 0);
     ASSERT_EQ(::pwrite(fd, poison.data(), poison.size(), 0), static_cast<ssize_t>(poison.size()));
     DirectWriter writer(path, DirectWriter::kMaxPiece);
-    if (expect_direct) {
-      EXPECT_TRUE(writer.active()) << path << ": this file system should take O_DIRECT";
-    }
+    if (expect_direct) { EXPECT_TRUE(writer.active()) << path << ": this file system should take O_DIRECT"; }
     writer.write_runs(fd, base, runs, packed.data(), sizeof(double), "test");
-    if (expect_direct) {
-      EXPECT_TRUE(writer.active()) << "fell back to the page cache";
-    }
+    if (expect_direct) { EXPECT_TRUE(writer.active()) << "fell back to the page cache"; }
     ASSERT_EQ(::fdatasync(fd), 0);
     ::close(fd);
   }
@@ -321,8 +314,7 @@ TEST(Io, FullTmpfsMidWriteIsAnErrorNotACrash) {
   TempDir dir;
   const std::string mount_point = dir / "small";
   fs::create_directory(mount_point);
-  if (::geteuid() != 0 ||
-      std::system(("mount -t tmpfs -o size=1m tmpfs " + mount_point + " 2>/dev/null").c_str()) != 0)
+  if (::geteuid() != 0 || std::system(("mount -t tmpfs -o size=1m tmpfs " + mount_point + " 2>/dev/null").c_str()) != 0)
     GTEST_SKIP() << "cannot mount a small tmpfs (needs root)";
   const std::string path = mount_point + "/out.bin";
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644);
@@ -463,9 +455,7 @@ TEST(Output, DatasetInsideGroups) {
     try {
       FileOutput refused(inside);
       FAIL() << name << " was accepted";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.code(), ExitCode::config) << e.what();
-    }
+    } catch (const Error& e) { EXPECT_EQ(e.code(), ExitCode::config) << e.what(); }
   }
 }
 
@@ -540,8 +530,8 @@ TEST(Output, SlabsBetweenCheckpointsAreRedoneAfterACrash) {
 TEST(OutputParts, AutoCountBoundsAndTheirText) {
   const std::uint64_t MiB = std::uint64_t{1} << 20, GiB = std::uint64_t{1} << 30;
   for (bool memory : {true, false}) {
-    EXPECT_EQ(auto_parts(255 * MiB, 16, memory), 1);  // small outputs stay in one part
-    EXPECT_EQ(auto_parts(256 * MiB, 16, memory), 2);  // at least 2 once big enough
+    EXPECT_EQ(auto_parts(255 * MiB, 16, memory), 1);     // small outputs stay in one part
+    EXPECT_EQ(auto_parts(256 * MiB, 16, memory), 2);     // at least 2 once big enough
     EXPECT_EQ(auto_parts(4000 * GiB, 256, memory), 64);  // 64 in all
     EXPECT_EQ(auto_parts(1 * GiB, 1, memory), 2);
   }
@@ -594,7 +584,8 @@ TEST(Output, SplitLayoutWritesEverySlabWhereTheVirtualDatasetReadsIt) {
     std::vector<double> slab;
     for (std::int64_t i = 0; i < ids; ++i)
       for (std::int64_t d = d0; d < d1; ++d)
-        for (std::int64_t k = 0; k < nums; ++k) slab.push_back(full[static_cast<std::size_t>((i * dates + d) * nums + k)]);
+        for (std::int64_t k = 0; k < nums; ++k)
+          slab.push_back(full[static_cast<std::size_t>((i * dates + d) * nums + k)]);
     return slab;
   };
   std::string folder;
@@ -634,8 +625,11 @@ TEST(MemoryInput, VisitsEachPieceOnceRightAfterItsCopy) {
   for (bool f32 : {false, true}) {
     ArrayRef m{mult.data(), ElementType::f64, 2, {ids, nums, 0}, {nums, 1, 0}, "mult"};
     ArrayRef d{f32 ? static_cast<void*>(disc32.data()) : static_cast<void*>(disc64.data()),
-               f32 ? ElementType::f32 : ElementType::f64, 3, {dates, ids, nums},
-               f32 ? std::array<std::int64_t, 3>{2 * ids * nums, 2 * nums, 2} : std::array<std::int64_t, 3>{ids * nums, nums, 1},
+               f32 ? ElementType::f32 : ElementType::f64,
+               3,
+               {dates, ids, nums},
+               f32 ? std::array<std::int64_t, 3>{2 * ids * nums, 2 * nums, 2}
+                   : std::array<std::int64_t, 3>{ids * nums, nums, 1},
                "disc"};
     MemoryInput input(m, d, {Axis::date, Axis::id, Axis::num});
     ASSERT_TRUE(input.visits_as_read());
@@ -650,9 +644,10 @@ TEST(MemoryInput, VisitsEachPieceOnceRightAfterItsCopy) {
       for (std::int64_t e = first; e < first + count; ++e) {
         const std::int64_t row = e / nums, k = e % nums;
         const std::int64_t date = date_range.begin + row / id_range.size(), id = id_range.begin + row % id_range.size();
-        there = there && buffer[static_cast<std::size_t>(e)] ==
-                             static_cast<double>(f32 ? disc32[static_cast<std::size_t>(2 * ((date * ids + id) * nums + k))]
-                                                     : disc64[static_cast<std::size_t>((date * ids + id) * nums + k)]);
+        there =
+            there && buffer[static_cast<std::size_t>(e)] ==
+                         static_cast<double>(f32 ? disc32[static_cast<std::size_t>(2 * ((date * ids + id) * nums + k))]
+                                                 : disc64[static_cast<std::size_t>((date * ids + id) * nums + k)]);
       }
       std::lock_guard<std::mutex> lock(mutex);
       all_there = all_there && there;
@@ -712,10 +707,10 @@ TEST(MemoryInput, CopyBoxMatchesAPlainLoopForEveryContiguity) {
     std::array<std::int64_t, 3> start, count;
     const char* what;
   };
-  for (const Box& box : {Box{{0, 0, 0}, {dates, ids, nums}, "whole array: one run"},
-                         Box{{1, 0, 0}, {2, ids, nums}, "whole planes"},
-                         Box{{0, 5, 0}, {3, ids - 9, nums}, "rows within each plane"},
-                         Box{{1, 2, 1}, {3, ids - 4, 2}, "part of each row"}}) {
+  for (const Box& box :
+       {Box{{0, 0, 0}, {dates, ids, nums}, "whole array: one run"}, Box{{1, 0, 0}, {2, ids, nums}, "whole planes"},
+        Box{{0, 5, 0}, {3, ids - 9, nums}, "rows within each plane"},
+        Box{{1, 2, 1}, {3, ids - 4, 2}, "part of each row"}}) {
     const std::int64_t n = box.count[0] * box.count[1] * box.count[2];
     std::vector<double> packed(static_cast<std::size_t>(n), std::nan(""));
     copy_box(a, box.start, box.count, packed.data(), false);
@@ -723,8 +718,9 @@ TEST(MemoryInput, CopyBoxMatchesAPlainLoopForEveryContiguity) {
     for (std::int64_t x = 0; x < box.count[0]; ++x)
       for (std::int64_t y = 0; y < box.count[1]; ++y)
         for (std::int64_t z = 0; z < box.count[2]; ++z, ++e)
-          wrong += packed[static_cast<std::size_t>(e)] !=
-                   array[static_cast<std::size_t>(((box.start[0] + x) * ids + box.start[1] + y) * nums + box.start[2] + z)];
+          wrong +=
+              packed[static_cast<std::size_t>(e)] !=
+              array[static_cast<std::size_t>(((box.start[0] + x) * ids + box.start[1] + y) * nums + box.start[2] + z)];
     EXPECT_EQ(wrong, 0) << box.what << ": read";
     // Ranges of the packed box at odd edges (mid-row, mid-plane), read and
     // written back by copy_box_range, as memory.staging: none's pieces are.

@@ -40,11 +40,11 @@ constexpr std::int64_t kGuard = 9;
 
 std::array<Axis, 3> permutation(int p) {
   static const std::array<std::array<Axis, 3>, 6> all{{{Axis::date, Axis::id, Axis::num},
-                                                        {Axis::id, Axis::date, Axis::num},
-                                                        {Axis::date, Axis::num, Axis::id},
-                                                        {Axis::num, Axis::date, Axis::id},
-                                                        {Axis::id, Axis::num, Axis::date},
-                                                        {Axis::num, Axis::id, Axis::date}}};
+                                                       {Axis::id, Axis::date, Axis::num},
+                                                       {Axis::date, Axis::num, Axis::id},
+                                                       {Axis::num, Axis::date, Axis::id},
+                                                       {Axis::id, Axis::num, Axis::date},
+                                                       {Axis::num, Axis::id, Axis::date}}};
   return all[p];
 }
 
@@ -130,9 +130,8 @@ void sweep() {
   // {1, 295, 3} in [id][date][num] order: the auto tile along ids exceeded
   // CUDA's 64-thread block z once, and nothing was computed.
   // Even (id x num) rows ({9, 502, 5}, {4, 1000, 2}) take the GPU's 16-byte row-pairs path for [id, num].
-  const std::array<std::array<std::int64_t, 3>, 9> shapes{{{1, 1, 1}, {1, 7, 5}, {7, 13, 3}, {2, 1009, 5},
-                                                           {13, 1, 2}, {3, 37, 1}, {1, 295, 3}, {9, 502, 5},
-                                                           {4, 1000, 2}}};
+  const std::array<std::array<std::int64_t, 3>, 9> shapes{
+      {{1, 1, 1}, {1, 7, 5}, {7, 13, 3}, {2, 1009, 5}, {13, 1, 2}, {3, 37, 1}, {1, 295, 3}, {9, 502, 5}, {4, 1000, 2}}};
   for (const auto& shape : shapes)
     for (int p = 0; p < 6; ++p)
       for (int mask = 1; mask < 8; ++mask) {
@@ -159,9 +158,18 @@ TEST(Kernels, HostLoopsEveryShareColumnAndStore) {
   // shorter and longer than a row, tiles that do not divide the extents, nums
   // 1..7, one id, one date, streaming stores on and off.
   std::mt19937_64 rng(20261201);
-  const std::array<std::array<std::int64_t, 3>, 12> shapes{{{1, 1, 1}, {1, 9, 4}, {11, 1, 3}, {5, 17, 1},
-                                                            {6, 23, 2}, {7, 13, 3}, {3, 31, 4}, {4, 19, 5},
-                                                            {9, 11, 6}, {2, 29, 7}, {13, 101, 5}, {1, 1009, 3}}};
+  const std::array<std::array<std::int64_t, 3>, 12> shapes{{{1, 1, 1},
+                                                            {1, 9, 4},
+                                                            {11, 1, 3},
+                                                            {5, 17, 1},
+                                                            {6, 23, 2},
+                                                            {7, 13, 3},
+                                                            {3, 31, 4},
+                                                            {4, 19, 5},
+                                                            {9, 11, 6},
+                                                            {2, 29, 7},
+                                                            {13, 101, 5},
+                                                            {1, 1009, 3}}};
   const std::array<std::array<std::int64_t, 3>, 3> tiles{{{0, 0, 0}, {2, 3, 5}, {3, 7, 2}}};
   const std::array<std::int64_t, 4> columns{1, 3, 64, 0};
   int pick = 0;
@@ -250,8 +258,8 @@ TEST(Kernels, HostLoopsSeveralDatesAtOnce) {
         for (std::int64_t column : {0, 3, 40})
           for (int streaming : {0, 2}) {
             ++pick;
-            Case c{shape, permutation(p), 7, pick % 5 == 0 ? std::array<std::int64_t, 3>{3, 5, 2}
-                                                           : std::array<std::int64_t, 3>{0, 0, 0},
+            Case c{shape, permutation(p), 7,
+                   pick % 5 == 0 ? std::array<std::int64_t, 3>{3, 5, 2} : std::array<std::int64_t, 3>{0, 0, 0},
                    pick % 2 == 0};
             c.parts = parts;
             c.column = column;
@@ -290,7 +298,8 @@ TEST(Kernels, RowPairsEveryChunkAndGroup) {
     for (std::int64_t chunk : {0, 1, 2, 3, 5, 9, 100})
       for (std::int64_t group : {0, 1, 7, 256, 1255, 5000})
         for (bool in_place : {false, true})
-          check<Kokkos::DefaultExecutionSpace>({shape, permutation(0), 6, {0, 0, 0}, in_place, false, chunk, group}, rng);
+          check<Kokkos::DefaultExecutionSpace>({shape, permutation(0), 6, {0, 0, 0}, in_place, false, chunk, group},
+                                               rng);
 }
 
 TEST(Kernels, RowPairsGroupFollowsL2) {
@@ -340,9 +349,7 @@ void check_blas(bool in_place) {
   }
   EXPECT_EQ(off_by_more_than_one_ulp, 0) << "in_place " << in_place << " space " << ExecSpace::name();
   // On host spaces blas runs the host loops (kernels/blas.hpp): one rounding, bit for bit.
-  if (!iterate_reversed<ExecSpace>()) {
-    EXPECT_EQ(not_exact, 0) << "in_place " << in_place;
-  }
+  if (!iterate_reversed<ExecSpace>()) { EXPECT_EQ(not_exact, 0) << "in_place " << in_place; }
 }
 
 #endif

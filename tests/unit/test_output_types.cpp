@@ -104,12 +104,13 @@ TEST(Attributes, TextIsVariableLengthUtf8AndReadsBackEitherWay) {
   EXPECT_EQ(h5::read_text_attribute(root.get(), "title"), "Zürich curves, again");
   int attributes = 0;
   hsize_t at = 0;
-  H5Aiterate2(root.get(), H5_INDEX_NAME, H5_ITER_INC, &at,
-              [](hid_t, const char*, const H5A_info_t*, void* n) -> herr_t {
-                ++*static_cast<int*>(n);
-                return 0;
-              },
-              &attributes);
+  H5Aiterate2(
+      root.get(), H5_INDEX_NAME, H5_ITER_INC, &at,
+      [](hid_t, const char*, const H5A_info_t*, void* n) -> herr_t {
+        ++*static_cast<int*>(n);
+        return 0;
+      },
+      &attributes);
   EXPECT_EQ(attributes, 1);
   // A fixed-length one (netCDF's NC_CHAR) is copied as variable-length text.
   h5::Id fixed = h5::datatype(H5Tcopy(H5T_C_S1));

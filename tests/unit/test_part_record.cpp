@@ -33,7 +33,8 @@ bool exists(const std::string& path) {
 }
 
 TEST(PartRecord, RoundTripsAnyName) {
-  const PartRecord record{"cv " + every_printable() + ".h5", "cv.h5.parts-1a-2b\nx", {"part-00000.h5", "part-00001.h5"}};
+  const PartRecord record{
+      "cv " + every_printable() + ".h5", "cv.h5.parts-1a-2b\nx", {"part-00000.h5", "part-00001.h5"}};
   std::string damage;
   const auto back = parse_part_record(part_record_text(record), damage);
   ASSERT_TRUE(back) << damage;
@@ -50,8 +51,8 @@ TEST(PartRecord, DamagedRecordsAreRefused) {
   std::string damage;
   for (const std::string& bad :
        {std::string(), std::string("discount_app part set 2\n") + good.substr(good.find('\n') + 1),
-        good.substr(0, good.rfind("end")), good + "part part-00002.h5\n",
-        good.substr(0, good.rfind("end")) + "end 2\n", std::string(good).replace(good.find("part-"), 5, "..%2F"),
+        good.substr(0, good.rfind("end")), good + "part part-00002.h5\n", good.substr(0, good.rfind("end")) + "end 2\n",
+        std::string(good).replace(good.find("part-"), 5, "..%2F"),
         std::string(good).replace(good.find("output "), 7, "owner ")}) {
     damage.clear();
     EXPECT_FALSE(parse_part_record(bad, damage)) << bad;

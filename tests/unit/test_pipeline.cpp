@@ -146,8 +146,12 @@ TEST(Pipeline, EveryPlanShapeGivesTheInCoreBits) {
 TEST(Pipeline, EverySlicingAndTheBlasKernel) {
   const SyntheticSource source{5, 2003, 5, 3};
   const auto expected = expected_bits(source);
-  const std::vector<std::vector<Axis>> slicings{{Axis::date},           {Axis::id},           {Axis::num},
-                                                {Axis::date, Axis::id}, {Axis::id, Axis::num}, {Axis::date, Axis::num},
+  const std::vector<std::vector<Axis>> slicings{{Axis::date},
+                                                {Axis::id},
+                                                {Axis::num},
+                                                {Axis::date, Axis::id},
+                                                {Axis::id, Axis::num},
+                                                {Axis::date, Axis::num},
                                                 {Axis::date, Axis::id, Axis::num}};
   for (const auto& dims : slicings) {
     Config config;
@@ -223,10 +227,10 @@ TEST(StagingPool, KeepsOneRunsLargeBlocksAndHandsOutTheSmallestThatFits) {
   pool.set_keep(true);
   run = fake_blocks({big, 3 * big, 2 * big, 100});
   pool.give_back(run);
-  EXPECT_EQ(pool.kept_bytes(), 6 * big);            // the 100-byte block is not kept
-  EXPECT_EQ(pool.take(100), nullptr);               // small requests get a new block
-  EXPECT_EQ(pool.take(7 * big), nullptr);           // nothing that large
-  auto got = pool.take(2 * big - 1);                // the smallest that fits: 2 * big
+  EXPECT_EQ(pool.kept_bytes(), 6 * big);   // the 100-byte block is not kept
+  EXPECT_EQ(pool.take(100), nullptr);      // small requests get a new block
+  EXPECT_EQ(pool.take(7 * big), nullptr);  // nothing that large
+  auto got = pool.take(2 * big - 1);       // the smallest that fits: 2 * big
   ASSERT_NE(got, nullptr);
   EXPECT_EQ(got->bytes(), 2 * big);
   EXPECT_EQ(pool.take(big / 2 + big / 4), nullptr);  // below the minimum: a new block
@@ -298,8 +302,8 @@ TEST(Pipeline, AKeptStagingRingServesTheNextRun) {
 // GPU build; elsewhere nothing to do).
 struct PinnedForTest {
   explicit PinnedForTest(const ArrayRef& a)
-      : data(a.data && gpu::register_host(a.data, static_cast<std::size_t>(a.elements()) *
-                                                     (a.type == ElementType::f64 ? 8 : 4))
+      : data(a.data && gpu::register_host(a.data,
+                                          static_cast<std::size_t>(a.elements()) * (a.type == ElementType::f64 ? 8 : 4))
                  ? a.data
                  : nullptr) {}
   ~PinnedForTest() {
@@ -319,65 +323,70 @@ TEST(Pipeline, ArraysInMemorySharePiecesAmongThreads) {
                            Axes{Axis::num, Axis::date, Axis::id}})
     for (bool single : {false, true})
       for (bool pinned : {false, true}) {
-      std::array<std::int64_t, 3> shape{};
-      for (int j = 0; j < 3; ++j)
-        shape[static_cast<std::size_t>(j)] = axes[static_cast<std::size_t>(j)] == Axis::date ? dates
-                                             : axes[static_cast<std::size_t>(j)] == Axis::id ? ids : nums;
-      const std::size_t n = static_cast<std::size_t>(dates * ids * nums);
-      std::vector<double> disc64(n);
-      std::vector<float> disc32(n);
-      for (std::size_t e = 0; e < n; ++e) {
-        disc32[e] = 0.25f + static_cast<float>((e * 104729) % 4093) / 4096.0f;
-        disc64[e] = 0.75 + static_cast<double>((e * 15485863) % 8191) / 8192.0;
-      }
-      std::vector<double> out(n, std::nan(""));
-      const std::array<std::int64_t, 3> strides{shape[1] * shape[2], shape[2], 1};
-      const ArrayRef m{mult.data(), ElementType::f64, 2, {ids, nums, 0}, {nums, 1, 0}, "mult"};
-      ArrayRef d{single ? static_cast<void*>(disc32.data()) : static_cast<void*>(disc64.data()),
-                 single ? ElementType::f32 : ElementType::f64, 3, shape, strides, "disc"};
-      ArrayRef o{out.data(), ElementType::f64, 3, shape, strides, "out"};
-      // Pinned in place: a GPU copies contiguous float64 pieces from disc and
-      // into out where they lie (float32 disc: only out's side).
-      const PinnedForTest pin_disc(pinned ? d : ArrayRef{}), pin_out(pinned ? o : ArrayRef{});
-      d.pinned = o.pinned = pinned;
-      MemoryInput input(m, d, axes);
-      Config config;
-      config.source_path = "test";
-      config.input.axes = axes;
-      config.input.nonfinite = NonFinite::propagate;
-      config.output.mode = OutputMode::checksum;
-      config.memory.staging = Staging::none;
-      config.memory.chunk_axis = Axis::date;
-      config.memory.host_budget = MemorySize{false, 0.0, std::uint64_t{64} << 20};
-      config.memory.device_budget = MemorySize{false, 0.0, std::uint64_t{64} << 20};
-      config.memory.max_slab = MemorySize{false, 0.0, std::uint64_t{2} << 20};  // one date a slab
-      SystemFacts facts;
-      facts.input = input_facts(input);
-      facts.separate_device_memory = needs_device_copies(Space::device);
-      facts.output_piece_threads = 3;
-      const JobSpec spec = resolve(config, facts);
-      ASSERT_EQ(spec.pipeline.staging, Staging::none);
-      const Plan plan = make_plan(spec.plan);
-      MemoryOutput sink(o, input.shape(), axes);
-      const RunReport report = run_one(spec, plan, input, sink);
-      EXPECT_EQ(report.slabs_run, static_cast<int>(dates));
-      EXPECT_FALSE(report.interrupted);
-      std::int64_t wrong = 0;
-      for (std::int64_t a = 0; a < shape[0]; ++a)
-        for (std::int64_t b = 0; b < shape[1]; ++b)
-          for (std::int64_t c = 0; c < shape[2]; ++c) {
-            std::int64_t at[3] = {a, b, c}, id = 0, num = 0;
-            for (int j = 0; j < 3; ++j) {
-              if (axes[static_cast<std::size_t>(j)] == Axis::id) id = at[j];
-              if (axes[static_cast<std::size_t>(j)] == Axis::num) num = at[j];
+        std::array<std::int64_t, 3> shape{};
+        for (int j = 0; j < 3; ++j)
+          shape[static_cast<std::size_t>(j)] = axes[static_cast<std::size_t>(j)] == Axis::date ? dates
+                                               : axes[static_cast<std::size_t>(j)] == Axis::id ? ids
+                                                                                               : nums;
+        const std::size_t n = static_cast<std::size_t>(dates * ids * nums);
+        std::vector<double> disc64(n);
+        std::vector<float> disc32(n);
+        for (std::size_t e = 0; e < n; ++e) {
+          disc32[e] = 0.25f + static_cast<float>((e * 104729) % 4093) / 4096.0f;
+          disc64[e] = 0.75 + static_cast<double>((e * 15485863) % 8191) / 8192.0;
+        }
+        std::vector<double> out(n, std::nan(""));
+        const std::array<std::int64_t, 3> strides{shape[1] * shape[2], shape[2], 1};
+        const ArrayRef m{mult.data(), ElementType::f64, 2, {ids, nums, 0}, {nums, 1, 0}, "mult"};
+        ArrayRef d{single ? static_cast<void*>(disc32.data()) : static_cast<void*>(disc64.data()),
+                   single ? ElementType::f32 : ElementType::f64,
+                   3,
+                   shape,
+                   strides,
+                   "disc"};
+        ArrayRef o{out.data(), ElementType::f64, 3, shape, strides, "out"};
+        // Pinned in place: a GPU copies contiguous float64 pieces from disc and
+        // into out where they lie (float32 disc: only out's side).
+        const PinnedForTest pin_disc(pinned ? d : ArrayRef{}), pin_out(pinned ? o : ArrayRef{});
+        d.pinned = o.pinned = pinned;
+        MemoryInput input(m, d, axes);
+        Config config;
+        config.source_path = "test";
+        config.input.axes = axes;
+        config.input.nonfinite = NonFinite::propagate;
+        config.output.mode = OutputMode::checksum;
+        config.memory.staging = Staging::none;
+        config.memory.chunk_axis = Axis::date;
+        config.memory.host_budget = MemorySize{false, 0.0, std::uint64_t{64} << 20};
+        config.memory.device_budget = MemorySize{false, 0.0, std::uint64_t{64} << 20};
+        config.memory.max_slab = MemorySize{false, 0.0, std::uint64_t{2} << 20};  // one date a slab
+        SystemFacts facts;
+        facts.input = input_facts(input);
+        facts.separate_device_memory = needs_device_copies(Space::device);
+        facts.output_piece_threads = 3;
+        const JobSpec spec = resolve(config, facts);
+        ASSERT_EQ(spec.pipeline.staging, Staging::none);
+        const Plan plan = make_plan(spec.plan);
+        MemoryOutput sink(o, input.shape(), axes);
+        const RunReport report = run_one(spec, plan, input, sink);
+        EXPECT_EQ(report.slabs_run, static_cast<int>(dates));
+        EXPECT_FALSE(report.interrupted);
+        std::int64_t wrong = 0;
+        for (std::int64_t a = 0; a < shape[0]; ++a)
+          for (std::int64_t b = 0; b < shape[1]; ++b)
+            for (std::int64_t c = 0; c < shape[2]; ++c) {
+              std::int64_t at[3] = {a, b, c}, id = 0, num = 0;
+              for (int j = 0; j < 3; ++j) {
+                if (axes[static_cast<std::size_t>(j)] == Axis::id) id = at[j];
+                if (axes[static_cast<std::size_t>(j)] == Axis::num) num = at[j];
+              }
+              const auto e = static_cast<std::size_t>((a * shape[1] + b) * shape[2] + c);
+              const double in = single ? static_cast<double>(disc32[e]) : disc64[e];
+              wrong += out[e] != mult[static_cast<std::size_t>(id * nums + num)] * in;
             }
-            const auto e = static_cast<std::size_t>((a * shape[1] + b) * shape[2] + c);
-            const double in = single ? static_cast<double>(disc32[e]) : disc64[e];
-            wrong += out[e] != mult[static_cast<std::size_t>(id * nums + num)] * in;
-          }
-      EXPECT_EQ(wrong, 0) << axis_name(axes[0]) << "," << axis_name(axes[1]) << "," << axis_name(axes[2])
-                          << (single ? " float32" : " float64") << (pinned ? ", pinned in place" : "");
-    }
+        EXPECT_EQ(wrong, 0) << axis_name(axes[0]) << "," << axis_name(axes[1]) << "," << axis_name(axes[2])
+                            << (single ? " float32" : " float64") << (pinned ? ", pinned in place" : "");
+      }
 }
 
 TEST(Pipeline, AStopRequestBeforeTheFirstSlabRunsNothing) {
@@ -402,10 +411,10 @@ TEST(Pipeline, PredictedBytesAreCountedBytes) {
     std::uint64_t budget;
   };
   const std::vector<Case> cases{
-      {{11, 1009, 3, 7}, Axis::date, 3, 1009 * 3 * 8 * 5},    // several date slabs, the last one short
-      {{7, 2003, 5, 2}, Axis::id, 2, 7 * 5 * 8 * 2 * 300},    // id slabs carry their multBy rows
+      {{11, 1009, 3, 7}, Axis::date, 3, 1009 * 3 * 8 * 5},       // several date slabs, the last one short
+      {{7, 2003, 5, 2}, Axis::id, 2, 7 * 5 * 8 * 2 * 300},       // id slabs carry their multBy rows
       {{5, 301, 7, 3}, Axis::date, 1, std::uint64_t{64} << 20},  // one slab
-      {{13, 97, 1, 4}, Axis::id, 4, 13 * 8 * 4 * 10 + 4096},  // nums 1, id slabs of 10
+      {{13, 97, 1, 4}, Axis::id, 4, 13 * 8 * 4 * 10 + 4096},     // nums 1, id slabs of 10
   };
   for (const auto& c : cases)
     for (Space space : {Space::device, Space::host}) {

@@ -270,9 +270,7 @@ TEST(Plan, EmptyDimensionIsDataError) {
   try {
     make_plan(request(0, 10, 5, 1 << 20));
     FAIL() << "no error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ExitCode::data_invalid);
-  }
+  } catch (const Error& e) { EXPECT_EQ(e.code(), ExitCode::data_invalid); }
 }
 
 TEST(Plan, DescribeNamesTheNumbers) {
@@ -425,7 +423,8 @@ Limits host_limits(double read, double kernel, double write) {
   Limits limits;
   limits.read = {read, LinkSource::measured, false, "", "measured now"};
   limits.kernel = {kernel, LinkSource::configured, false, "", "config limits:"};
-  limits.write = {write, LinkSource::earlier_report, false, "", "report out/run.json of 2026-12-01 03:41 UTC (7 min ago)"};
+  limits.write = {write, LinkSource::earlier_report, false, "",
+                  "report out/run.json of 2026-12-01 03:41 UTC (7 min ago)"};
   return limits;
 }
 

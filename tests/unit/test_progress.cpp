@@ -28,8 +28,7 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 }  // namespace
 
 TEST(ProgressLine, WholeLineWithoutAWidth) {
-  EXPECT_EQ(progress_line(midway(), 0),
-            "[discount_app] 123/400 slabs written (31%), 1.50 GB out, 0.75 GB/s, ETA 9 s");
+  EXPECT_EQ(progress_line(midway(), 0), "[discount_app] 123/400 slabs written (31%), 1.50 GB out, 0.75 GB/s, ETA 9 s");
   ProgressFields f = midway();
   f.rank_label = "rank 0 of 4: ";
   EXPECT_EQ(progress_line(f, -1),
@@ -44,9 +43,7 @@ TEST(ProgressLine, NeverReachesTheLastColumnAtAnyWidth) {
       const std::string line = progress_line(f, width);
       EXPECT_LE(static_cast<int>(line.size()), width - 1) << "width " << width << ": " << line;
       EXPECT_EQ(line.find('\n'), std::string::npos);
-      if (width > 10) {
-        EXPECT_TRUE(contains(line, "123/400")) << "width " << width << ": " << line;
-      }
+      if (width > 10) { EXPECT_TRUE(contains(line, "123/400")) << "width " << width << ": " << line; }
     }
   }
 }
@@ -122,9 +119,9 @@ TEST(StatusLines, TerminalWidthFallsBackToColumnsThenEighty) {
 TEST(ProgressPrinter, LogLinesEveryFiveSecondsAndTheLast) {
   testing::internal::CaptureStdout();  // stdout is a file now: log mode
   ProgressPrinter printer("rank 1 of 2: ");
-  printer.slab_written(1, 10, 100'000'000, 1.0);   // too soon after the start
-  printer.slab_written(2, 10, 200'000'000, 5.5);   // 5.5 s: shown
-  printer.slab_written(3, 10, 300'000'000, 9.0);   // 3.5 s after the last line
+  printer.slab_written(1, 10, 100'000'000, 1.0);     // too soon after the start
+  printer.slab_written(2, 10, 200'000'000, 5.5);     // 5.5 s: shown
+  printer.slab_written(3, 10, 300'000'000, 9.0);     // 3.5 s after the last line
   printer.slab_written(10, 10, 1'000'000'000, 9.5);  // the last slab: always shown
   printer.finish();
   const std::string out = testing::internal::GetCapturedStdout();

@@ -28,7 +28,8 @@ std::string report_json(const std::string& host = "node7", const std::string& ou
   return R"J({"host": ")J" + host + R"J(", "input": ")J" + e.input + R"J(", "output": ")J" + output +
          R"J( (dataset 'cv', O_DIRECT writes)", "space": "OpenMP", "kernel": "mdrange", "slicing": ")J" + slicing +
          R"J(", "outcome": "complete", "wall_seconds": 2.5, "any_stage_seconds": 2.0,
-      "slabs": {"total": 15, "run": 15, "skipped_resumed": )J" + std::to_string(skipped) + R"J(},
+      "slabs": {"total": 15, "run": 15, "skipped_resumed": )J" +
+         std::to_string(skipped) + R"J(},
       "stages": [{"name": "read", "bytes": 3000000000, "seconds": 1.5},
                  {"name": "kernel", "bytes": 6000000000, "seconds": 0.5},
                  {"name": "write", "bytes": 3000000000, "seconds": 2.0}]})J";
@@ -73,8 +74,8 @@ TEST(EarlierReport, AnotherKernelKeepsOnlyTheDiskRates) {
 }
 
 TEST(EarlierReport, AResumedRunsTimeInNoStageIsNotTheJobs) {
-  const EarlierReport r = earlier_report_from_json(report_json("node7", "out/cv.h5", "parallel over date id num", 4),
-                                                   expectation());
+  const EarlierReport r =
+      earlier_report_from_json(report_json("node7", "out/cv.h5", "parallel over date id num", 4), expectation());
   ASSERT_TRUE(r.usable);
   EXPECT_LT(r.outside_stages, 0);
 }

@@ -24,7 +24,8 @@ using namespace discount;
 
 TEST(Report, NamesTheBusiestStageAndPrintsRates) {
   RunReport report;
-  report.stages = {{"read", 2'000'000'000, 0.5, 4}, {"kernel", 4'000'000'000, 0.1, 4}, {"write", 2'000'000'000, 2.0, 4}};
+  report.stages = {
+      {"read", 2'000'000'000, 0.5, 4}, {"kernel", 4'000'000'000, 0.1, 4}, {"write", 2'000'000'000, 2.0, 4}};
   report.wall_seconds = 2.5;
   report.input_bytes = report.output_bytes = 2'000'000'000;
   ASSERT_NE(report.bottleneck(), nullptr);
@@ -48,8 +49,11 @@ namespace {
 
 RunReport report_with_stages() {
   RunReport report;
-  report.stages = {{"read", 2'000'000'000, 1.0, 4}, {"h2d", 2'000'000'000, 0.1, 4}, {"kernel", 4'000'000'000, 0.01, 4},
-                   {"d2h", 2'000'000'000, 0.1, 4}, {"write", 2'000'000'000, 2.0, 4}};
+  report.stages = {{"read", 2'000'000'000, 1.0, 4},
+                   {"h2d", 2'000'000'000, 0.1, 4},
+                   {"kernel", 4'000'000'000, 0.01, 4},
+                   {"d2h", 2'000'000'000, 0.1, 4},
+                   {"write", 2'000'000'000, 2.0, 4}};
   report.wall_seconds = 2.5;
   report.input_bytes = report.output_bytes = 2'000'000'000;
   return report;
@@ -57,8 +61,8 @@ RunReport report_with_stages() {
 
 Limits some_limits() {
   Limits limits;
-  limits.read = {8.0, LinkSource::configured};   // read runs at 2 GB/s: 25%
-  limits.h2d = {40.0, LinkSource::measured};     // 20 GB/s: 50%
+  limits.read = {8.0, LinkSource::configured};    // read runs at 2 GB/s: 25%
+  limits.h2d = {40.0, LinkSource::measured};      // 20 GB/s: 50%
   limits.kernel = {800.0, LinkSource::measured};  // 400 GB/s: 50%
   // d2h and write unknown
   return limits;
@@ -152,8 +156,8 @@ TEST(ReportLimits, JsonHasNumbersForKnownAndNullForUnknown) {
   EXPECT_EQ(limits.find("\"d2h\""), std::string::npos) << limits;
   EXPECT_EQ(limits.find("\"write\""), std::string::npos) << limits;
   // The keys scripts read are still there.
-  for (const char* key : {"\"name\": \"read\"", "\"bytes\":", "\"seconds\":", "\"gb_per_s\": 2.0", "\"slabs\":",
-                          "\"wall_seconds\":", "\"effective_gb_per_s\":"})
+  for (const char* key : {"\"name\": \"read\"", "\"bytes\":", "\"seconds\":", "\"gb_per_s\": 2.0",
+                          "\"slabs\":", "\"wall_seconds\":", "\"effective_gb_per_s\":"})
     EXPECT_NE(json.find(key), std::string::npos) << key;
 }
 
@@ -181,7 +185,7 @@ TEST(Limits, MeasuresTheHostKernel) {
   EXPECT_EQ(limits.kernel.source, LinkSource::measured);
   EXPECT_FALSE(limits.read.known());  // disks are never measured
   EXPECT_FALSE(limits.write.known());
-  EXPECT_FALSE(limits.h2d.known());   // no copies in host space
+  EXPECT_FALSE(limits.h2d.known());  // no copies in host space
 }
 
 TEST(Limits, MeasuresTheCopyLinksAndConfiguredWins) {
@@ -254,7 +258,7 @@ TEST(JobRuns, EachDoneUnitBelongsToTheRunThatWroteIt) {
 TEST(JobRuns, RunsWithoutUnitsAndUnitsWithoutARecord) {
   RunHistory h;
   h.records = {record(1, 1, 0.5), record(3, 1, 2.0)};  // run 2 left no record (killed before it began)
-  h.ranges = {{0, 2, 3}, {2, 3, 2}, {3, 4, 0}};  // unit 3: no run known
+  h.ranges = {{0, 2, 3}, {2, 3, 2}, {3, 4, 0}};        // unit 3: no run known
   const auto runs = job_runs(h, ten_units());
   ASSERT_EQ(runs.size(), 4u);
   EXPECT_EQ(runs[0].record.run, 0);
@@ -354,7 +358,7 @@ TEST(LimitsCache, StoresAndReusesOnlyTheSameKeyWhileYoung) {
   EXPECT_NE(hit->describe().find("kernel 3714.40 GB/s (measured 2027-01-15"), std::string::npos) << hit->describe();
 
   EXPECT_FALSE(load_cached_limits(key, 7, then + 8 * day).has_value());  // too old
-  EXPECT_FALSE(load_cached_limits(key, 0, then).has_value());           // cache_days: 0
+  EXPECT_FALSE(load_cached_limits(key, 0, then).has_value());            // cache_days: 0
   EXPECT_FALSE(load_cached_limits("host node8\n" + key.substr(11), 7, then).has_value());
   EXPECT_FALSE(load_cached_limits(key, 7, then - day).has_value());  // a clock gone backwards
   std::filesystem::remove_all(dir);
@@ -373,12 +377,13 @@ TEST(Report, Schema2WritesStructuredInputPlanAndConfig) {
   report.kernel = "mdrange";
   report.slicing = "parallel over date id num";
   report.plan = "shape          dates=4 ids=7 nums=3 (float64)\n";
-  report.config_yaml = "input:\n  file: \"007\"\n  axes: [id, date, num]\n  dates: [1, 5]\nmemory:\n"
-                       "  host_budget: 16GiB\n  max_slab: 4096\noutput:\n  overwrite: true\n  checkpoint_seconds: 2.5\n";
+  report.config_yaml =
+      "input:\n  file: \"007\"\n  axes: [id, date, num]\n  dates: [1, 5]\nmemory:\n"
+      "  host_budget: 16GiB\n  max_slab: 4096\noutput:\n  overwrite: true\n  checkpoint_seconds: 2.5\n";
   report.input_facts.source = "hdf5";
-  report.input_facts.datasets = {{"multiplier", "multBy", "in.h5", {7, 3}, {"id", "num"}, "float64", "positional reads"},
-                                 {"discount", "discount", "in.h5", {7, 5, 3}, {"id", "date", "num"}, "float32",
-                                  "HDF5 reads (float32 converted)"}};
+  report.input_facts.datasets = {
+      {"multiplier", "multBy", "in.h5", {7, 3}, {"id", "num"}, "float64", "positional reads"},
+      {"discount", "discount", "in.h5", {7, 5, 3}, {"id", "date", "num"}, "float32", "HDF5 reads (float32 converted)"}};
   report.input_facts.axes = {"id", "date", "num"};
   report.input_facts.dates = 5;
   report.input_facts.ids = 7;

@@ -64,7 +64,7 @@ TEST(Resolve, BudgetsFromTheFactsAndDefaults) {
   EXPECT_EQ(spec.plan.ids, 4003);
   EXPECT_EQ(spec.plan.nums, 5);
   EXPECT_TRUE(spec.plan.device_copies);
-  EXPECT_EQ(spec.plan.host_budget, 16 * kGiB);                 // 25% of 64 GiB
+  EXPECT_EQ(spec.plan.host_budget, 16 * kGiB);                         // 25% of 64 GiB
   EXPECT_EQ(spec.plan.device_budget, std::uint64_t(0.8 * 16 * kGiB));  // 80% of 16 GiB
   // max_slab: auto: 101 x 4003 x 5 float64 is 16.2 MB, a sixteenth of it
   // under the 16 MiB floor.
@@ -139,7 +139,7 @@ TEST(Resolve, BlasNeedsDateThenIdUnlessSynthetic) {
   c.input.axes = {Axis::id, Axis::date, Axis::num};
   EXPECT_NE(config_error_of(c, facts()).find("job.yaml: compute.kernel: blas needs input.axes [date, id, num]"),
             std::string::npos);
-  EXPECT_THROW(check_config(c), Error);  // found before any input is opened
+  EXPECT_THROW(check_config(c), Error);             // found before any input is opened
   c.input.synthetic = SyntheticSource{2, 3, 4, 1};  // the synthetic source is always date, id, num
   EXPECT_EQ(config_error_of(c, facts()), "");
 }
@@ -148,8 +148,8 @@ TEST(Resolve, PipelineDepthWithinItsBound) {
   Config c = base_config();
   for (int depth : {0, -1, kMaxPipelineDepth + 1}) {
     c.memory.pipeline_depth = depth;
-    EXPECT_EQ(config_error_of(c, facts()), "job.yaml: memory.pipeline_depth = " + std::to_string(depth) +
-                                               " is out of range [1, 64]");
+    EXPECT_EQ(config_error_of(c, facts()),
+              "job.yaml: memory.pipeline_depth = " + std::to_string(depth) + " is out of range [1, 64]");
   }
   for (int depth : {1, kMaxPipelineDepth}) {
     c.memory.pipeline_depth = depth;
@@ -179,7 +179,7 @@ TEST(Resolve, GpuTileAlongTheSlowestParallelAxisFitsABlocksZ) {
   c.compute.space = Space::host;  // host order: no such limit
   EXPECT_EQ(config_error_of(c, gpu), "");
   c.compute.space = Space::device;
-  EXPECT_EQ(config_error_of(c, facts()), "");  // an OpenMP build's device is the host
+  EXPECT_EQ(config_error_of(c, facts()), "");        // an OpenMP build's device is the host
   c.compute.parallel_dims = {Axis::id, Axis::date};  // two parallel dims: no z
   c.compute.tile = {100, 4};
   EXPECT_EQ(config_error_of(c, gpu), "");
@@ -522,7 +522,7 @@ TEST(Defaults, AutoMaxSlabKeepsTheRingSmall) {
   EXPECT_EQ(auto_max_slab(big, 4), kAutoSlabMax);  // 4 x 256 MiB = 1 GiB: at the bound
   EXPECT_EQ(auto_max_slab(big, 5), kAutoRing / 5);
   EXPECT_EQ(auto_max_slab(big, 12), kAutoRing / 12);
-  EXPECT_EQ(auto_max_slab(big, 64), kAutoSlabMin);  // 16 MiB: the floor wins
+  EXPECT_EQ(auto_max_slab(big, 64), kAutoSlabMin);                       // 16 MiB: the floor wins
   EXPECT_EQ(auto_max_slab(std::uint64_t{2} << 30, 12), kAutoRing / 12);  // 85 MiB, not 2 GiB / 16
   EXPECT_EQ(auto_max_slab(std::uint64_t{2} << 30, 3), std::uint64_t{128} << 20);
 
@@ -793,7 +793,8 @@ TEST(Resolve, ArraysInMemoryOnAGpuTakeSharedPieces) {
   EXPECT_EQ(resolve(tiled, f).pipeline.staging, Staging::ring);
   Config host = c;
   host.compute.space = Space::host;
-  EXPECT_EQ(resolve(host, f).pipeline.staging, Staging::ring);  // host arrays in host space: the ring (or multiply's direct pass)
+  EXPECT_EQ(resolve(host, f).pipeline.staging,
+            Staging::ring);  // host arrays in host space: the ring (or multiply's direct pass)
   SystemFacts no_gpu = f;
   no_gpu.separate_device_memory = false;
   EXPECT_EQ(resolve(c, no_gpu).pipeline.staging, Staging::ring);
@@ -854,7 +855,8 @@ TEST(Resolve, StagingNoneWhereEachThreadWritesItsOwnPart) {
   EXPECT_EQ(spec.pipeline.staging, Staging::none);
   EXPECT_EQ(spec.report.slicing, kUnstagedDeviceSlicing);
   EXPECT_EQ(make_plan(spec.plan).device_buffers, 0);
-  EXPECT_EQ(make_plan(spec.plan).device_bytes, make_plan(spec.plan).mult_bytes + kDevicePiecesPerThread * spec.plan.piece_bytes);
+  EXPECT_EQ(make_plan(spec.plan).device_bytes,
+            make_plan(spec.plan).mult_bytes + kDevicePiecesPerThread * spec.plan.piece_bytes);
   gpu.memory.staging = Staging::automatic;
   EXPECT_EQ(resolve(gpu, with_gpu).pipeline.staging, Staging::none);
   with_gpu.output_memory_backed = false;

@@ -98,7 +98,8 @@ TEST(UnitRecord, CoverageAnswersForAnyOtherSlabPartition) {
 
 TEST(UnitRecord, CoalescingAddsChecksumsOfAdjacentRangesOfOneRun) {
   // Date chunks: every range uses the whole multBy, so its sum must agree.
-  const auto dates = coalesce({range(2, 3, 1, 5, 50, 7), range(0, 1, 1, 1, 10, 7), range(1, 2, 1, 2, 20, 7)}, false, 100);
+  const auto dates =
+      coalesce({range(2, 3, 1, 5, 50, 7), range(0, 1, 1, 1, 10, 7), range(1, 2, 1, 2, 20, 7)}, false, 100);
   ASSERT_EQ(dates.size(), 1u);
   EXPECT_EQ(dates[0], range(0, 3, 1, 8, 80, 7));
   // Id chunks: each range brings its own multBy rows, whose sums add.

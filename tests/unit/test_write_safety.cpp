@@ -26,7 +26,6 @@ using TempDir = discount::test_support::TempDir;
 
 namespace {
 
-
 void write(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
 
 std::string read(const std::string& path) {
@@ -41,9 +40,7 @@ template <class Body>
 std::pair<ExitCode, std::string> refusal(Body&& body) {
   try {
     body();
-  } catch (const Error& e) {
-    return {e.code(), e.what()};
-  }
+  } catch (const Error& e) { return {e.code(), e.what()}; }
   return {ExitCode::ok, ""};
 }
 
@@ -100,8 +97,9 @@ TEST(CheckWritesDisjoint, RefusesAReadFileNamingBothPaths) {
   fs::create_symlink(dir / "src.h5", out + ".partial");
   const auto [code, message] = refusal([&] { check_writes_disjoint(reads, output_write_targets(out, false)); });
   EXPECT_EQ(code, ExitCode::cannot_create);
-  EXPECT_EQ(message, "output.file '" + out + ".partial' is '" + (dir / "src.h5") +
-                         "', which this job reads (virtual-dataset source of input.discount); inputs are never written");
+  EXPECT_EQ(message,
+            "output.file '" + out + ".partial' is '" + (dir / "src.h5") +
+                "', which this job reads (virtual-dataset source of input.discount); inputs are never written");
   // --restart's deletion is named as such.
   std::vector<WriteTarget> deletion{{out + ".partial", "--restart", true}};
   const auto deleted = refusal([&] { check_writes_disjoint(reads, deletion); });

@@ -98,16 +98,18 @@ constexpr int kHostDates = 4;
 // host_run takes G = 1, host_run_dates G = kHostDates.
 template <int G>
 __attribute__((target("avx512f"))) inline std::int64_t host_lines_avx512(const double* m, std::int64_t mstride,
-                                                                           const double* s, double* d, std::int64_t k,
-                                                                           std::int64_t len, std::int64_t plane,
-                                                                           bool stream) {
+                                                                         const double* s, double* d, std::int64_t k,
+                                                                         std::int64_t len, std::int64_t plane,
+                                                                         bool stream) {
   const __m512d v = _mm512_set1_pd(*m);
   for (; k + 8 <= len; k += 8) {
     const __m512d f = mstride == 1 ? _mm512_loadu_pd(m + k) : v;
     for (int g = 0; g < G; ++g) {
       const __m512d p = _mm512_mul_pd(f, _mm512_loadu_pd(s + g * plane + k));
-      if (stream) _mm512_stream_pd(d + g * plane + k, p);
-      else _mm512_store_pd(d + g * plane + k, p);
+      if (stream)
+        _mm512_stream_pd(d + g * plane + k, p);
+      else
+        _mm512_store_pd(d + g * plane + k, p);
     }
   }
   return k;
@@ -137,8 +139,7 @@ inline void host_run_dates(const double* m, std::int64_t mstride, const double* 
 // 16-byte store per iteration in 2-core runs, non-temporal or not
 // (docs/performance.md). d is 8-byte aligned (a double), so the peel reaches
 // the line; a d that is not falls through to the scalar loop.
-inline void host_run(const double* m, std::int64_t mstride, const double* s, double* d, std::int64_t len,
-                     bool stream) {
+inline void host_run(const double* m, std::int64_t mstride, const double* s, double* d, std::int64_t len, bool stream) {
   std::int64_t k = 0;
 #if DISCOUNT_HOST_SSE2
   if (mstride <= 1 && len > 0) {
@@ -344,8 +345,9 @@ HostLoops make_host_loops(const Slicing& slicing, const Tuning& tuning, const Mu
   loops.parts = int(std::min<std::int64_t>(std::max(parts, 1), units));
   const bool distinct = static_cast<const void*>(in.data()) != static_cast<const void*>(out.data());
   const std::int64_t bytes = std::int64_t(out.span() * sizeof(double));
-  loops.stream = (distinct || tuning.host_streaming_stores > 1) && (tuning.host_streaming_stores > 0 ||
-                              (tuning.host_streaming_stores < 0 && bytes > host_streaming_threshold()));
+  loops.stream =
+      (distinct || tuning.host_streaming_stores > 1) &&
+      (tuning.host_streaming_stores > 0 || (tuning.host_streaming_stores < 0 && bytes > host_streaming_threshold()));
   return loops;
 }
 

@@ -45,7 +45,7 @@ struct ApplyFunctor {
   double* out;         // may alias `in` (in place)
   Index e1, e2;
   Index extent[3];
-  Index ms[3];         // multBy stride of each memory position (0 along date)
+  Index ms[3];  // multBy stride of each memory position (0 along date)
 
   static constexpr bool par0 = Mask & 1, par1 = Mask & 2, par2 = Mask & 4;
   static constexpr int rank = int(par0) + int(par1) + int(par2);
@@ -104,17 +104,23 @@ struct ApplyFunctor {
     run(v[0], v[1], v[2]);
   }
   KOKKOS_INLINE_FUNCTION void operator()(Index i, Index j, Index k) const {
-    if (Reverse) run(k, j, i);
-    else run(i, j, k);
+    if (Reverse)
+      run(k, j, i);
+    else
+      run(i, j, k);
   }
 };
 
 template <class ExecSpace, int Mask, class Index, class MultView, class InView, class OutView>
-void launch(const ExecSpace& exec, const Slicing& slicing, const MultView& mult, const InView& in,
-            const OutView& out, const std::array<std::int64_t, 3>& ms) {
+void launch(const ExecSpace& exec, const Slicing& slicing, const MultView& mult, const InView& in, const OutView& out,
+            const std::array<std::int64_t, 3>& ms) {
   constexpr bool reverse = iterate_reversed<ExecSpace>();
   using Functor = ApplyFunctor<Mask, reverse, Index>;
-  const Functor functor{mult.data(), in.data(), out.data(), Index(in.extent(1)), Index(in.extent(2)),
+  const Functor functor{mult.data(),
+                        in.data(),
+                        out.data(),
+                        Index(in.extent(1)),
+                        Index(in.extent(2)),
                         {Index(in.extent(0)), Index(in.extent(1)), Index(in.extent(2))},
                         {Index(ms[0]), Index(ms[1]), Index(ms[2])}};
   constexpr int rank = Functor::rank;

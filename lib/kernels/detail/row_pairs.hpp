@@ -35,8 +35,8 @@ struct RowPairsFunctor {
   static constexpr int kBatch = 4;
   const double* mult;
   const double* in;
-  double* out;   // may alias `in`
-  Index step;    // pairs per date
+  double* out;  // may alias `in`
+  Index step;   // pairs per date
   Index dates;
   Index chunk;   // dates per thread
   Index chunks;  // ceil(dates / chunk)
@@ -97,9 +97,9 @@ void launch_row_pairs(const ExecSpace& exec, const Tuning& tuning, const MultVie
   const std::int64_t chunk = std::max<std::int64_t>(1, wanted);
   const std::int64_t group = std::min(
       step, tuning.row_pairs_group > 0 ? tuning.row_pairs_group : row_pairs_auto_group(l2_cache_bytes(exec), chunk));
-  const RowPairsFunctor<Index> functor{mult.data(),  in.data(),    out.data(),
-                                       Index(step),  Index(dates), Index(chunk),
-                                       Index((dates + chunk - 1) / chunk), Index(group)};
+  const RowPairsFunctor<Index> functor{
+      mult.data(), in.data(), out.data(), Index(step), Index(dates), Index(chunk), Index((dates + chunk - 1) / chunk),
+      Index(group)};
   Kokkos::parallel_for("discount::apply_row_pairs",
                        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(exec, 0, functor.work()), functor);
 }

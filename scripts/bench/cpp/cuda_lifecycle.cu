@@ -179,8 +179,8 @@ void pinned_alloc() {
   t0 = now();
   cudaHostUnregister(p);
   munmap(p, bytes);
-  std::printf("96 MiB pinned: cudaHostAlloc %.4f s (free %.4f); mmap+touch %.4f s + register %.4f s\n", alloc,
-              freed, touched, registered);
+  std::printf("96 MiB pinned: cudaHostAlloc %.4f s (free %.4f); mmap+touch %.4f s + register %.4f s\n", alloc, freed,
+              touched, registered);
 }
 
 // `huge`: the pages asked for as transparent huge pages (MADV_HUGEPAGE), as
@@ -193,8 +193,7 @@ void register_scaling(std::size_t gib, int rounds, bool huge) {
   {
     std::vector<std::thread> ts;
     const unsigned n = std::max(1u, std::thread::hardware_concurrency());
-    for (unsigned t = 0; t < n; ++t)
-      ts.emplace_back([=] { touch(p + bytes / n * t, bytes / n); });
+    for (unsigned t = 0; t < n; ++t) ts.emplace_back([=] { touch(p + bytes / n * t, bytes / n); });
     for (auto& t : ts) t.join();
   }
   for (int threads : {1, 2, 4, 8, 16}) {
@@ -213,8 +212,9 @@ void register_scaling(std::size_t gib, int rounds, bool huge) {
       for (auto& t : ts) t.join();
       best_unreg = std::min(best_unreg, now() - t0);
     }
-    std::printf("register %zu GiB (%s pages) on %2d threads: %.3f s (%.1f GB/s), unregister %.3f s (%.1f GB/s)\n",
-                gib, huge ? "huge" : "small", threads, best_reg, double(bytes) / best_reg / 1e9, best_unreg, double(bytes) / best_unreg / 1e9);
+    std::printf("register %zu GiB (%s pages) on %2d threads: %.3f s (%.1f GB/s), unregister %.3f s (%.1f GB/s)\n", gib,
+                huge ? "huge" : "small", threads, best_reg, double(bytes) / best_reg / 1e9, best_unreg,
+                double(bytes) / best_unreg / 1e9);
     std::fflush(stdout);
   }
   munmap(p, bytes);
@@ -227,9 +227,8 @@ int main(int argc, char** argv) {
   const std::size_t gib = argc > 1 ? std::strtoul(argv[1], nullptr, 10) : 16;
   const int rounds = argc > 2 ? std::atoi(argv[2]) : 3;
   for (int r = 0; r < rounds; ++r)
-    for (const char* mode :
-         {"none", "context", "context_reset", "context_exit", "alloc", "alloc_reset", "alloc_exit", "warm",
-          "pin_small_first"})
+    for (const char* mode : {"none", "context", "context_reset", "context_exit", "alloc", "alloc_reset", "alloc_exit",
+                             "warm", "pin_small_first"})
       run_child("/proc/self/exe", mode);
   if (gib == 0) return 0;  // the child processes only
   check(cudaFree(nullptr), "context");

@@ -155,8 +155,10 @@ int kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, int rep
   const std::int64_t n = dates * ids * nums, m = ids * nums;
   std::printf("kernel mode: %s, shape %lld x %lld x %lld (%.2f GB per array), %d reps (median)\n", ExecSpace::name(),
               (long long)dates, (long long)ids, (long long)nums, n * 8 / 1e9, reps);
-  Kokkos::View<double*, Kokkos::HostSpace> h_in(Kokkos::view_alloc(Kokkos::WithoutInitializing, "discount::bench_h_in"), n);
-  Kokkos::View<double*, Kokkos::HostSpace> h_mult(Kokkos::view_alloc(Kokkos::WithoutInitializing, "discount::bench_h_mult"), m);
+  Kokkos::View<double*, Kokkos::HostSpace> h_in(Kokkos::view_alloc(Kokkos::WithoutInitializing, "discount::bench_h_in"),
+                                                n);
+  Kokkos::View<double*, Kokkos::HostSpace> h_mult(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "discount::bench_h_mult"), m);
   const auto dk = synthetic::key(1, synthetic::discount), mk = synthetic::key(1, synthetic::multiplier);
   host_parallel(n, std::max(1u, std::thread::hardware_concurrency()), [&](std::int64_t b, std::int64_t e, unsigned) {
     for (std::int64_t j = b; j < e; ++j) h_in(j) = synthetic::value(dk, j);
@@ -180,7 +182,8 @@ int kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, int rep
     std::printf("(host space: the row-pairs rows run the generic [id, num] functor; row pairs are a GPU path)\n");
   std::vector<Row> rows;
   ExecSpace exec;
-  const double copy_s = median_seconds(reps, [&] { Kokkos::deep_copy(exec, out, in); }, poison);
+  const double copy_s = median_seconds(
+      reps, [&] { Kokkos::deep_copy(exec, out, in); }, poison);
   rows.push_back({"copy (deep_copy, 16 B/elem)", copy_s, 16.0 * n, ""});
   const double copy_gbs = 16.0 * n / copy_s / 1e9;
 
@@ -194,32 +197,50 @@ int kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, int rep
     P* dst = reinterpret_cast<P*>(out.data());
     const int pairs = int(m / 2), nd = int(dates);
     const std::int64_t total = n / 2;
-    rows.push_back({"copy as a Kokkos kernel, linear 16-byte pairs", median_seconds(reps, [&] {
-                      Kokkos::parallel_for("discount::bench_copy_pairs", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(exec, 0, total),
-                                           KOKKOS_LAMBDA(std::int64_t i) { dst[i] = src[i]; });
-                    }, poison), 16.0 * n, ""});
-    rows.push_back({"copy as a Kokkos kernel, row pairs' order", median_seconds(reps, [&] {
-                      Kokkos::parallel_for("discount::bench_copy_rows", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>(exec, 0, pairs),
-                                           KOKKOS_LAMBDA(int p) {
-                                             for (int d = 0; d < nd; d += 4) {
-                                               P v[4] = {};
-                                               for (int u = 0; u < 4; ++u)
-                                                 if (d + u < nd) v[u] = src[std::int64_t(d + u) * pairs + p];
-                                               for (int u = 0; u < 4; ++u)
-                                                 if (d + u < nd) dst[std::int64_t(d + u) * pairs + p] = v[u];
-                                             }
-                                           });
-                    }, poison), 16.0 * n, ""});
+    rows.push_back({"copy as a Kokkos kernel, linear 16-byte pairs",
+                    median_seconds(
+                        reps,
+                        [&] {
+                          Kokkos::parallel_for(
+                              "discount::bench_copy_pairs",
+                              Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(exec, 0, total),
+                              KOKKOS_LAMBDA(std::int64_t i) { dst[i] = src[i]; });
+                        },
+                        poison),
+                    16.0 * n, ""});
+    rows.push_back({"copy as a Kokkos kernel, row pairs' order",
+                    median_seconds(
+                        reps,
+                        [&] {
+                          Kokkos::parallel_for(
+                              "discount::bench_copy_rows",
+                              Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>(exec, 0, pairs),
+                              KOKKOS_LAMBDA(int p) {
+                                for (int d = 0; d < nd; d += 4) {
+                                  P v[4] = {};
+                                  for (int u = 0; u < 4; ++u)
+                                    if (d + u < nd) v[u] = src[std::int64_t(d + u) * pairs + p];
+                                  for (int u = 0; u < 4; ++u)
+                                    if (d + u < nd) dst[std::int64_t(d + u) * pairs + p] = v[u];
+                                }
+                              });
+                        },
+                        poison),
+                    16.0 * n, ""});
   }
 
   // The naive flat loop: one index per element, multBy found by a modulo.
   {
     const auto in_c = in, out_c = out, mult_c = mult;
     const std::int64_t row = m;
-    const double s = median_seconds(reps, [&] {
-      Kokkos::parallel_for("discount::bench_flat", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(exec, 0, n),
-                           KOKKOS_LAMBDA(std::int64_t j) { out_c(j) = mult_c(j % row) * in_c(j); });
-    }, poison);
+    const double s = median_seconds(
+        reps,
+        [&] {
+          Kokkos::parallel_for(
+              "discount::bench_flat", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(exec, 0, n),
+              KOKKOS_LAMBDA(std::int64_t j) { out_c(j) = mult_c(j % row) * in_c(j); });
+        },
+        poison);
     rows.push_back({"flat RangePolicy, j % (ids*nums)", s, elem_bytes, check()});
   }
 
@@ -249,7 +270,8 @@ int kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, int rep
       {"mdrange [date,id,num] tile 1x128x5", {Axis::date, Axis::id, Axis::num}, {1, 128, 5}},
       {"[id,num] row pairs, " + std::to_string(defaults.row_pairs_chunk) + " dates per thread, groups of " +
            std::to_string(auto_group) + " (default)",
-       {Axis::id, Axis::num}, {}},
+       {Axis::id, Axis::num},
+       {}},
       {"[id,num] row pairs, one thread walks all dates", {Axis::id, Axis::num}, {}, false, true, 0},
       {"mdrange [id,num] (date serial), generic", {Axis::id, Axis::num}, {}, false, false},
       {"mdrange [date,id] (num serial) auto", {Axis::date, Axis::id}, {}},
@@ -262,8 +284,15 @@ int kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, int rep
   for (std::int64_t chunk : chunk_grid)
     for (std::int64_t group : group_grid)
       variants.push_back({"[id,num] row pairs, chunks of " + std::to_string(chunk) + " dates, " +
-                              (group > 0 ? "groups of " + std::to_string(group) : group == 0 ? "groups auto" : "chunk-major"),
-                          {Axis::id, Axis::num}, {}, false, true, chunk, group});
+                              (group > 0    ? "groups of " + std::to_string(group)
+                               : group == 0 ? "groups auto"
+                                            : "chunk-major"),
+                          {Axis::id, Axis::num},
+                          {},
+                          false,
+                          true,
+                          chunk,
+                          group});
   for (const auto& v : variants) {
     if (v.slow && !include_slow) continue;
     const Slicing slicing = make_slicing(axes, v.dims, v.tile);
@@ -271,9 +300,8 @@ int kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, int rep
     tuning.allow_row_pairs = v.row_pairs;
     if (v.chunk >= 0) tuning.row_pairs_chunk = v.chunk;
     tuning.row_pairs_group = v.group < 0 ? m : v.group;
-    const double s = median_seconds(v.slow ? 1 : reps,
-                                    [&] { apply_mdrange(exec, slicing, mult_v, in_v, out_v, ms, tuning); },
-                                    poison);
+    const double s = median_seconds(
+        v.slow ? 1 : reps, [&] { apply_mdrange(exec, slicing, mult_v, in_v, out_v, ms, tuning); }, poison);
     rows.push_back({v.name, s, elem_bytes, check()});
   }
   // In place, as the pipeline runs it (cv overwrites the discount slab in
@@ -282,12 +310,14 @@ int kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, int rep
     const ConstSlabView<Memory> inout_in(out.data(), dates, ids, nums);
     const auto restore = [&] { Kokkos::deep_copy(out, in); };
     const Slicing slicing = make_slicing(axes, {Axis::id, Axis::num}, {});
-    const double s = median_seconds(reps, [&] { apply_mdrange(exec, slicing, mult_v, inout_in, out_v, ms); }, restore);
+    const double s = median_seconds(
+        reps, [&] { apply_mdrange(exec, slicing, mult_v, inout_in, out_v, ms); }, restore);
     rows.push_back({"[id,num] default, in place (as the pipeline)", s, elem_bytes, check()});
   }
 #ifdef DISCOUNT_HAVE_KOKKOSKERNELS
   if (dates > 1) {
-    const double s = median_seconds(reps, [&] { apply_blas(exec, mult_v, in_v, out_v); }, poison);
+    const double s = median_seconds(
+        reps, [&] { apply_blas(exec, mult_v, in_v, out_v); }, poison);
     rows.push_back({"KokkosBlas::mult over the slab", s, elem_bytes, check()});
   }
 #endif
@@ -315,9 +345,10 @@ int host_kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, in
   using Exec = Kokkos::DefaultHostExecutionSpace;
   const std::int64_t n = dates * ids * nums, m = ids * nums;
   const int threads = Exec().concurrency();
-  std::printf("host kernel mode: %s, %d threads, shape %lld x %lld x %lld (%.2f GB per array), %d rounds "
-              "(interleaved, after a warm-up round)\n",
-              Exec::name(), threads, (long long)dates, (long long)ids, (long long)nums, n * 8 / 1e9, rounds);
+  std::printf(
+      "host kernel mode: %s, %d threads, shape %lld x %lld x %lld (%.2f GB per array), %d rounds "
+      "(interleaved, after a warm-up round)\n",
+      Exec::name(), threads, (long long)dates, (long long)ids, (long long)nums, n * 8 / 1e9, rounds);
   using HostView = Kokkos::View<double*, Kokkos::HostSpace>;
   HostView in(Kokkos::view_alloc(Kokkos::WithoutInitializing, "discount::bench_in"), n);
   HostView out(Kokkos::view_alloc(Kokkos::WithoutInitializing, "discount::bench_out"), n);
@@ -339,14 +370,16 @@ int host_kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, in
   cpu_set_t main_mask;
   CPU_ZERO(&main_mask);
   sched_getaffinity(0, sizeof main_mask, &main_mask);
-  std::printf("threads: pool %d (%d seen), CPU mask [of each]@running on: %s; main thread [%s]; the process may use "
-              "%d CPUs\n",
-              pool.threads, pool.distinct_threads, pool.text.c_str(), cpu_list(main_mask).c_str(), process_cpu_count());
+  std::printf(
+      "threads: pool %d (%d seen), CPU mask [of each]@running on: %s; main thread [%s]; the process may use "
+      "%d CPUs\n",
+      pool.threads, pool.distinct_threads, pool.text.c_str(), cpu_list(main_mask).c_str(), process_cpu_count());
   const bool valid = pool.cpus >= pool.threads && pool.distinct_threads == pool.threads;
   if (!valid)
-    std::printf("WARNING: the pool's %d threads may use only %d CPUs in all: every multi-thread figure of this run "
-                "is INVALID (the process inherited a narrow CPU mask?)\n",
-                pool.threads, pool.cpus);
+    std::printf(
+        "WARNING: the pool's %d threads may use only %d CPUs in all: every multi-thread figure of this run "
+        "is INVALID (the process inherited a narrow CPU mask?)\n",
+        pool.threads, pool.cpus);
   const std::function<void()> poison = [&] { Kokkos::deep_copy(exec, out, std::nan("")); };
   const std::function<void()> restore = [&] { Kokkos::deep_copy(exec, out, in); };  // in place: out starts as the input
   auto check_product = [&]() -> std::string { return product_check(n, m, mult, in, out); };
@@ -360,17 +393,26 @@ int host_kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, in
   // contiguous shares, and on one thread; Kokkos deep_copy for reference.
   double* dst = out.data();
   const double* src = in.data();
-  variants.push_back({"copy: glibc memcpy, " + std::to_string(threads) + " threads (limit)", "copy", poison, [&] {
+  variants.push_back({"copy: glibc memcpy, " + std::to_string(threads) + " threads (limit)",
+                      "copy",
+                      poison,
+                      [&] {
                         Kokkos::parallel_for("discount::bench_memcpy", Kokkos::RangePolicy<Exec>(exec, 0, threads),
                                              [=](int t) {
                                                const std::int64_t b = n * t / threads, e = n * (t + 1) / threads;
                                                std::memcpy(dst + b, src + b, std::size_t(e - b) * 8);
                                              });
-                      }, check_copy, {}});
-  variants.push_back({"copy: glibc memcpy, 1 thread (limit)", "copy", poison,
-                      [&] { std::memcpy(dst, src, std::size_t(n) * 8); }, check_copy, {}});
-  variants.push_back({"copy: Kokkos deep_copy", "copy", poison, [&] { Kokkos::deep_copy(exec, out, in); },
-                      check_copy, {}});
+                      },
+                      check_copy,
+                      {}});
+  variants.push_back({"copy: glibc memcpy, 1 thread (limit)",
+                      "copy",
+                      poison,
+                      [&] { std::memcpy(dst, src, std::size_t(n) * 8); },
+                      check_copy,
+                      {}});
+  variants.push_back(
+      {"copy: Kokkos deep_copy", "copy", poison, [&] { Kokkos::deep_copy(exec, out, in); }, check_copy, {}});
 
   const std::array<Axis, 3> axes{Axis::date, Axis::id, Axis::num};
   const std::array<std::int64_t, 3> ms{0, nums, 1};
@@ -379,11 +421,14 @@ int host_kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, in
   const SlabView<Kokkos::HostSpace> out_v(out.data(), dates, ids, nums);
   auto add = [&](const std::string& name, const Slicing& slicing, bool in_place,
                  const discount::detail::Tuning& tuning = {}) {
-    variants.push_back({name + (in_place ? ", in place" : ", out of place"), "kernel", in_place ? restore : poison,
+    variants.push_back({name + (in_place ? ", in place" : ", out of place"),
+                        "kernel",
+                        in_place ? restore : poison,
                         [&, slicing, tuning, in_place] {
                           apply_mdrange(exec, slicing, mult_v, in_place ? inout_v : in_v, out_v, ms, tuning);
                         },
-                        check_product, {}});
+                        check_product,
+                        {}});
   };
   struct Dims {
     std::string name;
@@ -432,17 +477,22 @@ int host_kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, in
   if (dates > 1) {
     for (bool in_place : {false, true})
       variants.push_back({std::string("kernel: blas (host loops), ") + (in_place ? "in place" : "out of place"),
-                          "kernel", in_place ? restore : poison,
+                          "kernel",
+                          in_place ? restore : poison,
                           [&, in_place] { apply_blas(exec, mult_v, in_place ? inout_v : in_v, out_v); },
-                          check_product, {}});
+                          check_product,
+                          {}});
     using Matrix =
         Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
     using ConstMatrix =
         Kokkos::View<const double**, Kokkos::LayoutLeft, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-    variants.push_back({"KokkosBlas::mult itself, in place", "kernel", restore, [&] {
-                          KokkosBlas::mult(0.0, Matrix(out.data(), m, dates), 1.0, mult_v,
-                                           ConstMatrix(out.data(), m, dates));
-                        }, check_product, {}});
+    variants.push_back(
+        {"KokkosBlas::mult itself, in place",
+         "kernel",
+         restore,
+         [&] { KokkosBlas::mult(0.0, Matrix(out.data(), m, dates), 1.0, mult_v, ConstMatrix(out.data(), m, dates)); },
+         check_product,
+         {}});
   }
 #endif
 
@@ -482,9 +532,10 @@ int host_kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, in
   double limit = 0;
   for (const auto& v : variants)
     if (v.name.find("(limit)") != std::string::npos) limit = std::max(limit, bytes_of(v) / median(v.seconds) / 1e9);
-  std::printf("\nhost kernel: GB/s count 16 B per element + multBy once (copies: 16 B); limit = the faster glibc "
-              "memcpy in this run, %.1f GB/s\n%-52s %9s %8s %8s %8s %8s  %s\n",
-              limit, "variant", "median ms", "GB/s", "min", "max", "of copy", "check");
+  std::printf(
+      "\nhost kernel: GB/s count 16 B per element + multBy once (copies: 16 B); limit = the faster glibc "
+      "memcpy in this run, %.1f GB/s\n%-52s %9s %8s %8s %8s %8s  %s\n",
+      limit, "variant", "median ms", "GB/s", "min", "max", "of copy", "check");
   std::FILE* json = json_path.empty() ? nullptr : std::fopen(json_path.c_str(), "w");
   if (json)
     std::fprintf(json,
@@ -534,14 +585,29 @@ double pcie_mode(std::size_t bytes, int reps) {
   {
     Kokkos::Cuda up(s1), down(s2);
     std::vector<Row> rows;
-    rows.push_back({"H2D pinned", median_seconds(reps, [&] { Kokkos::deep_copy(up, d_a, h_a); up.fence(); }), double(bytes), ""});
-    rows.push_back({"D2H pinned", median_seconds(reps, [&] { Kokkos::deep_copy(down, h_b, d_b); down.fence(); }), double(bytes), ""});
-    rows.push_back({"H2D + D2H at once (two streams)", median_seconds(reps, [&] {
-                      Kokkos::deep_copy(up, d_a, h_a);
-                      Kokkos::deep_copy(down, h_b, d_b);
-                      up.fence();
-                      down.fence();
-                    }), 2.0 * bytes, ""});
+    rows.push_back({"H2D pinned",
+                    median_seconds(reps,
+                                   [&] {
+                                     Kokkos::deep_copy(up, d_a, h_a);
+                                     up.fence();
+                                   }),
+                    double(bytes), ""});
+    rows.push_back({"D2H pinned",
+                    median_seconds(reps,
+                                   [&] {
+                                     Kokkos::deep_copy(down, h_b, d_b);
+                                     down.fence();
+                                   }),
+                    double(bytes), ""});
+    rows.push_back({"H2D + D2H at once (two streams)",
+                    median_seconds(reps,
+                                   [&] {
+                                     Kokkos::deep_copy(up, d_a, h_a);
+                                     Kokkos::deep_copy(down, h_b, d_b);
+                                     up.fence();
+                                     down.fence();
+                                   }),
+                    2.0 * bytes, ""});
     bidirectional = rows[2].bytes / rows[2].seconds / 1e9;
     print_table("pcie: pinned host <-> device", rows, bidirectional, "of bidir");
   }
@@ -663,12 +729,15 @@ int main(int argc, char** argv) {
   app.add_option("--device-budget", device_budget, "stream mode: memory.device_budget (default 1TiB)");
   app.add_option("--report", report_path, "stream mode: the last run's JSON report (every rank's, combined)");
   app.add_flag("--slow", slow, "include the slow serial slicings (per date, id serial)");
-  app.add_option("--chunks", chunk_grid, "kernel mode: also time the row pairs with dates cut into chunks of these sizes");
-  app.add_option("--groups", group_grid, "kernel mode: ... in groups of these many pairs (0: from L2, -1: chunk-major)");
+  app.add_option("--chunks", chunk_grid,
+                 "kernel mode: also time the row pairs with dates cut into chunks of these sizes");
+  app.add_option("--groups", group_grid,
+                 "kernel mode: ... in groups of these many pairs (0: from L2, -1: chunk-major)");
   app.add_option("--columns", columns,
                  "kernel mode on the host: also time the default and [id,num] in place with these column tiles");
   app.add_option("--json", json_path, "kernel mode on the host: write every timing here");
-  app.add_option("--only", only, "kernel mode on the host: the copies and the variants whose name contains one of these");
+  app.add_option("--only", only,
+                 "kernel mode on the host: the copies and the variants whose name contains one of these");
   app.allow_extras();
   CLI11_PARSE(app, argc, argv);
   const Space space = space_name == "host" ? Space::host : Space::device;

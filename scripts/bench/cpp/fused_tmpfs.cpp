@@ -35,8 +35,8 @@
 namespace {
 
 using I = std::int64_t;
-constexpr I kPiece = I{1} << 20;     // bytes per read/write call
-constexpr I kPlane = 250000 * 5;     // multBy elements (one date's plane)
+constexpr I kPiece = I{1} << 20;  // bytes per read/write call
+constexpr I kPlane = 250000 * 5;  // multBy elements (one date's plane)
 
 std::string dir;
 I total = 0, slab = 0;
@@ -179,8 +179,8 @@ int main(int argc, char** argv) {
     }
     ::close(f);
   }
-  std::printf("%s: %.2f GB in and out, %d threads, %d parts, %lld MiB slabs, 1 MiB pieces, median of %d\n",
-              dir.c_str(), total / 1e9, threads, threads, static_cast<long long>(slab >> 20), rounds);
+  std::printf("%s: %.2f GB in and out, %d threads, %d parts, %lld MiB slabs, 1 MiB pieces, median of %d\n", dir.c_str(),
+              total / 1e9, threads, threads, static_cast<long long>(slab >> 20), rounds);
   const char* names[] = {"pair", "staged", "hooked", "fused"};
   std::vector<std::vector<double>> times(4);
   for (int r = 0; r < rounds; ++r) {  // interleaved, so drift touches every variant alike

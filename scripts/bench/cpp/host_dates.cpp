@@ -29,7 +29,8 @@ void sse2_run(const double* m, const double* s, double* d, I len) {
   I k = 0;
   for (; k < len && reinterpret_cast<std::uintptr_t>(d + k) % 64 != 0; ++k) d[k] = m[k] * s[k];
   for (; k + 8 <= len; k += 8)
-    for (int j = 0; j < 8; j += 2) _mm_stream_pd(d + k + j, _mm_mul_pd(_mm_loadu_pd(m + k + j), _mm_loadu_pd(s + k + j)));
+    for (int j = 0; j < 8; j += 2)
+      _mm_stream_pd(d + k + j, _mm_mul_pd(_mm_loadu_pd(m + k + j), _mm_loadu_pd(s + k + j)));
   for (; k < len; ++k) d[k] = m[k] * s[k];
 }
 

@@ -36,9 +36,7 @@ void check(cudaError_t status, const char* what) {
   }
 }
 
-double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 template <class F>
 void on_threads(int threads, F&& body) {
@@ -151,7 +149,8 @@ double register_and_copy(char* src, char* dst, std::size_t bytes, std::size_t pi
 }
 
 __global__ void scale_in_place(const double* in, double* out, std::size_t n) {
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x)
     out[i] = in[i] * 1.0000001;
 }
 
@@ -171,9 +170,10 @@ int main(int argc, char** argv) {
   cudaDeviceGetAttribute(&host_tables, cudaDevAttrPageableMemoryAccessUsesHostPageTables, device);
   cudaDeviceGetAttribute(&register_ok, cudaDevAttrHostRegisterSupported, device);
   cudaDeviceGetAttribute(&host_pointer, cudaDevAttrCanUseHostPointerForRegisteredMem, device);
-  std::printf("device %s: pageableMemoryAccess %d, usesHostPageTables %d, hostRegisterSupported %d, "
-              "canUseHostPointerForRegisteredMem %d\n",
-              prop.name, pageable, host_tables, register_ok, host_pointer);
+  std::printf(
+      "device %s: pageableMemoryAccess %d, usesHostPageTables %d, hostRegisterSupported %d, "
+      "canUseHostPointerForRegisteredMem %d\n",
+      prop.name, pageable, host_tables, register_ok, host_pointer);
   std::printf("arrays: 2 x %.2f GB, %d threads\n", gb, threads);
 
   double start = now();
@@ -220,8 +220,9 @@ int main(int argc, char** argv) {
   for (std::size_t piece : {std::size_t(8) << 20, std::size_t(64) << 20})
     for (int t : {4, threads}) {
       const double seconds = register_and_copy(src, dst, bytes, piece, t);
-      std::printf("register + copy both ways + unregister per piece, %2zu MiB on %2d threads: %.3f s (%.1f GB/s each way)\n",
-                  piece >> 20, t, seconds, gb / seconds);
+      std::printf(
+          "register + copy both ways + unregister per piece, %2zu MiB on %2d threads: %.3f s (%.1f GB/s each way)\n",
+          piece >> 20, t, seconds, gb / seconds);
     }
 
   if (pageable) {
@@ -229,7 +230,7 @@ int main(int argc, char** argv) {
     for (int pass = 0; pass < 3; ++pass) {
       start = now();
       scale_in_place<<<prop.multiProcessorCount * 8, 512>>>(reinterpret_cast<const double*>(src),
-                                                             reinterpret_cast<double*>(dst), n);
+                                                            reinterpret_cast<double*>(dst), n);
       check(cudaDeviceSynchronize(), "pageable kernel");
       const double seconds = now() - start;
       std::printf("kernel on pageable memory, %.2f GB read + written, pass %d: %.3f s (%.1f GB/s each way)\n",
