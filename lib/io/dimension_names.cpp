@@ -1,5 +1,7 @@
 #include "io/dimension_names.hpp"
 
+#include <hdf5_hl.h>
+
 #include <algorithm>
 #include <cctype>
 
@@ -7,6 +9,23 @@
 #include "io/hdf5_handle.hpp"
 
 namespace discount {
+
+std::string attached_scale(hid_t data, unsigned dim) {
+  if (H5DSget_num_scales(data, dim) <= 0) return {};
+  std::string path;
+  auto visit = [](hid_t, unsigned, hid_t scale, void* out) -> herr_t {
+    const ssize_t n = H5Iget_name(scale, nullptr, 0);
+    if (n <= 0) return 0;
+    std::string name(static_cast<std::size_t>(n) + 1, '\0');
+    H5Iget_name(scale, name.data(), name.size());
+    name.resize(static_cast<std::size_t>(n));
+    *static_cast<std::string*>(out) = name;
+    return 1;
+  };
+  int index = 0;
+  H5DSiterate_scales(data, dim, &index, visit, &path);
+  return path;
+}
 
 const char* const kRecognisedDimensionNames =
     "date|dates|time|times|day|days for date, id|ids for id, num|nums for num (any case)";

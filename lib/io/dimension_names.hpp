@@ -20,6 +20,11 @@ namespace discount {
 // netCDF's placeholder for a dimension without a coordinate variable.
 std::vector<std::string> dimension_names(hid_t dataset);
 
+// The path of the first dimension scale attached to axis `dim` of `data`
+// ("" where none), for reopening it by name (the id HDF5's iteration hands
+// over is closed after the call).
+std::string attached_scale(hid_t data, unsigned dim);
+
 // "date" for date, dates, time, times, day, days; "id" for id, ids; "num"
 // for num, nums (case-insensitive). Empty: not recognised.
 std::optional<Axis> axis_of_dimension(const std::string& name);

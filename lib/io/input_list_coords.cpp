@@ -9,6 +9,7 @@
 #include "common/error.hpp"
 #include "io/attributes.hpp"
 #include "io/cf_time.hpp"
+#include "io/dimension_names.hpp"
 #include "io/hdf5_handle.hpp"
 
 namespace discount {
@@ -19,24 +20,6 @@ namespace {
 constexpr const char* kBareDimension = "This is a netCDF dimension but not a netCDF variable";
 // Where the joined coordinates sit in the virtual file.
 constexpr const char* kGroup = "/.coordinates";
-
-// The path of the first dimension scale attached to axis `dim` of `data`.
-std::string attached_scale(hid_t data, unsigned dim) {
-  if (H5DSget_num_scales(data, dim) <= 0) return {};
-  std::string path;
-  auto visit = [](hid_t, unsigned, hid_t scale, void* out) -> herr_t {
-    const ssize_t n = H5Iget_name(scale, nullptr, 0);
-    if (n <= 0) return 0;
-    std::string name(static_cast<std::size_t>(n) + 1, '\0');
-    H5Iget_name(scale, name.data(), name.size());
-    name.resize(static_cast<std::size_t>(n));
-    *static_cast<std::string*>(out) = name;
-    return 1;
-  };
-  int index = 0;
-  H5DSiterate_scales(data, dim, &index, visit, &path);
-  return path;
-}
 
 // A 1-D dataset of `extent` values: not netCDF's placeholder for a bare
 // dimension, nor references or variable-length sequences other than strings.

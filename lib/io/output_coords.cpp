@@ -8,6 +8,7 @@
 
 #include "common/error.hpp"
 #include "io/attributes.hpp"
+#include "io/dimension_names.hpp"
 #include "io/hdf5_handle.hpp"
 #include "io/run_table.hpp"
 
@@ -22,25 +23,6 @@ constexpr const char* kBareDimension = "This is a netCDF dimension but not a net
 struct Selection {
   hsize_t start = 0, count = 0;
 };
-
-// The input's first dimension scale attached to axis `dim` of `data`,
-// reopened by path (the id iterate hands over is closed after the call).
-std::string attached_scale(hid_t data, unsigned dim) {
-  if (H5DSget_num_scales(data, dim) <= 0) return {};
-  std::string path;
-  auto visit = [](hid_t, unsigned, hid_t scale, void* out) -> herr_t {
-    const ssize_t n = H5Iget_name(scale, nullptr, 0);
-    if (n <= 0) return 0;
-    std::string name(static_cast<std::size_t>(n) + 1, '\0');
-    H5Iget_name(scale, name.data(), name.size());
-    name.resize(static_cast<std::size_t>(n));
-    *static_cast<std::string*>(out) = name;
-    return 1;
-  };
-  int index = 0;
-  H5DSiterate_scales(data, dim, &index, visit, &path);
-  return path;
-}
 
 std::string parent_of(const std::string& path) {
   const auto slash = path.find_last_of('/');
