@@ -38,6 +38,25 @@ class Descriptor {
   int fd_;
 };
 
+// "an HDF5" or "a netCDF" when the file starts as a data file does: HDF5's
+// signature at 0, 512, 1024, ... (after a user block), netCDF classic's "CDF".
+const char* data_file_kind(int fd, std::uint64_t size) {
+  static const unsigned char hdf5[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+  unsigned char head[8] = {};
+  for (std::uint64_t at = 0; at + 8 <= size && at <= (std::uint64_t{1} << 20); at = at ? at * 2 : 512) {
+    if (::pread(fd, head, 8, static_cast<off_t>(at)) != 8) break;
+    if (std::memcmp(head, hdf5, 8) == 0) return "an HDF5";
+    if (at == 0 && head[0] == 'C' && head[1] == 'D' && head[2] == 'F' && (head[3] == 1 || head[3] == 2 || head[3] == 5))
+      return "a netCDF";
+  }
+  return nullptr;
+}
+
+std::string base_of(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
 }  // namespace
 
 std::string read_config_file(const std::string& path) {
@@ -55,6 +74,12 @@ std::string read_config_file(const std::string& path) {
     throw missing_error(name + ": cannot read config file: " + std::strerror(err));
   }
   const std::string limit = format_bytes(kMaxConfigBytes);
+  if (S_ISREG(st.st_mode))
+    if (const char* kind = data_file_kind(fd.get(), static_cast<std::uint64_t>(st.st_size)))
+      throw config_error(
+          name + ": is " + kind + " data file, not a job; a job is a YAML file that names it, such as " +
+          "the two lines 'input: {file: " + printable_for_message(base_of(path)) +
+          "}' and 'output: {file: cv.h5}' saved as job.yaml beside it; then run 'discount_app job.yaml'");
   if (!S_ISREG(st.st_mode))
     throw config_error(name + ": is " + kind_of(st.st_mode) + "; the config must be a regular YAML file of at most " +
                        limit);

@@ -306,6 +306,20 @@ def output_is_directory(overwrite):
     return setup
 
 
+def data_file_as_job(shape):
+    """The data file itself given where the job goes (`discount_app data.h5`): small or over 1 MiB."""
+    def setup(ctx, d):
+        return [good_input(d, shape=shape, name="data.h5")]
+    return setup
+
+
+def netcdf_classic_as_job(ctx, d):
+    path = os.path.join(d, "data.nc")
+    with open(path, "wb") as f:
+        f.write(b"CDF\x02" + bytes(60))
+    return [path]
+
+
 def verify_without_output(ctx, d):
     good_input(d)
     return ["verify", job(d)]
@@ -330,6 +344,11 @@ def check_restarted(ctx, d, result):
 # ---- the table ------------------------------------------------------------------
 
 ROWS = [
+    # the data file where the job goes: named as such, with the two lines of a job that reads it
+    Row("job_is_hdf5_data_file", data_file_as_job(SHAPE), 78, "is an HDF5 data file, not a job"),
+    Row("job_is_large_hdf5_data_file", data_file_as_job((11, 20011, 3)), 78,
+        "'input: {file: data.h5}' and 'output: {file: cv.h5}'"),
+    Row("job_is_netcdf_classic_file", netcdf_classic_as_job, 78, "is a netCDF data file, not a job"),
     # configuration (78): file:line:col in the message
     Row("yaml_malformed", yaml_text("input:\n  file: in.h5\noutput: [unclosed\n  file: out.h5\n"), 78,
         "YAML syntax error", regex=r"job\.yaml:[34]:\d+: "),
