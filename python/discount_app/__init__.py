@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import atexit
 import functools
+import itertools
 import json
 import os
 import threading
@@ -447,6 +448,13 @@ def _pin_in_place(arrays: Sequence[np.ndarray], pin: Optional[bool]) -> list:
 def _check_shapes(mshape, dshape, oshape, axes) -> None:
     ids, nums = dshape[axes.index("id")], dshape[axes.index("num")]
     if tuple(mshape) != (ids, nums):
+        # disc's axes in another order: say which axes= fits rather than blame mult
+        fits = [order for order in itertools.permutations(("date", "id", "num"))
+                if len(dshape) == 3 and (dshape[order.index("id")], dshape[order.index("num")]) == tuple(mshape)]
+        if fits:
+            raise ValueError(f"axes: disc {tuple(dshape)} read as {tuple(axes)} has (ids, nums) = ({ids}, {nums}), "
+                             f"but mult is {tuple(mshape)}; disc looks stored in another axis order: pass "
+                             + " or ".join(f"axes={order!r}" for order in fits))
         raise ValueError(f"mult: shape {tuple(mshape)}; with disc {tuple(dshape)} and axes={axes!r} it must be "
                          f"(ids, nums) = ({ids}, {nums})")
     if tuple(oshape) != tuple(dshape):

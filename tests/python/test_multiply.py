@@ -605,3 +605,19 @@ def test_device_arrays_without_a_host_round_trip(rng):
     assert_bit_exact(got, expected_cv(mult, disc))
     with pytest.raises(ValueError):
         discount_app.multiply(mult, d, o)  # host and device mixed
+
+
+def test_a_permuted_discount_names_the_axes_that_fit():
+    """disc stored as (ids, dates, nums): the error suggests the axes= that fits instead of blaming mult."""
+    rng = np.random.default_rng(41)
+    mult = random_nonzero(rng, (37, 3))
+    disc = random_nonzero(rng, (37, 11, 3))  # (ids, dates, nums)
+    with pytest.raises(ValueError) as caught:
+        discount_app.multiply(mult, disc)
+    message = str(caught.value)
+    assert message.startswith("axes:") and "axes=('id', 'date', 'num')" in message, message
+    out = discount_app.multiply(mult, disc, axes=("id", "date", "num"))
+    assert_bit_exact(out, expected_cv(mult, disc, axes=("id", "date", "num")))
+    # a mult that fits no order is still mult's own error
+    with pytest.raises(ValueError, match=r"^mult: shape \(36, 3\)"):
+        discount_app.multiply(random_nonzero(rng, (36, 3)), disc)
