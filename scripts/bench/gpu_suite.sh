@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# Everything issue #4 measures on a GPU node, in one go, each step with its
+# The GPU node's figures for docs/performance.md in one go, each step with its
 # own time limit and log. Part 1: build + whole ctest suite (scripts/gpu_check.sh),
 # kernel vs copy for every slicing, PCIe, the device path, host kernel, peers.
 # Part 2: full scale through the whole pipeline (synthetic source, checksum
 # sink), and the largest file-to-file case the disk allows, verified.
 #   scripts/bench/gpu_suite.sh [--part 1|2|all|STEP,STEP,...] [--logs DIR] [--no-build]
 # Steps: build kernel_large kernel_seed pcie stream kernel_host host_slicings host_slicings_large peers_gpu
-#        peers_host ctest stream_large ctest_mpi pcie_all scale_gpu scale_gpu_path scale_host scale_host_unbound full_scale file16
-#        file80 (80 GB in and out: the 4-GPU kind's disk) startup16 fast_storage storage_split io_threads
-#        pinning fused python_host python_large
+#        ctest stream_large ctest_mpi pcie_all scale_gpu scale_gpu_path scale_host scale_host_unbound full_scale file16
+#        file80 (80 GB in and out: the 4-GPU kind's disk) startup16 startup_ids lifecycle storage_split io_threads
+#        pinning python_host python_large
 # --mpi: build the cuda-mpi preset (needed by ctest_mpi, scale_gpu, scale_host).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -94,7 +94,7 @@ s_stream() { step stream 120 $bench --mode stream --dates 200 --ids 1000000 --nu
 # 40 GB each way: start and end of the stream weigh less than in the 8 GB one.
 s_stream_large() { step stream_large 240 $bench --mode stream --dates 200 --ids 5000000 --nums 5 --slab-mib 192 --depth 3 --reps 3; }
 s_kernel_host() { step kernel_host 120 $bench --mode kernel --space host --dates 200 --ids 1000000 --nums 5 --reps 5 --kokkos-threads=$threads; }
-# Every slicing of the host kernel against memcpy / NumPy copyto, NumPy and Numba (issue #18 item 1), one thread per core
+# Every slicing of the host kernel against memcpy / NumPy copyto, NumPy and Numba, one thread per core
 # (the log's "threads:" line shows each peer's CPU masks; a run on too few CPUs says INVALID RUN).
 s_host_slicings() {
   OMP_NUM_THREADS=$threads OMP_PROC_BIND=spread OMP_PLACES=cores step host_slicings 180 $py scripts/bench/host_kernel.py \
@@ -103,7 +103,6 @@ s_host_slicings_large() {
   OMP_NUM_THREADS=$threads OMP_PROC_BIND=spread OMP_PLACES=cores step host_slicings_large 500 $py scripts/bench/host_kernel.py \
     --slicings --bench $bench --app $app --dates 200 --ids 1000000 --rounds 3 --repeat 2 --json "$logs/host_slicings_large.json"; }
 s_peers_gpu() { step peers_gpu 120 $py scripts/bench/gpu_peers.py --sizes 100x4000x5,200x1000000x5 --json "$logs/peers_gpu.json"; }
-s_peers_host() { step peers_host 240 $py scripts/bench/host_kernel.py --app $app --repeat 5 --app-repeat 2 --max-slabs 256MiB,1GiB --json "$logs/peers_host.json"; }
 s_ctest() {
   OMP_NUM_THREADS=4 OMP_PROC_BIND=false step ctest 400 ctest --preset $preset -j 4 --timeout 240
   grep -E "tests passed|tests failed|Total Test time|Failed|Timeout" "$logs/ctest.log" | head -30
@@ -141,15 +140,15 @@ s_startup16() {
   step startup16 300 $py scripts/bench/startup.py --app $app --dir "$work/startup" --json "$logs/startup16.json"
   rm -rf "$work/startup"
 }
-# The app's own ceiling with storage out of the way: /dev/shm, 20 GB in and
-# out, device and host paths, against parallel dd, cp and h5py in the same call.
-s_fast_storage() {
-  step fast_storage 480 $py scripts/bench/fast_storage.py --app $app --dir /dev/shm/discount_fast \
-    --json "$logs/fast_storage.json"
-  rm -rf /dev/shm/discount_fast
+# Start-up of a synthetic job with 2^31+17 ids in id slabs (34 GB output on /dev/shm), device and host.
+s_startup_ids() {
+  step startup_ids 300 $py scripts/bench/startup.py --app $app --wide-ids --dir /dev/shm/discount_ids \
+    --json "$logs/startup_ids.json"
+  rm -rf /dev/shm/discount_ids
 }
-
-# output.layout: split (issue 22 item 1): 20 GB in and out on /dev/shm, device and
+# What the CUDA runtime costs a process apart from its work: cuInit, the context, the teardown.
+s_lifecycle() { step lifecycle 120 $bench --mode lifecycle --reps 3; }
+# output.layout: split: 20 GB in and out on /dev/shm, device and
 # host paths, against a parallel dd pair (16 readers + 16 writers), cp and h5py in
 # the same call, and layout single; then 10 GB on the node's disk (each made durable).
 s_storage_split() {
@@ -162,7 +161,7 @@ s_storage_split() {
   rm -rf "$work/split_disk"
 }
 
-# Item 5 of issue 22: the split layout on /dev/shm with the I/O-side threads
+# The split layout on /dev/shm with the I/O-side threads
 # (DISCOUNT_IO_THREADS: readers' and writers' copies) at the default and more.
 s_io_threads() {
   step io_threads 560 $py scripts/bench/storage_split.py --app $app --dir /dev/shm/discount_io \
@@ -171,7 +170,7 @@ s_io_threads() {
   rm -rf /dev/shm/discount_io
 }
 
-# The GPU staging ring (issue 22): a device split job with the ring's pages
+# The GPU staging ring: a device split job with the ring's pages
 # registered (the default), with the runtime's pinned allocator
 # (DISCOUNT_STAGING_PIN=alloc), and registered at 256 MiB slabs (past the
 # 1 GiB cap that max_slab: auto keeps the ring within).
@@ -186,16 +185,7 @@ s_pinning() {
   rm -rf /dev/shm/discount_pin
 }
 
-# What the staging copies cost a host-space split job on tmpfs (issue 22):
-# the dd pair's work against the pipeline's staged slabs, the multiply done
-# on each piece as it is read, and read-multiply-write through a cached buffer.
-s_fused() {
-  step fused 300 bash -c "g++ -O3 -pthread scripts/bench/cpp/fused_tmpfs.cpp -o /tmp/fused_tmpfs && \
-    /tmp/fused_tmpfs /dev/shm/discount_fused 20 $threads 85 3"
-  rm -rf /dev/shm/discount_fused
-}
-
-# Python (issue 23): multiply in host space against Numba and NumPy on 16
+# Python: multiply in host space against Numba and NumPy on 16
 # threads; on the device at 50 x 10M x 5 (20 GB in host RAM each way)
 # against the PCIe limits, a CuPy loop and Numba, measured in the same call.
 s_python_host() {
@@ -239,16 +229,16 @@ YAML
 
 slow=--slow
 case $part in
-  1) steps="build kernel_large kernel_seed pcie stream stream_large kernel_host host_slicings peers_gpu peers_host ctest" ;;
+  1) steps="build kernel_large kernel_seed pcie stream stream_large kernel_host host_slicings peers_gpu ctest" ;;
   2) steps="full_scale file16" ;;
-  all) steps="build kernel_large kernel_seed pcie stream stream_large kernel_host host_slicings peers_gpu peers_host ctest full_scale file16" ;;
+  all) steps="build kernel_large kernel_seed pcie stream stream_large kernel_host host_slicings peers_gpu ctest full_scale file16" ;;
   *) steps=${part//,/ }; slow= ;;  # an explicit list of steps, e.g. build,kernel_large,ctest
 esac
 [[ $build == 0 ]] && steps=${steps/build/}
 for s in $steps; do "s_$s"; done
 
 echo; echo "===== summary tables ====="
-for f in kernel_large kernel_seed pcie stream stream_large kernel_host host_slicings host_slicings_large peers_gpu peers_host ctest ctest_mpi pcie_all scale_gpu scale_gpu_path scale_host scale_host_unbound full_scale generate16 file16 cp16 verify16 h5py16 startup16 fast_storage storage_split_device storage_split_host storage_split_tmpfs storage_split_disk io_threads pinning_register pinning_alloc pinning_256m fused python_host python_large disk80 generate80 file80 verify80 h5py80; do
+for f in kernel_large kernel_seed pcie stream stream_large kernel_host host_slicings host_slicings_large peers_gpu ctest ctest_mpi pcie_all scale_gpu scale_gpu_path scale_host scale_host_unbound full_scale generate16 file16 cp16 verify16 h5py16 startup16 startup_ids lifecycle storage_split_tmpfs storage_split_disk io_threads pinning_register pinning_alloc pinning_256m python_host python_large disk80 generate80 file80 verify80 h5py80; do
   [[ -f $logs/$f.log ]] || continue
   echo "--- $f"; grep -vE "^\[deps\]|OMP_PROC_BIND|OpenMP 4.0|OpenMP 3.1|unit testing" "$logs/$f.log" | tail -25
 done

@@ -1,23 +1,20 @@
 #!/usr/bin/python3
-"""In-memory host kernel benchmark: cv = multBy[None] * discount on the CPU cores.
+"""Every slicing of the app's host kernel against the copy limits, NumPy and Numba, in memory.
 
-Peers, all on the same arrays and cores, each timed after a warm-up (median of
---repeat):
-  - a plain parallel copy, Numba prange `o[n] = d[n]`: the host memory limit;
-  - NumPy copyto (one thread), for reference;
-  - NumPy np.multiply(m[None], d, out=o);
-  - Numba njit(parallel=True) prange: triple loop, rows flattened to M*O, and
-    fully flattened (n % (M*O)); the best is reported;
-  - discount_app's kernel stage, from runs with input.synthetic and
-    output.mode checksum in compute.space host, for a few memory.max_slab and
-    memory.pipeline_depth values (the stage is measured inside a streaming run).
+discount_bench --mode kernel --space host (C++) times every compute.parallel_dims
+choice of the app's host kernel, out of place and in place, kernel: blas,
+KokkosBlas::mult, the generic MDRange functor, the default with stores through
+the cache, and the copies (glibc memcpy on every thread and on one, Kokkos
+deep_copy). This script runs it --rounds times, each round followed by the
+Python peers on the same shape: NumPy copyto and a Numba prange copy (limits),
+NumPy multiply(m[None], d, out=o) and three Numba prange kernels (triple loop,
+rows flattened to M*O, fully flat with n % (M*O)). Every figure is the median
+of all its runs; every result is checked exactly. The limit is the fastest
+copy of the call. Timing is printed, never asserted; the targets' table says
+met or not.
 
-Effective GB/s counts 16 bytes per element plus multBy once. The arrays hold
-the app's documented synthetic values (same seed), so every peer's output and
-the app's checksum must give the same wrapping sum of bit patterns: the
-`check` column. Timing is printed, never asserted.
-
-Run with /usr/bin/python3 (NumPy, Numba).
+Run with /usr/bin/python3 (NumPy, Numba). `--slicings` is accepted for older
+command lines; it is the only mode.
 """
 
 from __future__ import annotations
@@ -68,47 +65,25 @@ def with_start_cpus():
     """preexec_fn for children: the CPUs this process started with, not the main thread's pinned one."""
     os.sched_setaffinity(0, START_CPUS)
 
-SEED_SIZE = (100, 4000, 5)
-
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0],
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
-        epilog="Example: /usr/bin/python3 scripts/bench/host_kernel.py --repeat 5 --max-slabs 64MiB,256MiB,1GiB")
-    p.add_argument("--dates", type=int, help="default 200 (--slicings: 100)")
-    p.add_argument("--ids", type=int, help="default 1,000,000 (--slicings: 250,000)")
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--dates", type=int, default=100)
+    p.add_argument("--ids", type=int, default=250_000)
     p.add_argument("--nums", type=int, default=5)
-    p.add_argument("--slicings", action="store_true",
-                   help="instead of the app runs: every compute.parallel_dims choice and blas of the app's host "
-                   "kernel (discount_bench), out of place and in place, against glibc memcpy and NumPy copyto, "
-                   "NumPy and Numba, interleaved in --rounds rounds of --repeat runs")
-    p.add_argument("--rounds", type=int, default=5, help="--slicings: discount_bench runs, each followed by the "
-                   "Python peers; every variant gets rounds x repeat timed runs")
-    p.add_argument("--bench", help="--slicings: discount_bench binary (default: $DISCOUNT_BENCH, then "
-                   "build/bench, build/openmp, build/cuda)")
-    p.add_argument("--slow", action="store_true", help="--slicings: also the slow generic MDRange slicings")
-    p.add_argument("--columns", help="--slicings: also time the default and [id,num] in place with these column "
-                   "tiles (elements, comma-separated; the default tile is 65536)")
-    p.add_argument("--seed-size", action="store_true", help="use the seed's size, %d x %d x %d" % SEED_SIZE)
-    p.add_argument("--seed", type=int, default=1, help="synthetic value seed (as input.synthetic.seed)")
-    p.add_argument("--max-slabs", default="64MiB,256MiB,1GiB",
-                   help="memory.max_slab values for the app runs (a slab is at least one date)")
-    p.add_argument("--depths", default="1,3",
-                   help="memory.pipeline_depth values for the app runs (1: the kernel runs alone; "
-                   "3: it overlaps the synthetic read and the checksum on the same cores)")
-    p.add_argument("--app-repeat", type=int, default=3, help="timed app runs per setting (after one warm-up run)")
-    p.add_argument("--skip-app", action="store_true", help="leave out discount_app")
-    p.add_argument("--workdir", default="/tmp/discount_bench", help="where the app's YAML and reports go")
-    bl.add_common_args(p, repeat=5)
-    args = p.parse_args(argv)
-    if args.dates is None:
-        args.dates = 100 if args.slicings else 200
-    if args.ids is None:
-        args.ids = 250_000 if args.slicings else 1_000_000
-    if args.seed_size:
-        args.dates, args.ids, args.nums = SEED_SIZE
-    return args
+    p.add_argument("--slicings", action="store_true", help="the only mode (accepted for older command lines)")
+    p.add_argument("--rounds", type=int, default=5, help="discount_bench runs, each followed by the Python peers; "
+                   "every variant gets rounds x repeat timed runs")
+    p.add_argument("--bench", help="discount_bench binary (default: $DISCOUNT_BENCH, then build/bench, "
+                   "build/openmp, build/cuda)")
+    p.add_argument("--slow", action="store_true", help="also the slow generic MDRange slicings")
+    p.add_argument("--columns", help="also time the default and [id,num] in place with these column tiles "
+                   "(elements, comma-separated; the default tile is 65536)")
+    p.add_argument("--seed", type=int, default=1, help="value seed of the arrays")
+    p.add_argument("--workdir", default="/tmp/discount_bench", help="where discount_bench's JSON goes")
+    bl.add_common_args(p, repeat=3)
+    return p.parse_args(argv)
 
 
 # ----------------------------------------------------------------------------
@@ -182,58 +157,14 @@ def random_arrays(D, M, O, seed):
     return (k, m, d, o, d.reshape(-1), o.reshape(-1), m.reshape(-1),
             d.reshape(D, M * O), o.reshape(D, M * O))
 
-def time_peer(fn, repeat: int) -> list[float]:
-    fn()  # warm-up: JIT, page faults, caches
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return times
-
-
 def bits_sum(a) -> int:
     import numpy as np
     return int(a.reshape(-1).view(np.uint64).sum(dtype=np.uint64))
 
 
 # ----------------------------------------------------------------------------
-# discount_app
-
-
-def app_runs(args, app, D, M, O, log_prefix="[host_kernel]"):
-    os.makedirs(args.workdir, exist_ok=True)
-    results = []
-    for max_slab in [bl.parse_bytes(s) for s in args.max_slabs.split(",") if s.strip()]:
-        for depth in [int(s) for s in args.depths.split(",") if s.strip()]:
-            cfg = {
-                "input": {"synthetic": {"dates": D, "ids": M, "nums": O, "seed": args.seed}},
-                "output": {"mode": "checksum"},
-                "compute": {"space": "host"},
-                "memory": {"pipeline_depth": depth, "max_slab": bl.app_size(max_slab),
-                           "host_budget": bl.app_size(max(1 << 30, (depth + 1) * max_slab + M * O * 8 + (64 << 20)))},
-            }
-            name = f"kernel_slab{max_slab >> 20}MiB_depth{depth}"
-            cfg_path = os.path.join(args.workdir, name + ".yaml")
-            bl.write_config(cfg_path, cfg)
-            plan = bl.app_plan(app, cfg_path)
-            runs = []
-            for i in range(args.app_repeat + 1):  # the first is the warm-up
-                r = bl.run_app(app, cfg_path, os.path.join(args.workdir, name + ".json"), extra=["--quiet"])
-                k = bl.stage(r["report"], "kernel")
-                bl.log(f"{log_prefix} app max_slab {max_slab >> 20} MiB depth {depth} "
-                       f"{'warm-up' if i == 0 else f'#{i}'}: kernel {k['seconds']:.3f} s, wall {r['app_s']:.2f} s")
-                if i:
-                    runs.append({"kernel_s": k["seconds"], "kernel_bytes": k["bytes"], "kernel_gbps_app": k["gb_per_s"],
-                                 "app_s": r["app_s"], "bits": r["report"].get("checksum", {}).get("global_bits"),
-                                 "stages": r["report"]["stages"]})
-            results.append({"max_slab": max_slab, "depth": depth, "plan": plan, "runs": runs, "config": cfg})
-    return results
-
-
-# ----------------------------------------------------------------------------
-# --slicings: every slicing of the app's host kernel against the copy limits and
-# the NumPy / Numba peers, interleaved
+# every slicing of the app's host kernel against the copy limits and the NumPy /
+# Numba peers, interleaved
 
 
 def find_bench(explicit: str | None) -> str:
@@ -399,129 +330,11 @@ def main(argv=None):
     import numba
     import numpy as np
 
-    app = None if args.skip_app else bl.find_app(args.app)
+    app = bl.find_app(args.app)
     info = bl.machine_info(app)
     info["numba_threads"] = numba.config.NUMBA_NUM_THREADS
     info["numpy"], info["numba"] = np.__version__, numba.__version__
-    if args.slicings:
-        return slicings_main(args, info)
-    D, M, O = args.dates, args.ids, args.nums
-    N = D * M * O
-    eff_bytes = 16 * N + 8 * M * O
-
-    need = 16 * N + 8 * M * O
-    avail = bl.mem_available()
-    if need > 0.9 * avail:
-        sys.exit(f"{D} x {M} x {O} needs {bl.fmt_bytes(need)} for discount + cv + multBy; only "
-                 f"{bl.fmt_bytes(avail)} available: use a smaller --ids or --seed-size")
-
-    # The app first, before the big arrays take the memory.
-    apps = app_runs(args, app, D, M, O) if app else []
-
-    bl.log(f"[host_kernel] filling {bl.fmt_bytes(8 * N)} of synthetic discount values (seed {args.seed})")
-    k, m, d, o, d1, o1, m1, d2, o2 = random_arrays(D, M, O, args.seed)
-
-    peers = [
-        ("copy", "Numba prange copy o[n] = d[n] (limit)", lambda: k["copy"](d1, o1)),
-        ("numpy_copy", "NumPy copyto(o, d) (1 thread)", lambda: np.copyto(o, d)),
-        ("numpy", "NumPy multiply(m[None], d, out=o)", lambda: np.multiply(m[None], d, out=o)),
-        ("numba_triple", "Numba prange, triple loop", lambda: k["triple"](m, d, o)),
-        ("numba_flat_rows", "Numba prange, rows flattened (M*O)", lambda: k["flat_rows"](m1, d2, o2)),
-        ("numba_flat_mod", "Numba prange, fully flat, n % (M*O)", lambda: k["flat_mod"](m1, d1, o1)),
-    ]
-    results = {}
-    reference = None
-    for key, label, fn in peers:
-        o.fill(np.nan)  # poison: a peer that writes nothing fails its check
-        times = time_peer(fn, args.repeat)
-        bits = bits_sum(o)
-        if key == "numpy":
-            reference = bits
-        results[key] = {"label": label, "times": times, "median_s": bl.median(times), "min_s": min(times),
-                        "bits": bits}
-        bl.log(f"[host_kernel] {label}: median {results[key]['median_s']:.4f} s")
-    d_bits = bits_sum(d)
-
-    copy_gbps = bl.gbps(eff_bytes - 8 * M * O, results["copy"]["median_s"])
-    rows = []
-    for key, r in results.items():
-        nbytes = eff_bytes - (8 * M * O if "copy" in key else 0)
-        r["gb_per_s"] = bl.gbps(nbytes, r["median_s"])
-        want = d_bits if "copy" in key else reference
-        r["check"] = "ok" if r["bits"] == want else "MISMATCH"
-        rows.append([r["label"], numba.config.NUMBA_NUM_THREADS if "Numba" in r["label"] else 1, r["median_s"],
-                     r["min_s"], r["gb_per_s"], bl.ratio(r["gb_per_s"], copy_gbps), r["check"]])
-    numba_keys = [x for x in results if x.startswith("numba_") and results[x]["check"] == "ok"]
-    best_numba = max(numba_keys, key=lambda x: results[x]["gb_per_s"]) if numba_keys else None
-
-    best_app = None
-    for a in apps:
-        if not a["runs"]:
-            continue
-        ks = [r["kernel_s"] for r in a["runs"]]
-        a["median_s"], a["min_s"] = bl.median(ks), min(ks)
-        a["gb_per_s"] = bl.gbps(eff_bytes, a["median_s"])
-        a["gb_per_s_app"] = bl.median([r["kernel_gbps_app"] for r in a["runs"]])
-        bits = {r["bits"] for r in a["runs"]}
-        a["check"] = "ok" if bits == {reference} else "MISMATCH"
-        label = (f"discount_app kernel, max_slab {a['max_slab'] >> 20} MiB "
-                 f"({a['plan']['per_slab']} dates x {a['plan']['slabs']}), depth {a['depth']}")
-        rows.append([label, info["nproc"], a["median_s"], a["min_s"], a["gb_per_s"],
-                     bl.ratio(a["gb_per_s"], copy_gbps), a["check"]])
-        if a["check"] == "ok" and (best_app is None or a["gb_per_s"] > best_app["gb_per_s"]):
-            best_app = a
-
-    print("\n" + "=" * 78)
-    print(f"host kernel benchmark: cv = multBy[None] * discount, [{D} x {M} x {O}] float64 "
-          f"({bl.fmt_bytes(8 * N)} in, {bl.fmt_bytes(8 * N)} out, in memory)")
-    print(f"effective GB/s = (16 B x {N:,} elements + multBy {bl.fmt_bytes(8 * M * O)}) / seconds "
-          f"(copy: 16 B per element); median of {args.repeat} after a warm-up "
-          f"(app: median of {args.app_repeat} runs after a warm-up run)")
-    print(f"threads: Numba {numba.config.NUMBA_NUM_THREADS}, app OpenMP (default: all cores); "
-          f"NumPy {np.__version__}, Numba {numba.__version__}")
-    bl.print_machine(info)
-    bl.print_table(["peer", "threads", "median s", "min s", "GB/s", "vs copy", "check"], rows,
-                   title="in-memory kernel figures")
-
-    if apps:
-        arows = []
-        for a in apps:
-            if not a["runs"]:
-                continue
-            stages = {s["name"]: s for s in a["runs"][len(a["runs"]) // 2]["stages"]}
-            arows.append([f"max_slab {a['max_slab'] >> 20} MiB, depth {a['depth']}", a["plan"]["per_slab"],
-                          a["plan"]["slabs"], a["gb_per_s"], a["gb_per_s_app"],
-                          stages["read"]["gb_per_s"], stages["write"]["gb_per_s"],
-                          bl.median([r["app_s"] for r in a["runs"]])])
-        bl.print_table(["app run", "dates/slab", "slabs", "kernel GB/s", "app's GB/s", "read GB/s",
-                        "checksum GB/s", "wall s"], arows,
-                       title="discount_app runs (app's GB/s counts multBy once per slab; read = synthetic "
-                             "generation, checksum = the sink)")
-
-    summary = {}
-    rrows = []
-    if best_numba:
-        summary["best numba / copy"] = bl.ratio(results[best_numba]["gb_per_s"], copy_gbps)
-        rrows.append([f"best Numba ({best_numba}) / copy", summary["best numba / copy"], ""])
-    summary["numpy / copy"] = bl.ratio(results["numpy"]["gb_per_s"], copy_gbps)
-    rrows.append(["NumPy multiply / copy", summary["numpy / copy"], ""])
-    if best_app:
-        tag = f"max_slab {best_app['max_slab'] >> 20} MiB, depth {best_app['depth']}"
-        summary["app / copy"] = bl.ratio(best_app["gb_per_s"], copy_gbps)
-        rrows.append([f"best app kernel ({tag}) / copy", summary["app / copy"], ">= 0.90"])
-        if best_numba:
-            summary["app / best numba"] = bl.ratio(best_app["gb_per_s"], results[best_numba]["gb_per_s"])
-            rrows.append(["best app kernel / best Numba", summary["app / best numba"], "> 1"])
-        summary["app / numpy"] = bl.ratio(best_app["gb_per_s"], results["numpy"]["gb_per_s"])
-        rrows.append(["best app kernel / NumPy", summary["app / numpy"], "> 1"])
-    bl.print_table(["ratio (GB/s over GB/s, same run)", "value", "target"], rrows, title="ratios")
-
-    out = {"machine": info, "args": vars(args), "shape": [D, M, O], "effective_bytes": eff_bytes,
-           "copy_gb_per_s": copy_gbps, "peers": results, "app": apps, "ratios": summary,
-           "reference_bits": reference}
-    json_path = args.json or os.path.join(args.workdir, "host_kernel.json")
-    bl.write_json(json_path, out)
-    print(f"\nraw results: {json_path}")
+    slicings_main(args, info)
 
 
 if __name__ == "__main__":

@@ -1,14 +1,20 @@
 #!/usr/bin/env python3
-"""Start-up of a file-to-file job: exec to the first read of input data.
+"""Start-up of a job: exec to the first read of input data, from the run's report.
 
-Generates a --shape input (16 GB by default) in --dir, then runs the job
---repeat times after one run that measures the link limits afresh
-(`--remeasure`, an empty limits cache): each run's JSON report gives its
-start-up time and phases (report "start-up" line), its wall time and its
-stage rates. `cp && sync` of the same input is timed in the same call for
-scale. Printed, never asserted.
+Default: a file-to-file job. Generates a --shape input (16 GB by default) in
+--dir, then runs the job --repeat times after one run that measures the link
+limits afresh (`--remeasure`, an empty limits cache). `cp && sync` of the same
+input is timed in the same call for scale.
+
+--wide-ids: a job with more ids than 2^31, cut into id slabs: the synthetic
+source (no input file), default 2 x (2^31+17) x 1, `chunk_axis: id`, the output
+written into --dir (34 GB: tmpfs on a node), once per space in --spaces.
+
+Each run prints its start-up time and phases (the report's "start-up" line),
+its wall time and its bottleneck. Printed, never asserted.
 
   /usr/bin/python3 scripts/bench/startup.py --app build/cuda/app/discount_app --dir /tmp/discount_startup
+  /usr/bin/python3 scripts/bench/startup.py --app build/cuda/app/discount_app --wide-ids --dir /dev/shm/ids
 """
 
 from __future__ import annotations
@@ -25,54 +31,65 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib as bl  # noqa: E402
 
 
+def show(label: str, r: dict) -> dict:
+    rep = r["report"]
+    phases = ", ".join(f"{ph['name']} {ph['seconds']:.3f}" for ph in rep.get("startup_phases", []))
+    print(f"{label}: wall {r['app_s']:.2f} s, start-up {rep.get('startup_seconds', 0):.3f} s [{phases}]; "
+          f"bottleneck {rep.get('bottleneck')}", flush=True)
+    return {"label": label, "wall_s": r["app_s"], "startup_s": rep.get("startup_seconds"),
+            "phases": rep.get("startup_phases"), "limits": rep.get("limits")}
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("--app")
+    bl.add_common_args(p, repeat=3)
     p.add_argument("--dir", default="/tmp/discount_startup")
-    p.add_argument("--shape", default="200x2000000x5", help="dates x ids x nums (16 GB)")
-    p.add_argument("--space", default="device")
-    p.add_argument("--repeat", type=int, default=3)
-    p.add_argument("--memory", default="{device_budget: 16GiB, host_budget: 8GiB, max_slab: 512MiB}")
-    p.add_argument("--json")
+    p.add_argument("--shape", help="dates x ids x nums (default 200x2000000x5, 16 GB; --wide-ids: 2x2147483665x1)")
+    p.add_argument("--space", default="device", help="file-to-file job's compute.space")
+    p.add_argument("--memory", default='{"device_budget": "16GiB", "host_budget": "8GiB", "max_slab": "512MiB"}',
+                   help="file-to-file job's memory section (JSON)")
+    p.add_argument("--wide-ids", action="store_true", help="the 2^31+17-id synthetic job instead")
+    p.add_argument("--spaces", default="device,host", help="--wide-ids: the compute spaces, one run each")
     args = p.parse_args(argv)
     app = bl.find_app(args.app)
-    dates, ids, nums = (int(x) for x in args.shape.lower().split("x"))
+    shape = args.shape or ("2x2147483665x1" if args.wide_ids else "200x2000000x5")
+    dates, ids, nums = (int(x) for x in shape.lower().split("x"))
     os.makedirs(args.dir, exist_ok=True)
-    src = os.path.join(args.dir, "in.h5")
-    subprocess.run([app, "generate", "--dates", str(dates), "--ids", str(ids), "--nums", str(nums), "--seed", "5",
-                    "--out", src, "--force"], check=True, stdout=subprocess.DEVNULL)
-    cache = tempfile.mkdtemp(prefix="discount_limits_cache_")
-    env = dict(os.environ, DISCOUNT_CACHE_DIR=cache)
+    cfg, out = os.path.join(args.dir, "job.json"), os.path.join(args.dir, "out.h5")
     results = {"shape": [dates, ids, nums], "runs": []}
-    print(f"machine: {os.uname().nodename}, {os.cpu_count()} cpus, load {bl.loadavg()}; input {src} "
-          f"{os.path.getsize(src) / 1e9:.2f} GB; limits cache {cache} (empty at the start)", flush=True)
-    for r in range(args.repeat + 1):
-        yaml_path = os.path.join(args.dir, "job.yaml")
-        report = os.path.join(args.dir, f"report_{r}.json")
-        with open(yaml_path, "w") as y:
-            y.write(f"input: {{file: in.h5}}\noutput: {{file: out.h5, overwrite: true}}\n"
-                    f"compute: {{space: {args.space}}}\nmemory: {args.memory}\nreport: {report}\n")
-        cmd = [app, "run", yaml_path, "-q"] + (["--remeasure"] if r == 0 else [])
+
+    if args.wide_ids:
+        print(f"machine: {os.uname().nodename}, {os.cpu_count()} cpus, load {bl.loadavg()}; shape {shape}, "
+              f"output {dates * ids * nums * 8 / 1e9:.1f} GB in {args.dir}", flush=True)
+        for space in args.spaces.split(","):
+            bl.write_config(cfg, {
+                "input": {"synthetic": {"dates": dates, "ids": ids, "nums": nums, "seed": 3}},
+                "output": {"file": out, "overwrite": True},
+                "compute": {"space": space},
+                "memory": {"chunk_axis": "id"},
+            })
+            results["runs"].append(show(space, bl.run_app(app, cfg, os.path.join(args.dir, "report.json"), ["-q"])))
+            bl.remove(out)
+    else:
+        src = os.path.join(args.dir, "in.h5")
+        subprocess.run([app, "generate", "--dates", str(dates), "--ids", str(ids), "--nums", str(nums), "--seed", "5",
+                        "--out", src, "--force"], check=True, stdout=subprocess.DEVNULL)
+        cache = tempfile.mkdtemp(prefix="discount_limits_cache_")
+        print(f"machine: {os.uname().nodename}, {os.cpu_count()} cpus, load {bl.loadavg()}; input {src} "
+              f"{os.path.getsize(src) / 1e9:.2f} GB; limits cache {cache} (empty at the start)", flush=True)
+        bl.write_config(cfg, {"input": {"file": src}, "output": {"file": out, "overwrite": True},
+                              "compute": {"space": args.space}, "memory": json.loads(args.memory)})
+        for r in range(args.repeat + 1):
+            run = bl.run_app(app, cfg, os.path.join(args.dir, "report.json"),
+                             ["-q"] + (["--remeasure"] if r == 0 else []), env={"DISCOUNT_CACHE_DIR": cache})
+            results["runs"].append(show(f"run {r} ({'measuring the limits' if r == 0 else 'cached limits'})", run))
+            bl.remove(out)
         t0 = time.perf_counter()
-        subprocess.run(cmd, check=True, env=env)
-        wall = time.perf_counter() - t0
-        with open(report) as f:
-            rep = json.load(f)
-        phases = ", ".join(f"{ph['name']} {ph['seconds']:.3f}" for ph in rep.get("startup_phases", []))
-        kind = "measuring the limits" if r == 0 else "limits from the cache"
-        print(f"run {r} ({kind}): wall {wall:.2f} s, start-up {rep.get('startup_seconds', 0):.3f} s "
-              f"[{phases}]; bottleneck {rep.get('bottleneck')}", flush=True)
-        results["runs"].append({"wall_s": wall, "startup_s": rep.get("startup_seconds"),
-                                "phases": rep.get("startup_phases"), "cached": r > 0,
-                                "limits": rep.get("limits")})
-        os.unlink(os.path.join(args.dir, "out.h5"))
-    t0 = time.perf_counter()
-    subprocess.run(["bash", "-c", f"cp {src} {args.dir}/cp.h5 && sync"], check=True)
-    results["cp_sync_s"] = time.perf_counter() - t0
-    os.unlink(f"{args.dir}/cp.h5")
-    print(f"cp && sync of the input: {results['cp_sync_s']:.2f} s", flush=True)
-    os.unlink(src)
+        subprocess.run(["bash", "-c", f"cp {src} {args.dir}/cp.h5 && sync"], check=True)
+        results["cp_sync_s"] = time.perf_counter() - t0
+        bl.remove(f"{args.dir}/cp.h5", src)
+        print(f"cp && sync of the input: {results['cp_sync_s']:.2f} s", flush=True)
     if args.json:
         bl.write_json(args.json, results)
     return 0

@@ -6,6 +6,10 @@
 //           sink that writes nothing: slabs go pinned host -> device -> kernel
 //           -> pinned host on three execution space instances (under mpirun,
 //           each rank streams its share, as the app's ranks do)
+//   lifecycle  what the CUDA runtime costs a process apart from its work: child
+//           processes timed from spawn to reaped (no CUDA call; cuInit and the
+//           primary context; the app's allocations; leaving by _exit; a small
+//           pinning before the first large one), before Kokkos starts here
 // Every kernel result is checked element by element against a plain loop
 // (outputs poisoned with NaN first). Prints one table per mode.
 #include <CLI/CLI.hpp>
@@ -24,8 +28,12 @@
 #include <vector>
 
 #include <sched.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+extern char** environ;
 
 #include "commands/commands.hpp"
 #include "commands/rank_reports.hpp"
@@ -695,9 +703,118 @@ int stream_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, const C
   return 0;
 }
 
+
+// lifecycle: each child prints "main T" and the times of its steps on one
+// monotonic clock; the parent prints each step's duration and the time from
+// the child's return to being reaped (the runtime's teardown and the exit).
+double mono_now() {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+}
+
+int lifecycle_child(const std::string& mode) {
+  std::printf("main %.6f\n", mono_now());
+#ifdef KOKKOS_ENABLE_CUDA
+  if (mode != "none") {
+    auto check = [](cudaError_t e, const char* what) {
+      if (e != cudaSuccess) {
+        std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(e));
+        std::exit(1);
+      }
+    };
+    int n = 0;
+    check(cudaGetDeviceCount(&n), "cudaGetDeviceCount");
+    std::printf("init %.6f\n", mono_now());
+    check(cudaFree(nullptr), "cudaFree(0)");
+    std::printf("context %.6f\n", mono_now());
+    void* p = nullptr;
+    if (mode == "pin_small_first") {  // is a process's first pinning a fixed cost that a small one absorbs?
+      check(cudaHostAlloc(&p, 4096, cudaHostAllocDefault), "cudaHostAlloc 4 KiB");
+      std::printf("pin_4KiB %.6f\n", mono_now());
+      check(cudaHostAlloc(&p, 96u << 20, cudaHostAllocDefault), "cudaHostAlloc 96 MiB");
+      std::printf("pin_96MiB %.6f\n", mono_now());
+    }
+    if (mode.rfind("alloc", 0) == 0) {  // the app's allocations in a device job of memory.staging: none
+      check(cudaMalloc(&p, 128u << 20), "cudaMalloc");
+      check(cudaHostAlloc(&p, 96u << 20, cudaHostAllocDefault), "cudaHostAlloc");
+      for (int i = 0; i < 32; ++i) {
+        cudaStream_t s{};
+        check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "stream");
+      }
+      std::printf("alloc %.6f\n", mono_now());
+    }
+  }
+#endif
+  std::printf("return %.6f\n", mono_now());
+  std::fflush(stdout);
+  // "_exit": no runtime teardown; the driver still releases the context as the files close.
+  if (mode.find("_exit") != std::string::npos) _exit(0);
+  return 0;
+}
+
+void lifecycle_run(const std::string& mode) {
+  int out[2];
+  if (pipe(out) != 0) std::exit(1);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+  posix_spawn_file_actions_addclose(&fa, out[0]);
+  std::string self = "/proc/self/exe", flag = "--lifecycle-child", m = mode;
+  char* argv[] = {self.data(), flag.data(), m.data(), nullptr};
+  const double spawned = mono_now();
+  pid_t pid = 0;
+  if (posix_spawn(&pid, self.c_str(), &fa, nullptr, argv, environ) != 0) std::exit(1);
+  close(out[1]);
+  std::string text;
+  char buf[4096];
+  for (ssize_t r; (r = read(out[0], buf, sizeof buf)) > 0;) text.append(buf, std::size_t(r));
+  close(out[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  const double reaped = mono_now();
+  std::printf("%-16s total %.3f s:", mode.c_str(), reaped - spawned);
+  double last = spawned;
+  char name[64];
+  double t = 0;
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t nl = std::min(text.find('\n', at), text.size());
+    if (std::sscanf(text.substr(at, nl - at).c_str(), "%63s %lf", name, &t) == 2) {
+      std::printf(" %s %.3f", std::strcmp(name, "main") == 0 ? "exec" : name, t - last);
+      last = t;
+    }
+    at = nl + 1;
+  }
+  std::printf(" exit %.3f\n", reaped - last);
+  std::fflush(stdout);
+}
+
+int lifecycle_mode(int rounds) {
+#ifdef KOKKOS_ENABLE_CUDA
+  const std::vector<std::string> modes{"none", "context", "context_exit", "alloc", "alloc_exit", "pin_small_first"};
+#else
+  std::printf("lifecycle: not a CUDA build, only the process without CUDA calls\n");
+  const std::vector<std::string> modes{"none"};
+#endif
+  std::printf("lifecycle: %d rounds; each step's seconds from the previous one, exit = return to reaped\n", rounds);
+  for (int r = 0; r < rounds; ++r)
+    for (const auto& mode : modes) lifecycle_run(mode);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  // lifecycle runs before MPI and Kokkos start here: no context of this process's own.
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.size() >= 2 && args[0] == "--lifecycle-child") return lifecycle_child(args[1]);
+  for (std::size_t i = 0; i + 1 < args.size(); ++i)
+    if (args[i] == "--mode" && args[i + 1] == "lifecycle") {
+      int rounds = 3;
+      for (std::size_t j = 0; j + 1 < args.size(); ++j)
+        if (args[j] == "--reps") rounds = std::atoi(args[j + 1].c_str());
+      return lifecycle_mode(rounds);
+    }
   ranks::Session mpi(argc, argv);
   // Under mpirun every rank streams its own share; rank 0 alone prints.
   if (!ranks::is_root() && !std::freopen("/dev/null", "w", stdout)) return 1;
@@ -706,7 +823,7 @@ int main(int argc, char** argv) {
   for (auto& arg : kokkos_args) kokkos_argv.push_back(arg.data());
   int kokkos_argc = static_cast<int>(kokkos_argv.size());
   Kokkos::ScopeGuard guard(kokkos_argc, kokkos_argv.data());
-  CLI::App app{"discount_app benchmarks: kernel, pcie, stream"};
+  CLI::App app{"discount_app benchmarks: kernel, pcie, stream, lifecycle"};
   std::string mode = "kernel", space_name = "device";
   std::int64_t dates = 200, ids = 1000000, nums = 5;
   int reps = 10, depth = 3;
@@ -716,7 +833,8 @@ int main(int argc, char** argv) {
   std::vector<std::int64_t> chunk_grid, group_grid{0}, columns;
   std::string json_path;
   std::vector<std::string> only;
-  app.add_option("--mode", mode, "kernel | pcie | stream")->check(CLI::IsMember({"kernel", "pcie", "stream"}));
+  app.add_option("--mode", mode, "kernel | pcie | stream | lifecycle")
+      ->check(CLI::IsMember({"kernel", "pcie", "stream", "lifecycle"}));
   app.add_option("--space", space_name, "device | host")->check(CLI::IsMember({"device", "host"}));
   app.add_option("--dates", dates);
   app.add_option("--ids", ids);
