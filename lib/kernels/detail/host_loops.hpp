@@ -85,10 +85,8 @@ inline bool host_has_avx512() {
 }
 
 // Dates at once in host_run_dates: one load of multBy serves that many
-// products. On the 2-core development VM, 20 x 400k x 5 in column tiles
-// (scripts/bench/cpp/host_dates.cpp): one date at a time 0.023-0.027 s with
-// SSE2 and 0.021-0.026 s with AVX-512, two dates 0.019-0.021 s, four
-// 0.017-0.020 s, glibc's memcpy of the same bytes 0.018 s.
+// products; four reached memcpy's time on the development VM, where one
+// date at a time did not (docs/performance-history.md).
 constexpr int kHostDates = 4;
 
 // The whole 64-byte lines of G runs `plane` elements apart, from k (d + k
