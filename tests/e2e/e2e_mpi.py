@@ -123,7 +123,7 @@ def case_split_layout_ranks_write_parts(ctx):
 
 def case_mpi_hints_single_layout(ctx):
     """output.mpi_hints with the single layout under 2 ranks: the file is created and
-    written through MPI-IO with them (tests/unit/mpi_hints_check.cpp reads them back)."""
+    written through MPI-IO with them (tests/unit/io/mpi_hints_check.cpp reads them back)."""
     if not parallel_hdf5(ctx):
         raise E.Skip("HDF5 without MPI-IO: output.mpi_hints has no effect")
     d = ctx.dir("job")

@@ -18,7 +18,7 @@
 #include "common/quote.hpp"
 #include "io/read_set.hpp"
 
-#include "temp_dir.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace discount;
 namespace fs = std::filesystem;
@@ -184,13 +184,4 @@ TEST(AtomicFile, WritesWholeAndLeavesNoTemporary) {
   fs::create_symlink(dir / "victim", atomic_temp_path(path));
   EXPECT_EQ(refusal([&] { write_file_atomically(path, "y", "report"); }).first, ExitCode::io_error);
   EXPECT_EQ(read(dir / "victim"), "keep");
-}
-
-TEST(PrintableExcerpt, LockHolderTextEscapesBinaryAndCuts) {
-  EXPECT_EQ(printable_for_message("pid 12 on host a", 100), "pid 12 on host a");
-  EXPECT_EQ(printable_for_message(std::string("\x89HDF\r\n\x1a\n\0", 9), 100), "\\x89HDF\\r\\n\\x1A\\n\\x00");
-  const std::string cut = printable_for_message(std::string(500, '\xff'), 100);
-  EXPECT_LE(cut.size(), 103u);
-  EXPECT_EQ(cut.substr(cut.size() - 3), "...");
-  for (const char c : cut) EXPECT_TRUE(c >= 0x20 && c < 0x7f);
 }

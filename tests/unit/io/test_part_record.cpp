@@ -11,7 +11,7 @@
 
 #include "io/part_record.hpp"
 #include "io/vds_names.hpp"
-#include "temp_dir.hpp"
+#include "support/temp_dir.hpp"
 
 namespace discount {
 namespace {
