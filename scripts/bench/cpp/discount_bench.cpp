@@ -703,7 +703,6 @@ int stream_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, const C
   return 0;
 }
 
-
 // lifecycle: each child prints "main T" and the times of its steps on one
 // monotonic clock; the parent prints each step's duration and the time from
 // the child's return to being reaped (the runtime's teardown and the exit).
