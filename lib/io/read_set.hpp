@@ -12,7 +12,7 @@
 // configuration error (78).
 //
 // The comparison (this file's functions except job_read_set) is pure but
-// for stat(), and unit-tested in tests/unit/test_write_safety.cpp.
+// for stat(), and unit-tested in tests/unit/io/test_read_set.cpp.
 #pragma once
 
 #include <sys/types.h>
