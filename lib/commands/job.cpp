@@ -5,6 +5,7 @@
 
 #include "commands/commands.hpp"
 #include "common/affinity.hpp"
+#include "common/knobs.hpp"
 #include "common/paths.hpp"
 #include "common/startup.hpp"
 #include "io/output_existing.hpp"
@@ -34,6 +35,7 @@ SystemFacts local_facts(const Config& config, const InputSource& input) {
     facts.output_memory_backed = memory_backed(existing_folder(dir_of(config.output.file)));
   facts.rank = ranks::rank();
   facts.ranks = ranks::size();
+  facts.knobs = read_knobs();  // once per job: the Python module's calls each read them anew
   return facts;
 }
 

@@ -142,7 +142,7 @@ PlanRates plan_rates(const Job& job, const std::vector<std::string>& kokkos_args
     std::optional<Kokkos::ScopeGuard> kokkos;
     start_kokkos(kokkos, kokkos_args);
     kokkos_seconds = std::chrono::duration<double>(Clock::now() - started).count();
-    links_seconds = measure_links_for_plan(spec.limits, plan, version_text(), limits);
+    links_seconds = measure_links_for_plan(spec.limits, plan, version_text(), spec.knobs.cache_dir, limits);
     measured_any = true;
   }
   if (rates.fixed.seconds < 0 && measured_any && ranks::is_root()) {

@@ -155,8 +155,9 @@ std::exception_ptr run_slabs(const Job& job, const RunOptions& options, OutputSi
     std::optional<Kokkos::ScopeGuard> kokkos;
     start_kokkos(kokkos, options.kokkos_args);
     startup::mark("Kokkos");
-    limits = measure ? job_limits(job.spec.limits, job.plan, options.remeasure, version_text())
-                     : configured_limits(job.spec.limits);
+    limits = measure
+                 ? job_limits(job.spec.limits, job.plan, options.remeasure, version_text(), job.spec.knobs.cache_dir)
+                 : configured_limits(job.spec.limits);
     startup::mark(limits.kernel.cached ? "limits (cached)" : "limits");
     if (job.plan.request.device_copies) {
       report.gpu = device_name();

@@ -5,23 +5,21 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <thread>
 #include <vector>
 
 #include "common/affinity.hpp"
+#include "common/knobs.hpp"
 
 namespace discount {
 
 // Threads for the I/O-side loops: half the process's CPUs (its launcher's
 // binding, else the job's cpuset), at most 8; DISCOUNT_IO_THREADS overrides
-// (tests use it to exercise the threaded paths).
+// (tests use it to exercise the threaded paths). Deep in header-only code, so
+// it takes the process's reading of the knobs rather than the job's.
 inline unsigned io_threads() {
   static const unsigned n = [] {
-    if (const char* env = std::getenv("DISCOUNT_IO_THREADS")) {
-      const int value = std::atoi(env);
-      if (value > 0) return static_cast<unsigned>(std::min(value, 64));
-    }
+    if (knobs().io_threads > 0) return static_cast<unsigned>(knobs().io_threads);
     const int cpus = process_cpu_count();
     unsigned hw = cpus > 0 ? static_cast<unsigned>(cpus) : std::max(1u, std::thread::hardware_concurrency());
     return std::max(1u, std::min(8u, hw / 2));
@@ -42,8 +40,7 @@ constexpr std::uint64_t kCachePieceBytes = std::uint64_t{1} << 20;
 // DISCOUNT_MEMORY_THREADS overrides (benchmarks compare thread counts).
 inline unsigned memory_threads() {
   static const unsigned n = [] {
-    if (const char* env = std::getenv("DISCOUNT_MEMORY_THREADS"); env && std::atoi(env) > 0)
-      return static_cast<unsigned>(std::min(std::atoi(env), 64));
+    if (knobs().memory_threads > 0) return static_cast<unsigned>(knobs().memory_threads);
     const int cpus = process_cpu_count();
     return std::max(io_threads(), static_cast<unsigned>(std::clamp(cpus, 1, 64)));
   }();

@@ -84,7 +84,7 @@ void multiply_direct(const MultiplyRequest& request, const JobSpec& spec, const 
   const auto* mult = static_cast<const double*>(request.mult.data);
   const auto* disc = static_cast<const double*>(request.disc.data);
   auto* out = static_cast<double*>(request.out.data);
-  const TestHold test_hold;
+  const TestHold test_hold(spec.pipeline.knobs.test_hold);
   const auto stopping = [stop] { return stop && stop->load() != 0; };
 
   StageStats kernel;

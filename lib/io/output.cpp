@@ -310,7 +310,7 @@ void FileOutput::record_written(std::int64_t b, std::int64_t e, std::uint64_t ou
   // the kernel would start only past its dirty threshold (a tenth of memory),
   // which leaves a job under it the whole write-out at its final fdatasync.
   for (std::size_t f = file_of(b); !mpio_data_ && f < files_.size() && files_[f]->units.begin < e; ++f)
-    if (!(files_[f]->direct && files_[f]->direct->active())) start_writeback(files_[f]->fd.get());
+    if (spec_.writeback && !(files_[f]->direct && files_[f]->direct->active())) start_writeback(files_[f]->fd.get());
   DoneRange done;
   done.begin = b;
   done.end = e;

@@ -51,7 +51,10 @@ struct OutputSpec {
   // 0: after every slab. Between checkpoints the page cache absorbs writes.
   double checkpoint_seconds = 10.0;
   bool direct_io = true;  // cv through DirectWriter (O_DIRECT), see io/posix_io.hpp
-  bool pieces = false;    // memory.staging: none: ~1 MiB page-cache writes (SlabPieces), no O_DIRECT
+  // Page-cache writes sent to the device after each slab (start_writeback);
+  // false: left to the kernel's own timing (DISCOUNT_WRITEBACK=off, benchmarks).
+  bool writeback = true;
+  bool pieces = false;  // memory.staging: none: ~1 MiB page-cache writes (SlabPieces), no O_DIRECT
   std::uint64_t direct_piece = DirectWriter::kMaxPiece;  // its bounce buffer per thread
   // The plan's slab count: sizes the done-range table (io/unit_record.hpp).
   std::int64_t slabs = 0;

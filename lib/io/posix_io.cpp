@@ -185,12 +185,6 @@ bool memory_backed(const std::string& path) {
 
 void start_writeback(int fd) {
 #if defined(__linux__) && defined(SYNC_FILE_RANGE_WRITE)
-  // DISCOUNT_WRITEBACK=off: the kernel's own timing (a benchmark's baseline).
-  static const bool off = [] {
-    const char* v = std::getenv("DISCOUNT_WRITEBACK");
-    return v && std::strcmp(v, "off") == 0;
-  }();
-  if (off) return;
   // Offset 0 and 0 bytes: the whole file. Pages already under write-out are
   // skipped; the call blocks only while the device's queue is full.
   (void)::sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);

@@ -81,16 +81,17 @@ class Pipeline {
   HostBuffer host_buffer(std::size_t elements, std::uint64_t* reused = nullptr) {
     void* data = nullptr;
     if constexpr (kLazyStaging)
-      data = kept_or_new(pinned_, elements * sizeof(double), reused);
+      data = kept_or_new(pinned_, elements * sizeof(double), reused, spec_.knobs.staging_pin_alloc);
     else
       data = kept_or_new(host_pages_, elements * sizeof(double), reused);
     return HostBuffer(static_cast<double*>(data), elements);
   }
-  template <class Block>
-  static void* kept_or_new(std::vector<std::unique_ptr<Block>>& owned, std::size_t bytes, std::uint64_t* reused) {
+  template <class Block, class... Args>
+  static void* kept_or_new(std::vector<std::unique_ptr<Block>>& owned, std::size_t bytes, std::uint64_t* reused,
+                           const Args&... args) {
     std::unique_ptr<Block> block = staging_pool<Block>().take(bytes);
     if (block && reused) *reused += bytes;
-    if (!block) block = std::make_unique<Block>(bytes);
+    if (!block) block = std::make_unique<Block>(bytes, args...);
     owned.push_back(std::move(block));
     return owned.back()->data();
   }
@@ -170,15 +171,11 @@ class Pipeline {
   // flight at most, on streams kDeviceSlots * w + s.
   static constexpr int kDeviceSlots = kDevicePiecesPerThread;
   // Elements per piece on a GPU: kCachePieceBytes, or DISCOUNT_DEVICE_PIECE_MIB
-  // MiB (1 to 64) for benchmarks that compare piece sizes.
-  static std::int64_t device_piece_elements() {
-    static const std::int64_t n = [] {
-      std::uint64_t bytes = kCachePieceBytes;
-      if (const char* env = std::getenv("DISCOUNT_DEVICE_PIECE_MIB"); env && std::atoi(env) > 0)
-        bytes = static_cast<std::uint64_t>(std::min(std::atoi(env), 64)) << 20;
-      return static_cast<std::int64_t>(bytes / sizeof(double));
-    }();
-    return n;
+  // MiB (1 to 64, Knobs::device_piece_mib) for benchmarks that compare piece sizes.
+  std::int64_t device_piece_elements() const {
+    const int mib = spec_.knobs.device_piece_mib;
+    const std::uint64_t bytes = mib > 0 ? static_cast<std::uint64_t>(mib) << 20 : kCachePieceBytes;
+    return static_cast<std::int64_t>(bytes / sizeof(double));
   }
   // Elements per piece when every piece goes in place (arrays pinned where
   // they lie, no host staging): 8 MiB, where `threads` threads' pieces of
@@ -187,7 +184,7 @@ class Pipeline {
   // 8 MiB pieces against 0.616 s in 1 MiB ones (1.15 and 1.56x what PCIe
   // allows, same calls).
   std::int64_t in_place_piece_elements(int threads) const {
-    if (std::getenv("DISCOUNT_DEVICE_PIECE_MIB")) return device_piece_elements();
+    if (spec_.knobs.device_piece_mib > 0) return device_piece_elements();
     const std::uint64_t larger = std::uint64_t{8} << 20;
     const std::uint64_t extra =
         static_cast<std::uint64_t>(kDeviceSlots) * static_cast<std::uint64_t>(threads) * (larger - kCachePieceBytes);
@@ -269,7 +266,7 @@ class Pipeline {
   std::mutex write_mutex_;              // the write stage's counts, progress figures and test hold
   std::vector<std::pair<Clock::time_point, Clock::time_point>> write_intervals_;  // under write_mutex_
   const Clock::time_point write_start_ = Clock::now();
-  const TestHold test_hold_;                            // DISCOUNT_TEST_HOLD: the e2e tests' pause points
+  const TestHold test_hold_{spec_.knobs.test_hold};     // DISCOUNT_TEST_HOLD: the e2e tests' pause points
   Clock::time_point first_upload_{}, last_download_{};  // each written by one thread, read after join
   std::atomic<bool> aborted_{false};
   std::mutex error_mutex_;

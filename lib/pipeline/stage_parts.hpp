@@ -91,14 +91,13 @@ inline std::string slab_coordinates(std::int64_t index, const std::array<Axis, 3
 // H2D 28 GB/s and the kernel stage 0.45 s busy for 20 GB); registered pages
 // did not (49 GB/s, 0.03 s), though the ring took about as long to make
 // ready (0.67 against 0.57 s for 1.2 GB). Where registering is refused, the
-// runtime allocates. DISCOUNT_STAGING_PIN=alloc takes the runtime's
-// allocation always (benchmarks compare the two).
+// runtime allocates. `runtime_alloc` (DISCOUNT_STAGING_PIN=alloc, Knobs)
+// takes the runtime's allocation always (benchmarks compare the two).
 template <class Space>
 class PinnedBlock {
  public:
-  explicit PinnedBlock(std::size_t bytes) : bytes_(bytes) {
-    const char* how = std::getenv("DISCOUNT_STAGING_PIN");
-    if (!(how && std::string(how) == "alloc")) {
+  PinnedBlock(std::size_t bytes, bool runtime_alloc) : bytes_(bytes) {
+    if (!runtime_alloc) {
       HostPages pages(bytes);
       touch_pages(pages.data(), bytes);
       if (gpu::register_host(pages.data(), bytes)) {

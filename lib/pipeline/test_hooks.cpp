@@ -4,8 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <ctime>
+#include <utility>
 
 namespace discount {
 
@@ -16,9 +16,7 @@ bool exists(const std::string& path) {
 }
 }  // namespace
 
-TestHold::TestHold() {
-  if (const char* dir = std::getenv("DISCOUNT_TEST_HOLD"); dir && *dir) dir_ = dir;
-}
+TestHold::TestHold(std::string dir) : dir_(std::move(dir)) {}
 
 void TestHold::hold(int written, const std::function<bool()>& stopping) const {
   const std::string gate = dir_ + "/hold-" + std::to_string(written);

@@ -10,7 +10,8 @@
 // (a stop signal or another stage's error). A test creates the hold-<w> files
 // it wants before it starts the run, waits for held-<w>, acts, and removes
 // hold-<w> to let the run go on. Unset (outside the tests) the hook costs one
-// test of an empty string per slab. Not a user setting: not in docs/config.md.
+// test of an empty string per slab. Read with the job's other knobs
+// (common/knobs.hpp); docs/config.md lists it as a test hook.
 #pragma once
 
 #include <functional>
@@ -20,7 +21,7 @@ namespace discount {
 
 class TestHold {
  public:
-  TestHold();  // reads DISCOUNT_TEST_HOLD once
+  explicit TestHold(std::string dir);  // Knobs::test_hold; empty: no pauses
   void after_slab(int written, const std::function<bool()>& stopping) const {
     if (!dir_.empty()) hold(written, stopping);
   }

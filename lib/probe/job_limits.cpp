@@ -63,32 +63,34 @@ void add_up_ranks(Limits& limits) {
   }
 }
 
-Limits job_limits(const LimitsConfig& config, const Plan& plan, bool remeasure, const std::string& build_text) {
+Limits job_limits(const LimitsConfig& config, const Plan& plan, bool remeasure, const std::string& build_text,
+                  const std::string& cache_dir) {
   const std::uint64_t cap = run_measuring_bytes(plan);
   if (cap == 0 || !config.measure) return configured_limits(config);
   const std::string key = limits_cache_key(plan, cap, build_text);
   const std::time_t now = std::time(nullptr);
   std::optional<Limits> limits;
   if (!remeasure)
-    limits = from_cache(load_cached_limits(key, config.cache_days, now), config, plan.request.device_copies);
+    limits = from_cache(load_cached_limits(key, config.cache_days, now, cache_dir), config, plan.request.device_copies);
   if (ranks::min(std::uint64_t{limits.has_value()}) == 0) {
     ranks::barrier();
     limits = measure_limits(config, plan.request.device_copies, cap);
-    if (config.cache_days > 0) store_cached_limits(key, *limits, now);
+    if (config.cache_days > 0) store_cached_limits(key, *limits, now, cache_dir);
   }
   if (ranks::multi()) add_up_ranks(*limits);
   return *limits;
 }
 
 double measure_links_for_plan(const LimitsConfig& config, const Plan& plan, const std::string& build_text,
-                              Limits& limits) {
+                              const std::string& cache_dir, Limits& limits) {
   using Clock = std::chrono::steady_clock;
   const std::uint64_t run_cap = run_measuring_bytes(plan);
   bool run_measures = run_cap > 0;
   const std::uint64_t cap = std::max<std::uint64_t>(run_cap, std::uint64_t{64} << 20);
   // A run that finds this host's cached limits (job_limits) spends nothing on them.
   if (run_measures && config.measure &&
-      from_cache(load_cached_limits(limits_cache_key(plan, run_cap, build_text), config.cache_days, std::time(nullptr)),
+      from_cache(load_cached_limits(limits_cache_key(plan, run_cap, build_text), config.cache_days, std::time(nullptr),
+                                    cache_dir),
                  config, plan.request.device_copies))
     run_measures = false;
   ranks::barrier();

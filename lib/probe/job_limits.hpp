@@ -38,17 +38,18 @@ void add_up_ranks(Limits& limits);
 
 // The run's limits: each rank's measurement is cached; the job measures
 // unless every rank has a valid entry. `remeasure`: ignore the cache (and
-// refresh it).
-Limits job_limits(const LimitsConfig& config, const Plan& plan, bool remeasure, const std::string& build_text);
+// refresh it). `cache_dir`: Knobs::cache_dir (probe/limits_cache.hpp).
+Limits job_limits(const LimitsConfig& config, const Plan& plan, bool remeasure, const std::string& build_text,
+                  const std::string& cache_dir);
 
 // For plan: fills the links `limits` still lacks (kernel, and h2d/d2h for a
 // device kernel) as the run measures them, with buffers of at least 64 MiB
 // (plan allocates no slabs, so a small budget need not leave the links
 // unknown); they read "measured now". Returns the seconds the run itself
 // would spend on it (0 when the run measures nothing: buffers under 32 MiB,
-// or this host's cache holds them).
+// or this host's cache, in `cache_dir` as job_limits's, holds them).
 double measure_links_for_plan(const LimitsConfig& config, const Plan& plan, const std::string& build_text,
-                              Limits& limits);
+                              const std::string& cache_dir, Limits& limits);
 
 // A link measured by this process just now (plan's wording).
 LinkLimit measured_now(double gb_per_s);

@@ -17,22 +17,23 @@ namespace {
 
 constexpr const char* kHeader = "# discount_app: measured link limits of one host and build; delete to measure again";
 
-std::string entry_path(const std::string& key) {
-  return limits_cache_dir() + "/limits-" + fingerprint_of(key) + ".txt";
+std::string entry_path(const std::string& key, const std::string& dir) {
+  return limits_cache_dir(dir) + "/limits-" + fingerprint_of(key) + ".txt";
 }
 
 }  // namespace
 
-std::string limits_cache_dir() {
-  if (const char* dir = std::getenv("DISCOUNT_CACHE_DIR"); dir && *dir) return dir;
+std::string limits_cache_dir(const std::string& dir) {
+  if (!dir.empty()) return dir;
   if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/discount_app";
   if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/discount_app";
   return "/tmp/discount_app-cache-" + std::to_string(::getuid());
 }
 
-std::optional<Limits> load_cached_limits(const std::string& key, int max_days, std::time_t now) {
+std::optional<Limits> load_cached_limits(const std::string& key, int max_days, std::time_t now,
+                                         const std::string& dir) {
   if (max_days <= 0) return std::nullopt;
-  std::ifstream in(entry_path(key));
+  std::ifstream in(entry_path(key, dir));
   if (!in) return std::nullopt;
   std::string line, stored_key;
   std::time_t when = 0;
@@ -58,10 +59,10 @@ std::optional<Limits> load_cached_limits(const std::string& key, int max_days, s
   return limits;
 }
 
-void store_cached_limits(const std::string& key, const Limits& limits, std::time_t now) {
+void store_cached_limits(const std::string& key, const Limits& limits, std::time_t now, const std::string& dir) {
   std::error_code ignored;  // a folder that cannot be made shows up when the entry cannot be written
-  std::filesystem::create_directories(limits_cache_dir(), ignored);
-  const std::string path = entry_path(key);
+  std::filesystem::create_directories(limits_cache_dir(dir), ignored);
+  const std::string path = entry_path(key, dir);
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   {
     std::ofstream out(tmp);

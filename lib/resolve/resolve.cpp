@@ -333,6 +333,7 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
   pipeline.ids = ids;
   pipeline.rank = facts.rank;
   pipeline.ranks = facts.ranks;
+  pipeline.knobs = facts.knobs;
 
   OutputSpec& output = spec.output;
   output.path = config.output.file;
@@ -360,6 +361,7 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
   output.parts_per_core = output.parts_auto && unstaged && facts.output_memory_backed && split_parts > 1;
   output.writers = split_writers_n;
   output.mpi_hints = config.output.mpi_hints;
+  output.writeback = facts.knobs.writeback;
   output.owner = facts.rank == 0;
   output.rank = facts.rank;
   output.ranks = facts.ranks;
@@ -378,6 +380,7 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
                   config.input.files.empty() ? std::string() : input.hdf5_file};
 
   spec.limits = config.limits;
+  spec.knobs = facts.knobs;
   spec.verify = config.verify;
   spec.report_path = config.report;
   spec.report.kernel = kernel_name(pipeline.kernel);

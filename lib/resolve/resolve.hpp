@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 
+#include "common/knobs.hpp"
 #include "config/config.hpp"
 #include "io/input.hpp"
 #include "io/output_spec.hpp"
@@ -74,6 +75,9 @@ struct SystemFacts {
   // (OutputSink::piece_threads(), the Python module's multiply): this many
   // threads; 0 for a file. On a GPU memory.staging: auto then takes none.
   int output_piece_threads = 0;
+  // The DISCOUNT_* environment variables, read once with these facts
+  // (common/knobs.hpp); each rank its own. Not part of the job's identity.
+  Knobs knobs;
 };
 
 // memory.chunk_axis: auto takes date when one minimal date slab fits the
@@ -99,6 +103,7 @@ struct PipelineSpec {
   std::string multiplier = "multBy", discount = "discount";  // dataset names, for messages
   Range dates, ids;                                          // the selection, absolute in the source
   int rank = 0, ranks = 1;                                   // this process takes share `rank` of `ranks` (rank_share)
+  Knobs knobs;  // the test hold, the staging ring's pinning, a GPU's piece size (common/knobs.hpp)
 };
 
 // The report's slicing text for compute.kernel: fused.
@@ -138,6 +143,7 @@ struct JobSpec {
   VerifyMode verify = VerifyMode::none;
   std::string report_path;  // `report:`; empty: none
   ReportSpec report;
+  Knobs knobs;  // SystemFacts::knobs, for the commands (the limits cache's folder)
 };
 
 // The rules that need no facts (compute.kernel with input.axes,
