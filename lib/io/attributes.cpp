@@ -56,6 +56,7 @@ bool holds_references(hid_t type) {
 struct CopyState {
   hid_t to;
   const std::vector<std::string>* skip;
+  std::string prefix;  // of each copy's name
   int copied = 0;
   std::string failed;  // an exception never crosses HDF5's C frames
 };
@@ -75,7 +76,7 @@ void copy_attribute(hid_t from, const char* name, CopyState& state) {
   if (H5Tget_class(type.get()) == H5T_STRING && H5Tis_variable_str(type.get()) <= 0 &&
       H5Sget_simple_extent_npoints(space.get()) == 1 && valid_utf8(read_text_attribute(from, key))) {
     attr.reset();
-    write_text_attribute(state.to, key, read_text_attribute(from, key));
+    write_text_attribute(state.to, state.prefix + key, read_text_attribute(from, key));
     ++state.copied;
     return;
   }
@@ -86,8 +87,9 @@ void copy_attribute(hid_t from, const char* name, CopyState& state) {
   if (points < 0 || size == 0) return;
   std::vector<unsigned char> buffer(std::max<std::size_t>(1, static_cast<std::size_t>(points) * size));
   if (H5Aread(attr.get(), type.get(), buffer.data()) < 0) return;
-  drop_attribute(state.to, key);
-  Id copy = attribute(H5Acreate2(state.to, name, type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT));
+  const std::string target = state.prefix + key;
+  drop_attribute(state.to, target);
+  Id copy = attribute(H5Acreate2(state.to, target.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT));
   const bool ok = copy && H5Awrite(copy.get(), type.get(), buffer.data()) >= 0;
   if (H5Tdetect_class(type.get(), H5T_VLEN) > 0 || H5Tis_variable_str(type.get()) > 0)
     reclaim(type.get(), space.get(), buffer.data());
@@ -160,8 +162,8 @@ bool is_structural_attribute(const std::string& name) {
   return std::any_of(std::begin(names), std::end(names), [&](const char* n) { return name == n; });
 }
 
-int copy_attributes(hid_t from, hid_t to, const std::vector<std::string>& skip) {
-  CopyState state{to, &skip, 0, {}};
+int copy_attributes(hid_t from, hid_t to, const std::vector<std::string>& skip, const std::string& prefix) {
+  CopyState state{to, &skip, prefix, 0, {}};
   hsize_t index = 0;
   if (H5Aiterate2(from, H5_INDEX_NAME, H5_ITER_INC, &index, copy_one, &state) < 0)
     throw io_error(state.failed.empty() ? std::string("cannot copy the attributes") : state.failed);

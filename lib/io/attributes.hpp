@@ -28,7 +28,8 @@ bool is_structural_attribute(const std::string& name);
 void reclaim(hid_t type, hid_t space, void* buffer);
 // Copies every attribute of `from` onto `to` except the structural ones,
 // those named in `skip`, and reference-typed ones; an attribute `to`
-// already has is replaced. Returns how many were copied.
-int copy_attributes(hid_t from, hid_t to, const std::vector<std::string>& skip = {});
+// already has is replaced; each copy is named `prefix` + its name. Returns
+// how many were copied.
+int copy_attributes(hid_t from, hid_t to, const std::vector<std::string>& skip = {}, const std::string& prefix = {});
 
 }  // namespace discount::h5

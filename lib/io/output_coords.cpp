@@ -129,6 +129,43 @@ InputObjects open_input_objects(const OutputDecor& decor) {
   return in;
 }
 
+// A text attribute of the dataset at `path` in `file`, "" where none.
+std::string dataset_text(hid_t file, const std::string& path, const char* name) {
+  if (!file || path.empty() || H5Lexists(file, path.c_str(), H5P_DEFAULT) <= 0) return {};
+  // The input's access list: HDF5 refuses a second open of a dataset the
+  // input holds open with other file prefixes.
+  h5::Id data = h5::dataset(H5Dopen2(file, path.c_str(), h5::input_dataset_access().get()));
+  return data ? h5::read_text_attribute(data.get(), name) : std::string();
+}
+
+// The units of a product: a dimensionless factor ("1", "") leaves the other's.
+std::string product_units(const std::string& a, const std::string& b) {
+  const auto dimensionless = [](const std::string& u) { return u == "1" || u == "-" || u == "dimensionless"; };
+  if (dimensionless(a)) return b;
+  if (dimensionless(b)) return a;
+  return a + " " + b;
+}
+
+// cv describes itself: its own long_name and description; units only where
+// both inputs give theirs; discount's attributes kept with a "discount_"
+// prefix, since they describe discount, not cv.
+void describe_cv(const InputObjects& in, const OutputDecor& decor, hid_t data) {
+  if (in.discount) h5::copy_attributes(in.discount.get(), data, {"axes"}, "discount_");
+  const std::string disc_name = in.discount ? h5::read_text_attribute(in.discount.get(), "long_name") : "";
+  const std::string mult_name = dataset_text(in.file.get(), decor.multiplier_dataset, "long_name");
+  h5::write_text_attribute(data, "long_name", "multBy * discount");
+  h5::write_text_attribute(
+      data, "description",
+      "cv[date][id][num] = multBy[id][num] * discount[date][id][num]" +
+          (mult_name.empty() && disc_name.empty() ? std::string()
+                                                  : " (multBy: " + (mult_name.empty() ? "-" : mult_name) +
+                                                        "; discount: " + (disc_name.empty() ? "-" : disc_name) + ")"));
+  const std::string disc_units = in.discount ? h5::read_text_attribute(in.discount.get(), "units") : "";
+  const std::string mult_units = dataset_text(in.file.get(), decor.multiplier_dataset, "units");
+  if (!disc_units.empty() && !mult_units.empty())
+    h5::write_text_attribute(data, "units", product_units(mult_units, disc_units));
+}
+
 }  // namespace
 
 std::string history_with(const std::string& previous, const std::string& line) {
@@ -168,9 +205,7 @@ void decorate_output(hid_t file, hid_t data, const OutputDecor& decor) {
     if (H5DSset_scale(coord.get(), bare ? marker : name) < 0 || H5DSattach_scale(data, coord.get(), j) < 0)
       throw io_error(std::string("cannot make '") + name + "' a dimension scale of '" + cv_path + "'");
   }
-  // discount's own description (units, long_name, ...) now describes cv;
-  // cv's axes attribute stays the one this run wrote.
-  if (in.discount) h5::copy_attributes(in.discount.get(), data, {"axes"});
+  describe_cv(in, decor, data);
   h5::Id root = h5::group(H5Gopen2(file, "/", H5P_DEFAULT));
   std::string title, source, history;
   if (in.file) {

@@ -23,6 +23,7 @@ struct OutputDecor {
   // The HDF5 file holding the discount whose coordinates and attributes the
   // output takes, when not input_file: an input.file list's virtual file.
   std::string coordinates_file;
+  std::string multiplier_dataset;  // multBy's path there: its units join discount's in cv's
 };
 
 }  // namespace discount

@@ -378,6 +378,7 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
                   {},
                   config.source_path,
                   config.input.files.empty() ? std::string() : input.hdf5_file};
+  output.decor.multiplier_dataset = config.input.multiplier;
 
   spec.limits = config.limits;
   spec.knobs = facts.knobs;

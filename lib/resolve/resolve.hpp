@@ -2,7 +2,7 @@
 // the job needs: every cross-field rule (with its error), the plan request,
 // the slicing, the output's layout, what the report shows and the text the
 // resume fingerprint is made of. Pure: no Kokkos, no HDF5, no I/O, so each
-// rule is unit-tested in milliseconds (tests/unit/test_resolve.cpp).
+// rule is unit-tested in milliseconds (tests/unit/resolve/test_resolve.cpp).
 //
 // The YAML parser (config.cpp) keeps the rules a single key or section can
 // check and point at by file:line:col; the rules that need two sections, the

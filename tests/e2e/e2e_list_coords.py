@@ -103,7 +103,7 @@ def check_result(d, ds, paths, along, engine):
                         f"{what}: {axis} is {a!r}, open_mfdataset gives {b!r}")
             E.check(got["date"].dtype.kind == "M", f"{what}: dates are not decoded as datetimes")
             E.check(got["num"].attrs.get("units") == "years", f"{what}: num's attributes {got['num'].attrs}")
-            E.check(got["cv"].attrs.get("long_name") == "discount factor", f"{what}: cv's attributes {got['cv'].attrs}")
+            E.check(got["cv"].attrs.get("discount_long_name") == "discount factor", f"{what}: cv's attributes {got['cv'].attrs}")
 
 
 def units_of(paths, axis):

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The output with the attributes and values real inputs bring.
 
-  - an input attribute over 64 KiB is copied onto cv (dense attribute
-    storage), exact;
+  - an input attribute over 64 KiB is copied onto cv (as discount_<name>;
+    dense attribute storage), exact;
   - a fixed-length text attribute that is not UTF-8 is copied as its bytes,
     not relabelled UTF-8;
   - input.nonfinite changed between a kill and the resume: the partial is
@@ -49,8 +49,8 @@ def case_large_attribute(ctx):
     yaml = E.write_job(os.path.join(d, "job.yaml"), "in.h5", "out.h5")
     E.expect_rc(E.app(ctx, "run", "-q", yaml, cwd=d), 0, "run with a 100 kB attribute")
     with h5py.File(os.path.join(d, "out.h5"), "r") as f:
-        E.check(E.text(f["cv"].attrs["history"]) == big, "the large text attribute differs")
-        E.assert_bits_equal(f["cv"].attrs["table"], table, "the large array attribute")
+        E.check(E.text(f["cv"].attrs["discount_history"]) == big, "the large text attribute differs")
+        E.assert_bits_equal(f["cv"].attrs["discount_table"], table, "the large array attribute")
         E.assert_bits_equal(f["cv"][...], mult[None] * disc, "cv")
 
 
@@ -67,11 +67,11 @@ def case_non_utf8_attribute(ctx):
     yaml = E.write_job(os.path.join(d, "job.yaml"), "in.h5", "out.h5")
     E.expect_rc(E.app(ctx, "run", "-q", yaml, cwd=d), 0, "run")
     with h5py.File(os.path.join(d, "out.h5"), "r") as f:
-        attr = f["cv"].attrs.get_id("note")
+        attr = f["cv"].attrs.get_id("discount_note")
         E.check(attr.get_type().get_cset() != h5py.h5t.CSET_UTF8, "a Latin-1 attribute was marked UTF-8")
-        raw = f["cv"].attrs["note"]
+        raw = f["cv"].attrs["discount_note"]
         E.check(bytes(raw) == latin1, f"the Latin-1 attribute reads {raw!r}, expected {latin1!r}")
-        E.check(E.text(f["cv"].attrs["title"]) == "plain ascii", "a UTF-8-valid attribute changed")
+        E.check(E.text(f["cv"].attrs["discount_title"]) == "plain ascii", "a UTF-8-valid attribute changed")
 
 
 def case_float32_overflow(ctx):

@@ -92,7 +92,7 @@ def ncdump_header(path):
     return r.stdout
 
 
-def write_netcdf_input(ctx, seed, shape, discount_attrs, coords, attrs=None):
+def write_netcdf_input(ctx, seed, shape, discount_attrs, coords, attrs=None, mult_attrs=None):
     """in.nc written by xarray (netCDF4): discount [date][id][num] with its
     attributes and multBy [id][num], random non-zero (discount drawn first),
     with the given coordinates and global attributes. Returns (disc, mult)."""
@@ -101,7 +101,8 @@ def write_netcdf_input(ctx, seed, shape, discount_attrs, coords, attrs=None):
     rng = np.random.default_rng(seed)
     disc = E.random_nonzero(rng, (D, I, N))
     mult = E.random_nonzero(rng, (I, N))
-    xr.Dataset({"discount": (("date", "id", "num"), disc, discount_attrs), "multBy": (("id", "num"), mult)},
+    xr.Dataset({"discount": (("date", "id", "num"), disc, discount_attrs),
+                "multBy": (("id", "num"), mult, mult_attrs or {})},
                coords=coords, attrs=attrs or {}).to_netcdf(os.path.join(ctx.work, "in.nc"), engine="netcdf4")
     return disc, mult
 
@@ -109,7 +110,9 @@ def write_netcdf_input(ctx, seed, shape, discount_attrs, coords, attrs=None):
 def case_netcdf_roundtrip(ctx):
     """The user's own netCDF4 file written by xarray (datetime dates, string
     ids, scaled nums, units and long_name, title/source/history): a selection
-    with offsets comes back with its coordinates and attributes."""
+    with offsets comes back with its coordinates and attributes. cv describes
+    itself (its long_name and description; units as the product of multBy's
+    and discount's); discount's attributes are kept with a discount_ prefix."""
     need_xarray()
     import pandas as pd
     D, I, N = 11, 7, 5
@@ -119,7 +122,8 @@ def case_netcdf_roundtrip(ctx):
     disc, mult = write_netcdf_input(
         ctx, 24, (D, I, N), {"units": "1", "long_name": "discount factor", "model": "m7"},
         coords={"date": dates, "id": ids, "num": ("num", nums, {"units": "years"})},
-        attrs={"title": "curves of 2024", "source": "pricing model X", "history": "written by the user"})
+        attrs={"title": "curves of 2024", "source": "pricing model X", "history": "written by the user"},
+        mult_attrs={"units": "USD", "long_name": "notional"})
     sel = {"dates": [3, 9], "ids": [2, 6]}
     _, out, _ = run_job(ctx, "in.nc", sel)
     expected = mult[None, 2:6, :] * disc[3:9, 2:6, :]
@@ -135,8 +139,12 @@ def case_netcdf_roundtrip(ctx):
         E.check(list(ds["id"].values) == list(ids[2:6]), f"{what}: ids {ds['id'].values}")
         E.check(np.array_equal(ds["num"].values, nums), f"{what}: nums {ds['num'].values}")
         E.check(ds["num"].attrs.get("units") == "years", f"{what}: num's units {ds['num'].attrs}")
-        for key, value in (("units", "1"), ("long_name", "discount factor"), ("model", "m7")):
+        for key, value in (("units", "USD"), ("long_name", "multBy * discount"), ("discount_units", "1"),
+                           ("discount_long_name", "discount factor"), ("discount_model", "m7")):
             E.check(ds["cv"].attrs.get(key) == value, f"{what}: cv's {key} is {ds['cv'].attrs.get(key)!r}")
+        description = ds["cv"].attrs.get("description", "")
+        E.check("notional" in description and "discount factor" in description and "model" not in ds["cv"].attrs,
+                f"{what}: cv's description {description!r}, attributes {ds['cv'].attrs}")
         E.check(ds.attrs.get("title") == "curves of 2024", f"{what}: title {ds.attrs.get('title')!r}")
         E.check(ds.attrs.get("source", "").startswith("pricing model X; cv by discount_app"),
                 f"{what}: source {ds.attrs.get('source')!r}")
@@ -147,8 +155,9 @@ def case_netcdf_roundtrip(ctx):
         picked = ds["cv"].sel(id="station-03", date="2024-03-05")
         E.assert_bits_equal(picked.values, expected[1, 1, :], f"{what}: cv.sel(id=..., date=...)")
     header = ncdump_header(out)
-    for needle in ("double cv(date, id, num)", "date = 6 ;", "id = 4 ;", "num = 5 ;", 'cv:units = "1"',
-                   'cv:long_name = "discount factor"', "string id(id)", ':title = "curves of 2024"'):
+    for needle in ("double cv(date, id, num)", "date = 6 ;", "id = 4 ;", "num = 5 ;", 'cv:units = "USD"',
+                   'cv:long_name = "multBy * discount"', 'cv:discount_long_name = "discount factor"', "string id(id)",
+                   ':title = "curves of 2024"'):
         E.check(needle in header, f"ncdump -h has no '{needle}':\n{header}")
     print(f"xarray round trip of a [{D} x {I} x {N}] netCDF4 input, selection {sel}: coordinates and attributes kept")
 
@@ -273,9 +282,10 @@ def case_split_layout(ctx):
             E.assert_bits_equal(ds["cv"].values, expected, f"{what}: cv")
             E.check(list(ds["date"].values) == list(range(1002, 1012)), f"{what}: dates {ds['date'].values}")
             E.check(list(ds["id"].values) == list(np.arange(50, 50 + I) * 3), f"{what}: ids {ds['id'].values}")
-            E.check(ds["cv"].attrs.get("long_name") == "discount factor", f"{what}: cv's attributes {ds['cv'].attrs}")
+            E.check(ds["cv"].attrs.get("long_name") == "multBy * discount" and "units" not in ds["cv"].attrs and
+                    ds["cv"].attrs.get("discount_long_name") == "discount factor", f"{what}: cv's attributes {ds['cv'].attrs}")
     header = ncdump_header(moved)
-    for needle in ("double cv(date, id, num)", "date = 10 ;", "id = 9 ;", 'cv:long_name = "discount factor"'):
+    for needle in ("double cv(date, id, num)", "date = 10 ;", "id = 9 ;", 'cv:discount_long_name = "discount factor"'):
         E.check(needle in header, f"ncdump -h of the split output has no '{needle}':\n{header}")
     print(f"split output of [{D} x {I} x {N}] (3 parts, moved with its folder): xarray and ncdump see cv whole")
 
