@@ -49,8 +49,8 @@ class Job:
         return E.write_job(os.path.join(self.d, name), input_file, "out.h5", memory=self.memory,
                            output=dict({"checkpoint_seconds": 0}, **output))
 
-    def run(self, *extra, yaml=None):
-        return E.app(self.ctx, "run", "-q", *extra, yaml or self.yaml, cwd=self.d)
+    def run(self, *extra, yaml=None, env=None):
+        return E.app(self.ctx, "run", "-q", *extra, yaml or self.yaml, cwd=self.d, env=env)
 
     def kill_mid_run(self):
         """kill -9 once a third of the dates are recorded done; returns the done units.
@@ -189,7 +189,7 @@ def partial_type_damaged(ctx):
         start = raw.find(f64le, start + 1)
     E.check(found is not None, "test setup: cv's datatype message not found in the partial")
     flip_byte(job.partial, found)
-    r = job.run()
+    r = job.run(env=E.damaged_hdf5_env())
     if r.rc == 0:
         E.check_output(job.out, job.expected(), what="after resuming a damaged partial")
     else:
