@@ -33,6 +33,7 @@
 #include "config/config.hpp"
 #include "config/config_tree.hpp"
 #include "config/yaml_guard.hpp"
+#include "embed/calling_thread.hpp"
 #include "embed/embed.hpp"
 #include "embed/engine_thread.hpp"
 #include "embed/pinned_arrays.hpp"
@@ -272,6 +273,31 @@ Config argument_config(const char* name, const char* section, const char* key, p
   return parse_config_tree(root, name);
 }
 
+// multiply()'s keyword arguments, each by its YAML key's rules (on the
+// calling thread: they are Python objects). Throws discount::Error.
+struct Arguments {
+  py::object axes, space, device_budget, host_budget, parallel_dims, chunk_axis;
+};
+
+void read_arguments(embed::MultiplyRequest& request, const Arguments& a) {
+  request.axes = argument_config("axes", "input", "axes", a.axes).input.axes;
+  try {
+    request.space = argument_config("space", "compute", "space", a.space).compute.space;
+  } catch (const Error& e) {
+    throw Error(e.code(), e.what() + std::string("; or 'auto': device arrays on the device, others on the host"));
+  }
+  if (!a.device_budget.is_none())
+    request.device_budget =
+        argument_config("device_budget", "memory", "device_budget", a.device_budget).memory.device_budget;
+  if (!a.host_budget.is_none())
+    request.host_budget = argument_config("host_budget", "memory", "host_budget", a.host_budget).memory.host_budget;
+  if (!a.parallel_dims.is_none())
+    request.parallel_dims =
+        argument_config("parallel_dims", "compute", "parallel_dims", a.parallel_dims).compute.parallel_dims;
+  if (!a.chunk_axis.is_none())
+    request.chunk_axis = argument_config("chunk_axis", "memory", "chunk_axis", a.chunk_axis).memory.chunk_axis;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_core, m) {
@@ -314,30 +340,45 @@ PYBIND11_MODULE(_core, m) {
     request.disc = array_ref(disc, "disc");
     request.out = array_ref(out, "out");
     request.device_arrays = device_arrays;
-    // The keyword arguments, each by its YAML key's rules (the calling thread: they are Python objects).
     try {
-      request.axes = argument_config("axes", "input", "axes", axes).input.axes;
-      try {
-        request.space = argument_config("space", "compute", "space", space).compute.space;
-      } catch (const Error& e) {
-        throw Error(e.code(), e.what() + std::string("; or 'auto': device arrays on the device, others on the host"));
-      }
-      if (!device_budget.is_none())
-        request.device_budget =
-            argument_config("device_budget", "memory", "device_budget", device_budget).memory.device_budget;
-      if (!host_budget.is_none())
-        request.host_budget = argument_config("host_budget", "memory", "host_budget", host_budget).memory.host_budget;
-      if (!parallel_dims.is_none())
-        request.parallel_dims =
-            argument_config("parallel_dims", "compute", "parallel_dims", parallel_dims).compute.parallel_dims;
-      if (!chunk_axis.is_none())
-        request.chunk_axis = argument_config("chunk_axis", "memory", "chunk_axis", chunk_axis).memory.chunk_axis;
+      read_arguments(request, {axes, space, device_budget, host_budget, parallel_dims, chunk_axis});
     } catch (const Error& e) { return as_tuple({static_cast<int>(e.code()), e.what(), "", false}); }
     return as_tuple(run_in_worker(
         [&](const std::atomic<int>* stop, const embed::Progress& on_progress) {
           return embed::multiply(request, stop, on_progress).to_json();
         },
         progress));
+  });
+
+  // multiply()'s keyword arguments checked as the engine checks them, for the
+  // package's calling-thread path (it keeps what passed): (code, message,
+  // host budget bytes or None, device budget bytes or None); a budget given
+  // as a percentage gives None, as does one not given.
+  m.def("check_arguments", [](py::object axes, py::object space, py::object device_budget, py::object host_budget,
+                              py::object parallel_dims, py::object chunk_axis) {
+    embed::MultiplyRequest request;
+    try {
+      read_arguments(request, {axes, space, device_budget, host_budget, parallel_dims, chunk_axis});
+    } catch (const Error& e) { return py::make_tuple(static_cast<int>(e.code()), e.what(), py::none(), py::none()); }
+    const auto bytes = [](const std::optional<MemorySize>& size) -> py::object {
+      if (!size || size->is_percent) return py::none();
+      return py::int_(size->bytes);
+    };
+    return py::make_tuple(0, "", bytes(request.host_budget), bytes(request.device_budget));
+  });
+
+  // A host call on the calling thread (embed/calling_thread.hpp), the GIL
+  // released; the package checked the arrays and arguments. Returns seconds.
+  m.def("calling_thread_bytes", [] { return embed::kCallingThreadBytes; });
+  m.def("multiply_on_calling_thread", [](py::tuple mult, py::tuple disc, py::tuple out, py::sequence axes) {
+    const ArrayRef m_ref = array_ref(mult, "mult"), d_ref = array_ref(disc, "disc"), o_ref = array_ref(out, "out");
+    std::array<Axis, 3> order{};
+    for (std::size_t j = 0; j < 3; ++j) {
+      const auto name = axes[j].cast<std::string>();
+      order[j] = name == "date" ? Axis::date : name == "id" ? Axis::id : Axis::num;
+    }
+    py::gil_scoped_release release;
+    return embed::multiply_on_calling_thread(m_ref, d_ref, o_ref, order);
   });
 
   // In a child forked after the engine started (embed/engine_thread.hpp):

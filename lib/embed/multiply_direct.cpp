@@ -1,6 +1,8 @@
 #include "embed/multiply_direct.hpp"
 
 #include <Kokkos_Core.hpp>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -38,6 +40,17 @@ bool apart_or_same(const ArrayRef& disc, const ArrayRef& out) {
   return o + bytes <= d || d + bytes <= o;
 }
 
+// Asks the kernel to start reading [data, data + bytes) now: an np.memmap's
+// next slab comes from disk while this one is computed, in large reads,
+// instead of page fault by page fault from several threads at once (which
+// defeats the kernel's read-ahead). Memory already resident returns at once.
+void read_ahead(const void* data, std::size_t bytes) {
+  static const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<std::uintptr_t>(data) / page * page;
+  const auto end = reinterpret_cast<std::uintptr_t>(data) + bytes;
+  ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_WILLNEED);  // advice only: its result does not matter
+}
+
 }  // namespace
 
 bool direct_applies(const MultiplyRequest& request, const Plan& plan) {
@@ -53,14 +66,15 @@ std::vector<Slab> direct_slabs(const MultiplyRequest& request, const Plan& plan)
   for (std::size_t j = 0; j < 3; ++j)
     if (request.axes[j] == Axis::date) dates = request.disc.shape[j];
   const std::int64_t n = request.disc.shape[0];
-  // No staging buffers to fit: budgets the caller gave cut the slabs as they
-  // would in the pipeline; otherwise the slabs are large (kDirectSlabBytes).
-  std::int64_t per = plan.request.chunk_axis == outer ? plan.slab_extent : 1;
-  if (!request.host_budget && !request.device_budget) {
-    const auto unit = static_cast<std::uint64_t>(request.disc.shape[1] * request.disc.shape[2]) * sizeof(double);
-    per = std::max<std::int64_t>(
-        per, static_cast<std::int64_t>((kDirectSlabBytes + unit - 1) / std::max<std::uint64_t>(unit, 1)));
-  }
+  // No staging buffers to fit, so a budget only caps: a slab's disc and out
+  // (the pages it touches, an np.memmap's included) hold at most host_budget,
+  // and at most kDirectSlabBytes of disc either way. A budget larger than the
+  // arrays changes nothing.
+  const auto unit = std::max<std::uint64_t>(
+      static_cast<std::uint64_t>(request.disc.shape[1] * request.disc.shape[2]) * sizeof(double), 1);
+  std::uint64_t slab_bytes = kDirectSlabBytes;
+  if (request.host_budget) slab_bytes = std::min(slab_bytes, plan.request.host_budget / 2);
+  std::int64_t per = static_cast<std::int64_t>(std::max<std::uint64_t>(slab_bytes / unit, 1));
   per = std::clamp<std::int64_t>(per, 1, std::max<std::int64_t>(n, 1));
   std::vector<Slab> slabs;
   for (std::int64_t b = 0; b < n; b += per) {
@@ -93,12 +107,20 @@ void multiply_direct(const MultiplyRequest& request, const JobSpec& spec, const 
   std::uint64_t written_bytes = 0;
   const std::vector<Slab> slabs = direct_slabs(request, plan);
   report.slabs_total = static_cast<int>(slabs.size());
-  for (const Slab& slab : slabs) {
+  const auto first_of = [&](const Slab& slab) {
+    return (request.axes[0] == Axis::date ? slab.dates.begin : slab.ids.begin) * inner;
+  };
+  for (std::size_t s = 0; s < slabs.size(); ++s) {
+    const Slab& slab = slabs[s];
     if (stopping()) break;
+    if (s + 1 < slabs.size()) {  // the next slab's disc on its way while this one runs
+      const Slab& next = slabs[s + 1];
+      read_ahead(disc + first_of(next), static_cast<std::size_t>(next.elements()) * sizeof(double));
+    }
     const Geometry g = geometry(request.axes, slab);
     // The kernel indexes multBy from the slab's first id.
     const std::int64_t mult_offset = slab.ids.begin * slab.nums;
-    const std::int64_t offset = (request.axes[0] == Axis::date ? slab.dates.begin : slab.ids.begin) * inner;
+    const std::int64_t offset = first_of(slab);
     const auto t0 = Clock::now();
     {
       const Region region("discount::kernel");

@@ -23,8 +23,8 @@ namespace discount::embed {
 // itself or apart from it, slabs cut along the outermost axis).
 bool direct_applies(const MultiplyRequest& request, const Plan& plan);
 
-// The slabs it runs, along the outermost axis (date or id): as the budgets
-// cut them when the caller gave one, else of 4 GiB or more.
+// The slabs it runs, along the outermost axis (date or id): about 4 GiB of
+// disc, or under a host_budget as much as half the budget holds (disc + out).
 std::vector<Slab> direct_slabs(const MultiplyRequest& request, const Plan& plan);
 
 // Runs plan's slabs in order on the arrays; fills report's stages, slab

@@ -140,10 +140,11 @@ def _raise_for(code: int, message: str) -> None:
 
 
 def _finish(result: tuple) -> Dict[str, Any]:
-    global _LAST_REPORT
+    global _LAST_REPORT, _CALLER_CALL
     code, message, report, _keyboard = result
     if code != 0:
         _raise_for(code, message)
+    _CALLER_CALL = None
     _LAST_REPORT = json.loads(report) if report else {}
     return _LAST_REPORT
 
@@ -333,10 +334,17 @@ def multiply(mult: Any, disc: Any, out: Optional[Any] = None, *,
         mdesc, ddesc, odesc = _host_desc(mult, "mult"), _host_desc(disc, "disc"), _host_desc(out, "out")
         result = out
         is_device = False
-    if space == "auto":
-        space = "device" if is_device else "host"
     if min(ddesc[2]) == 0:
         return result
+    if not is_device and progress is None and space in ("auto", "host"):
+        nbytes = disc.nbytes + out.nbytes
+        if nbytes <= _CALLER_MAX_BYTES and _budgets_fit(nbytes + mult.nbytes, axes, "host", device_budget,
+                                                        host_budget, parallel_dims, chunk_axis):
+            seconds = _core.multiply_on_calling_thread(mdesc, ddesc, odesc, axes)
+            _caller_report(mult, disc, axes, seconds)
+            return result
+    if space == "auto":
+        space = "device" if is_device else "host"
     with _LOCK:
         seen = []
         if space == "device" and not is_device:
@@ -445,6 +453,46 @@ def _pin_in_place(arrays: Sequence[np.ndarray], pin: Optional[bool]) -> list:
     return counted
 
 
+# Host calls whose disc + out hold at most this many bytes run on the calling
+# thread (embed/calling_thread.hpp says why and where the figure comes from):
+# no engine thread, no thread team, no plan, no lock.
+_CALLER_MAX_BYTES = int(_core.calling_thread_bytes())
+# multiply()'s keyword arguments the engine accepted, as (host budget bytes or
+# None, device budget bytes or None), by value: a call checks its own once.
+_CHECKED: Dict[tuple, tuple] = {}
+_CALLER_CALL: Optional[tuple] = None  # the last call's figures when it ran on the calling thread
+
+
+def _budgets_fit(nbytes, axes, space, device_budget, host_budget, parallel_dims, chunk_axis) -> bool:
+    """Whether the arguments pass the engine's checks and an in-RAM call of nbytes fits host_budget.
+
+    Raises the engine's ConfigError for a value it refuses. A budget given as
+    a percentage of what is free sends the call to the engine, which measures it.
+    """
+    key = (axes, space, device_budget, host_budget, parallel_dims, chunk_axis)
+    try:
+        checked = _CHECKED.get(key)
+    except TypeError:  # an unhashable value (a list): the engine checks it
+        return False
+    if checked is None:
+        code, message, host_bytes, device_bytes = _core.check_arguments(list(axes), space, device_budget, host_budget,
+                                                                       parallel_dims, chunk_axis)
+        if code != 0:
+            _raise_for(code, message)
+        checked = _CHECKED[key] = (host_bytes, device_bytes)
+    host_bytes = checked[0]
+    if host_budget is None:
+        return True
+    return host_bytes is not None and nbytes <= host_bytes
+
+
+def _caller_report(mult, disc, axes, seconds) -> None:
+    global _LAST_REPORT, _CALLER_CALL
+    _LAST_REPORT = None
+    _CALLER_CALL = (mult.shape, str(mult.dtype), disc.shape, str(disc.dtype), tuple(axes), seconds,
+                    disc.nbytes + 8 * disc.size + mult.nbytes)
+
+
 def _check_shapes(mshape, dshape, oshape, axes) -> None:
     ids, nums = dshape[axes.index("id")], dshape[axes.index("num")]
     if tuple(mshape) != (ids, nums):
@@ -462,8 +510,26 @@ def _check_shapes(mshape, dshape, oshape, axes) -> None:
 
 
 def last_report() -> Optional[Dict[str, Any]]:
-    """The report of this process's last successful run() or multiply() (slabs, stages, seconds), or None."""
-    return _LAST_REPORT
+    """The report of this process's last successful run() or multiply() (slabs, stages, seconds), or None.
+
+    A multiply() that ran on the calling thread (a small host call) reports
+    ``"space": "calling thread"``, one slab and its loop's seconds.
+    """
+    call = _CALLER_CALL
+    if call is None:
+        return _LAST_REPORT
+    mshape, mtype, dshape, dtype, axes, seconds, nbytes = call
+    dims = "x".join(str(n) for n in dshape)
+    stage = {"name": "kernel", "bytes": nbytes, "seconds": seconds, "slabs": 1,
+             "gb_per_s": nbytes / seconds / 1e9 if seconds > 0 else None,
+             "limit_gb_per_s": None, "fraction_of_limit": None}
+    return {"schema_version": 2, "outcome": "complete", "space": "calling thread", "kernel": "loop",
+            "slicing": "none (one thread)", "kernel_on_pieces": False,
+            "input": {"text": f"arrays in memory: mult {'x'.join(str(n) for n in mshape)} {mtype}, "
+                              f"disc {dims} {dtype} ({', '.join(axes)})"},
+            "output": f"array in memory: out {dims} float64 (calling thread: no thread team, no staging)",
+            "slabs": {"total": 1, "run": 1, "skipped_resumed": 0}, "stages": [stage],
+            "wall_seconds": seconds, "any_stage_seconds": seconds}
 
 
 def release_buffers() -> int:

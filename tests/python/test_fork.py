@@ -1,4 +1,5 @@
-"""discount_app in processes that fork: a child forked after the parent's first call refuses
+"""discount_app in processes that fork: a child forked after the parent's engine started (its
+first call the engine ran; small host calls run on the calling thread and start none) refuses
 every call at once (ForkError, naming spawn and forkserver), never hangs; a child forked before
 it, and spawn or forkserver workers, compute as the parent does. Every wait is on a process's
 exit or a result's arrival; the timeouts are hang guards only."""
@@ -22,9 +23,11 @@ def odd_case(rng, dates=7, ids=13, nums=5):
 
 
 def start_the_engine(rng):
-    """A call in this process, checked, so that the engine (Kokkos, its threads) runs here."""
+    """A call through the engine (Kokkos, its threads), checked, so that the engine runs here.
+    Small host calls run on the calling thread and start no engine: this one is sent past that path."""
     mult, disc = odd_case(rng)
-    assert_bit_exact(discount_app.multiply(mult, disc), expected_cv(mult, disc))
+    assert_bit_exact(discount_app.multiply(mult, disc, progress=lambda fields: None), expected_cv(mult, disc))
+    assert discount_app.last_report()["space"] != "calling thread"
 
 
 def fork_quietly():
@@ -89,10 +92,28 @@ SCRIPT = textwrap.dedent("""
 
     pid = os.fork()
     if pid == 0:  # before the parent's first call: an engine of its own
-        sys.exit(0 if exact(discount_app.multiply(mult, disc)) else 1)
+        sys.exit(0 if exact(discount_app.multiply(mult, disc, progress=lambda p: None)) else 1)
     results.append(("before", wait(pid)))
 
+    # Small calls run on the calling thread (and its helper threads, for more than one
+    # chunk) and start no engine: a child forked after them computes as the parent does,
+    # with helpers of its own.
+    big_mult, big_disc = nonzero((1003, 5)), nonzero((9, 1003, 5))
     assert exact(discount_app.multiply(mult, disc))
+    got = discount_app.multiply(big_mult, big_disc)
+    assert (got.view(np.uint64) == (big_mult[None] * big_disc).view(np.uint64)).all()
+    assert discount_app.last_report()["space"] == "calling thread"
+    sys.stdout.flush()
+    pid = os.fork()
+    if pid == 0:
+        got = discount_app.multiply(big_mult, big_disc)
+        ok = (got.view(np.uint64) == (big_mult[None] * big_disc).view(np.uint64)).all() and exact(
+            discount_app.multiply(mult, disc, progress=lambda p: None))
+        sys.exit(0 if ok else 1)
+    results.append(("after small calls", wait(pid)))
+
+    # The engine starts with a call it runs (a progress callable sends any call there).
+    assert exact(discount_app.multiply(mult, disc, progress=lambda p: None))
     sys.stdout.flush()
     pid = os.fork()
     if pid == 0:  # after it: every call refuses at once
@@ -115,6 +136,7 @@ SCRIPT = textwrap.dedent("""
     if pid == 0:  # after it, calling nothing: leaving runs the atexit handler alone
         sys.exit(0)
     results.append(("quiet", wait(pid)))
+    assert exact(discount_app.multiply(mult, disc, progress=lambda p: None))
     assert exact(discount_app.multiply(mult, disc))
     print("results", results, flush=True)
 """)
@@ -128,7 +150,8 @@ def test_children_forked_before_and_after_the_first_call(tmp_path, rng):
                           timeout=4 * HANG_GUARD)
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
-    assert lines[-1] == "results [('before', 0), ('after', 0), ('quiet', 0)]", done.stdout + done.stderr
+    assert lines[-1] == "results [('before', 0), ('after small calls', 0), ('after', 0), ('quiet', 0)]", \
+        done.stdout + done.stderr
     refused = next(line for line in lines if line.startswith("refused "))
     assert refused.startswith("refused multiply run release_buffers kept_buffer_bytes pinned_bytes | "), refused
     assert 'get_context("spawn")' in refused and "forkserver" in refused, refused

@@ -124,7 +124,9 @@ TEST(MultiplyDirect, SlabsCoverTheOutermostAxisOnce) {
   for (const auto& axes :
        {std::array<Axis, 3>{Axis::date, Axis::id, Axis::num}, std::array<Axis, 3>{Axis::id, Axis::date, Axis::num}})
     for (bool budget : {false, true}) {
+      // A budget only caps: half of it holds a slab's disc + out, here `extent` of the outermost axis.
       const auto shape = shape_in(axes, dates, ids, nums);
+      const auto unit = static_cast<std::uint64_t>(shape[1] * shape[2]) * sizeof(double);
       MultiplyRequest request;
       request.mult = array_of(mult, {ids, nums, 0}, 2, "mult");
       request.disc = array_of(disc, shape, 3, "disc");
@@ -137,7 +139,8 @@ TEST(MultiplyDirect, SlabsCoverTheOutermostAxisOnce) {
       plan.request.ids = ids;
       plan.request.nums = nums;
       plan.request.chunk_axis = axes[0];
-      plan.slab_extent = extent;
+      plan.request.host_budget = 2 * extent * unit + unit / 2;
+      plan.slab_extent = 1;  // the pipeline's slabs: the direct path does not take them
       const auto slabs = embed::direct_slabs(request, plan);
       std::int64_t next = 0;
       for (const Slab& slab : slabs) {
@@ -153,4 +156,25 @@ TEST(MultiplyDirect, SlabsCoverTheOutermostAxisOnce) {
       EXPECT_EQ(next, shape[0]);
       EXPECT_EQ(slabs.size(), budget ? static_cast<std::size_t>((shape[0] + extent - 1) / extent) : 1u);
     }
+}
+
+// A budget larger than the arrays changes nothing: one slab, as without one.
+TEST(MultiplyDirect, BudgetLargerThanTheArraysOneSlab) {
+  const std::int64_t dates = 13, ids = 97, nums = 5;
+  std::vector<double> mult(static_cast<std::size_t>(ids * nums), 1.0);
+  std::vector<double> disc(static_cast<std::size_t>(dates * ids * nums), 2.0), out(disc.size());
+  MultiplyRequest request;
+  request.mult = array_of(mult, {ids, nums, 0}, 2, "mult");
+  request.disc = array_of(disc, {dates, ids, nums}, 3, "disc");
+  request.out = array_of(out, {dates, ids, nums}, 3, "out");
+  request.space = Space::host;
+  request.host_budget = parse_memory_size("2GiB");
+  Plan plan;
+  plan.request.dates = dates;
+  plan.request.ids = ids;
+  plan.request.nums = nums;
+  plan.request.chunk_axis = Axis::date;
+  plan.request.host_budget = std::uint64_t{2} << 30;
+  plan.slab_extent = 1;  // what the pipeline would cut
+  EXPECT_EQ(embed::direct_slabs(request, plan).size(), 1u);
 }

@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""What a discount_app.multiply call costs, quiet and on a busy machine, and what a budget does to it.
+
+All figures come from one run, as ratios against NumPy doing the same work:
+
+  small        multiply(mult, disc, out=out) at --small (the original question's 100 x 4000 x 5)
+               against np.multiply(mult[None], disc, out=out), median of --repeat calls each,
+               quiet and with --busy busy loops (other processes spinning) beside it
+               (targets: >= 1.0x quiet, >= 1/1.5 busy)
+  1x1x1        a 1 x 1 x 1 call after the first (target: under 0.1 ms)
+  sweep        the calling thread against the engine's thread team, forced either way, over sizes
+               from 16 KB to 256 MB of disc, quiet and busy: where the team starts to repay its
+               start-up is the threshold the package uses (discount_app._CALLER_MAX_BYTES)
+  budget       --budget-shape with host_budget="2GiB" against no budget (target: within 5%)
+  memmap       an np.memmap disc of --memmap-gb under host_budget="256MiB" against a NumPy loop over
+               dates into the same out, warm page cache, and cold where the cache can be dropped
+               (target: >= 1.0x both)
+
+Needs the package importable (PYTHONPATH=build/openmp/python, or installed).
+Nothing asserts on time.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib as B  # noqa: E402
+
+
+def median_time(fn, repeat: int) -> float:
+    fn()  # warm-up
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return B.median(times)
+
+
+@contextlib.contextmanager
+def busy_loops(count: int):
+    """`count` processes spinning on a core each, as a shared workstation's other users."""
+    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
+    try:
+        time.sleep(0.5)  # let the scheduler place them (a benchmark's settling, not a test's wait)
+        yield
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+
+
+@contextlib.contextmanager
+def caller_bytes(D, limit: int):
+    """Forces the calling-thread path (limit huge) or the engine's team (limit 0)."""
+    saved = D._CALLER_MAX_BYTES
+    D._CALLER_MAX_BYTES = limit
+    try:
+        yield
+    finally:
+        D._CALLER_MAX_BYTES = saved
+
+
+def arrays(np, dates, ids, nums, seed=1):
+    rng = np.random.default_rng(seed)
+    return rng.uniform(0.5, 1.5, (ids, nums)), rng.uniform(0.5, 1.5, (dates, ids, nums)), np.empty((dates, ids, nums))
+
+
+def small_calls(np, D, args) -> list:
+    dates, ids, nums = args.small
+    m, d, o = arrays(np, dates, ids, nums)
+    rows = []
+    for label, busy in (("quiet", 0), (f"{args.busy} busy loops", args.busy)):
+        with busy_loops(busy):
+            app = median_time(lambda: D.multiply(m, d, out=o), args.repeat)
+            ref = median_time(lambda: np.multiply(m[None], d, out=o), args.repeat)
+        rows.append([f"{dates}x{ids}x{nums}, {label}", app * 1e3, ref * 1e3, B.ratio(ref, app)])
+    one = [np.ones((1, 1)), np.ones((1, 1, 1)), np.empty((1, 1, 1))]
+    t = median_time(lambda: D.multiply(one[0], one[1], out=one[2]), 200)
+    rows.append(["1x1x1, quiet", t * 1e3, median_time(lambda: np.multiply(one[0][None], one[1], out=one[2]), 200) * 1e3,
+                 None])
+    B.print_table(["call", "multiply ms", "np.multiply ms", "np/multiply"], rows,
+                  "Small calls (median of %d; np/multiply >= 1 means multiply is at least as fast)" % args.repeat)
+    return rows
+
+
+def sweep(np, D, args) -> list:
+    rows = []
+    ids, nums = 4000, 5
+    for dates in args.sweep_dates:
+        m, d, o = arrays(np, dates, ids, nums)
+        row = [B.fmt_bytes(d.nbytes)]
+        for busy in (0, args.busy):
+            with busy_loops(busy):
+                with caller_bytes(D, 1 << 62):
+                    caller = median_time(lambda: D.multiply(m, d, out=o), args.repeat)
+                with caller_bytes(D, 0):
+                    team = median_time(lambda: D.multiply(m, d, out=o), args.repeat)
+            row += [caller * 1e3, team * 1e3, B.ratio(caller, team)]
+        rows.append(row)
+    B.print_table(["disc", "caller ms", "team ms", "team speed-up", f"caller ms ({args.busy} busy)",
+                   "team ms (busy)", "team speed-up (busy)"], rows,
+                  "Calling thread against the thread team (speed-up > 1: the team repays its start-up)")
+    return rows
+
+
+def budget(np, D, args) -> list:
+    dates, ids, nums = args.budget_shape
+    m, d, o = arrays(np, dates, ids, nums)
+    free = median_time(lambda: D.multiply(m, d, out=o), args.repeat)
+    capped = median_time(lambda: D.multiply(m, d, out=o, host_budget="2GiB"), args.repeat)
+    rows = [[f"{dates}x{ids}x{nums} ({B.fmt_bytes(d.nbytes)})", free, capped, B.ratio(capped, free)]]
+    B.print_table(["arrays", "no budget s", 'host_budget="2GiB" s', "budget/none"], rows,
+                  "A budget larger than the data (target: budget/none <= 1.05)")
+    return rows
+
+
+def memmap(np, D, args) -> list:
+    ids, nums = 2_000_000, 5
+    dates = max(1, int(args.memmap_gb * 1e9 / (ids * nums * 8)))
+    shape = (dates, ids, nums)
+    folder = tempfile.mkdtemp(prefix="discount_calls.", dir=args.work)
+    path = os.path.join(folder, "disc.f8")
+    rng = np.random.default_rng(2)
+    mm = np.memmap(path, dtype=np.float64, mode="w+", shape=shape)
+    for j in range(dates):
+        mm[j] = rng.uniform(0.5, 1.5, (ids, nums))
+    mm.flush()
+    del mm
+    m = rng.uniform(0.5, 1.5, (ids, nums))
+    out = np.ones(shape)
+
+    def drop() -> bool:  # the file's pages out of the page cache (clean pages, nobody maps them)
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+        return True
+
+    def numpy_loop(disc):
+        for j in range(dates):
+            np.multiply(m, disc[j], out=out[j])
+
+    def app(disc):
+        D.multiply(m, disc, out=out, host_budget="256MiB")
+
+    def timed(fn, cold):
+        times = []
+        for _ in range(args.repeat if not cold else max(2, args.repeat // 2)):
+            if cold:
+                drop()
+            disc = np.memmap(path, dtype=np.float64, mode="r", shape=shape)
+            t0 = time.perf_counter()
+            fn(disc)
+            times.append(time.perf_counter() - t0)
+            del disc
+        return B.median(times)
+
+    rows = []
+    for label, cold in (("warm", False), ("cold", True)):
+        if not cold:
+            B.warm_file(path)
+        ref, got = timed(numpy_loop, cold), timed(app, cold)
+        rows.append([f"{dates}x{ids}x{nums} ({B.fmt_bytes(dates * ids * nums * 8)}), {label}", ref, got,
+                     B.ratio(ref, got)])
+    B.remove(folder)
+    B.print_table(["np.memmap disc", "NumPy loop s", 'multiply 256MiB s', "loop/multiply"], rows,
+                  "A memmap larger than the budget (target: loop/multiply >= 1; cold: the file's pages "
+                  "dropped with posix_fadvise before each run)")
+    return rows
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--repeat", type=int, default=30, help="calls per median (default 30)")
+    p.add_argument("--busy", type=int, default=2, help="busy loops for the loaded runs (default 2)")
+    p.add_argument("--small", type=int, nargs=3, default=(100, 4000, 5), metavar=("DATES", "IDS", "NUMS"))
+    p.add_argument("--sweep-dates", type=int, nargs="*", default=[1, 4, 16, 64, 256, 1024],
+                   help="dates of the sweep's arrays (x 4000 x 5; default 1 4 16 64 256 1024)")
+    p.add_argument("--budget-shape", type=int, nargs=3, default=(20, 1_000_000, 5), metavar=("DATES", "IDS", "NUMS"))
+    p.add_argument("--memmap-gb", type=float, default=1.6)
+    p.add_argument("--work", default=None, help="folder for the memmap file (default: the temporary folder)")
+    p.add_argument("--only", nargs="*", choices=("small", "sweep", "budget", "memmap"),
+                   default=["small", "sweep", "budget", "memmap"])
+    args = p.parse_args()
+    B.need_python_modules("numpy")
+    import numpy as np
+    import discount_app as D
+
+    info = B.machine_info()
+    B.print_machine(info)
+    print(f"package: {D.__file__}; calling-thread threshold {B.fmt_bytes(D._CALLER_MAX_BYTES)} of disc + out")
+    for name in args.only:
+        {"small": small_calls, "sweep": sweep, "budget": budget, "memmap": memmap}[name](np, D, args)
+
+
+if __name__ == "__main__":
+    main()
