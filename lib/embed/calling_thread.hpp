@@ -1,10 +1,11 @@
 // multiply() on the calling thread: arrays already in RAM whose work is too
-// small to repay a thread team. No Kokkos, no engine thread, no plan, no
-// staging: one loop over the arrays as they lie (any strides, float32 mult
-// or disc widened exactly), so a call costs what the loop costs and a busy
-// machine cannot stall it at a team's barrier waiting for a descheduled
-// thread. Calls from several threads run at once. Pure C++: it needs no
-// Kokkos and works in any process.
+// small to repay the engine's thread team. No Kokkos, no engine thread, no
+// plan, no staging: one loop over the arrays as they lie (any strides,
+// float32 mult or disc widened exactly), in chunks of 256 KiB that helper
+// threads share only while they have idle cores to run on. A call costs what
+// the loop costs, and a busy machine cannot stall it at a barrier waiting for
+// a descheduled thread. Calls from several threads run at once. Pure C++: it
+// needs no Kokkos and works in any process, a forked child included.
 #pragma once
 
 #include <array>
@@ -17,10 +18,11 @@ namespace discount::embed {
 
 // Bytes of disc + out up to which the Python package runs a host call here
 // rather than on the engine's thread team. From scripts/bench/python_calls.py
-// (docs/python.md, "What a call costs"): on the 2-core VM a team's call was
-// no faster than this loop up to about this size when quiet, and with two
-// busy loops beside it a team's call of 16 MB took 8-12 ms against 0.7 ms here.
-constexpr std::uint64_t kCallingThreadBytes = std::uint64_t{64} << 20;
+// on the 2-core VM (2026-12-04): quiet, this path (with its helpers) beat the
+// team up to 41 MB of disc (1.7 against 2.1 ms) and tied it at 82 MB, where
+// the team's streaming stores start to pay; with two busy loops beside it
+// the team took 6-18 ms at every size up to 82 MB, this path 0.03-14 ms.
+constexpr std::uint64_t kCallingThreadBytes = std::uint64_t{128} << 20;
 
 // out = mult * disc broadcast over dates, disc's axes in the order `axes`
 // names. mult and disc float64 or float32, out float64; out may be disc

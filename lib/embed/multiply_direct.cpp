@@ -110,13 +110,15 @@ void multiply_direct(const MultiplyRequest& request, const JobSpec& spec, const 
   const auto first_of = [&](const Slab& slab) {
     return (request.axes[0] == Axis::date ? slab.dates.begin : slab.ids.begin) * inner;
   };
+  const auto read_ahead_slab = [&](std::size_t s) {
+    if (slabs.size() > 1 && s < slabs.size())
+      read_ahead(disc + first_of(slabs[s]), static_cast<std::size_t>(slabs[s].elements()) * sizeof(double));
+  };
+  read_ahead_slab(0);
   for (std::size_t s = 0; s < slabs.size(); ++s) {
     const Slab& slab = slabs[s];
     if (stopping()) break;
-    if (s + 1 < slabs.size()) {  // the next slab's disc on its way while this one runs
-      const Slab& next = slabs[s + 1];
-      read_ahead(disc + first_of(next), static_cast<std::size_t>(next.elements()) * sizeof(double));
-    }
+    read_ahead_slab(s + 1);  // the next slab's disc on its way while this one runs
     const Geometry g = geometry(request.axes, slab);
     // The kernel indexes multBy from the slab's first id.
     const std::int64_t mult_offset = slab.ids.begin * slab.nums;

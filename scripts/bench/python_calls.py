@@ -12,6 +12,8 @@ All figures come from one run, as ratios against NumPy doing the same work:
                from 16 KB to 256 MB of disc, quiet and busy: where the team starts to repay its
                start-up is the threshold the package uses (discount_app._CALLER_MAX_BYTES)
   budget       --budget-shape with host_budget="2GiB" against no budget (target: within 5%)
+  slicings     multiply with each compute.parallel_dims (the engine's host kernels) on --budget-shape
+               against a NumPy copy of the same bytes, np.copyto(out, disc) (target: >= 0.8x the copy)
   memmap       an np.memmap disc of --memmap-gb under host_budget="256MiB" against a NumPy loop over
                dates into the same out, warm page cache, and cold where the cache can be dropped
                (target: >= 1.0x both)
@@ -24,6 +26,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -121,6 +124,23 @@ def budget(np, D, args) -> list:
     return rows
 
 
+def slicings(np, D, args) -> list:
+    import itertools
+    dates, ids, nums = args.budget_shape
+    m, d, o = arrays(np, dates, ids, nums)
+    copy = median_time(lambda: np.copyto(o, d), args.repeat)
+    rows = []
+    names = ("date", "id", "num")
+    for k in (1, 2, 3):
+        for dims in itertools.combinations(names, k):
+            t = median_time(lambda: D.multiply(m, d, out=o, parallel_dims=dims), args.repeat)
+            assert (o.view(np.uint64) == (m[None] * d).view(np.uint64)).all(), dims  # exact, or no figure
+            rows.append([str(list(dims)), t, copy, B.ratio(copy, t)])
+    B.print_table(["parallel_dims", "multiply s", "np.copyto s", "copy/multiply"], rows,
+                  f"Host kernels on {dates}x{ids}x{nums} against a NumPy copy of disc (target: copy/multiply >= 0.8)")
+    return rows
+
+
 def memmap(np, D, args) -> list:
     ids, nums = 2_000_000, 5
     dates = max(1, int(args.memmap_gb * 1e9 / (ids * nums * 8)))
@@ -171,7 +191,7 @@ def memmap(np, D, args) -> list:
         ref, got = timed(numpy_loop, cold), timed(app, cold)
         rows.append([f"{dates}x{ids}x{nums} ({B.fmt_bytes(dates * ids * nums * 8)}), {label}", ref, got,
                      B.ratio(ref, got)])
-    B.remove(folder)
+    shutil.rmtree(folder, ignore_errors=True)
     B.print_table(["np.memmap disc", "NumPy loop s", 'multiply 256MiB s', "loop/multiply"], rows,
                   "A memmap larger than the budget (target: loop/multiply >= 1; cold: the file's pages "
                   "dropped with posix_fadvise before each run)")
@@ -183,13 +203,13 @@ def main():
     p.add_argument("--repeat", type=int, default=30, help="calls per median (default 30)")
     p.add_argument("--busy", type=int, default=2, help="busy loops for the loaded runs (default 2)")
     p.add_argument("--small", type=int, nargs=3, default=(100, 4000, 5), metavar=("DATES", "IDS", "NUMS"))
-    p.add_argument("--sweep-dates", type=int, nargs="*", default=[1, 4, 16, 64, 256, 1024],
-                   help="dates of the sweep's arrays (x 4000 x 5; default 1 4 16 64 256 1024)")
+    p.add_argument("--sweep-dates", type=int, nargs="*", default=[1, 4, 16, 64, 256, 512, 1024, 2048],
+                   help="dates of the sweep's arrays (x 4000 x 5; default 1 4 16 64 256 512 1024 2048)")
     p.add_argument("--budget-shape", type=int, nargs=3, default=(20, 1_000_000, 5), metavar=("DATES", "IDS", "NUMS"))
     p.add_argument("--memmap-gb", type=float, default=1.6)
     p.add_argument("--work", default=None, help="folder for the memmap file (default: the temporary folder)")
-    p.add_argument("--only", nargs="*", choices=("small", "sweep", "budget", "memmap"),
-                   default=["small", "sweep", "budget", "memmap"])
+    parts = ("small", "sweep", "budget", "slicings", "memmap")
+    p.add_argument("--only", nargs="*", choices=parts, default=list(parts))
     args = p.parse_args()
     B.need_python_modules("numpy")
     import numpy as np
@@ -199,7 +219,8 @@ def main():
     B.print_machine(info)
     print(f"package: {D.__file__}; calling-thread threshold {B.fmt_bytes(D._CALLER_MAX_BYTES)} of disc + out")
     for name in args.only:
-        {"small": small_calls, "sweep": sweep, "budget": budget, "memmap": memmap}[name](np, D, args)
+        {"small": small_calls, "sweep": sweep, "budget": budget, "slicings": slicings, "memmap": memmap}[name](
+            np, D, args)
 
 
 if __name__ == "__main__":
