@@ -8,7 +8,7 @@
 # Steps: build kernel_large kernel_seed pcie stream kernel_host host_slicings host_slicings_large peers_gpu
 #        ctest stream_large ctest_mpi pcie_all scale_gpu scale_gpu_path scale_host scale_host_unbound full_scale file16
 #        file80 (80 GB in and out: the 4-GPU kind's disk) startup16 startup_ids lifecycle storage_split io_threads
-#        pinning python_host python_large
+#        pinning python_host python_large python_calls
 # --mpi: build the cuda-mpi preset (needed by ctest_mpi, scale_gpu, scale_host).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -196,6 +196,13 @@ s_python_host() {
     --threads $threads --dates 20 --ids 4000000 --repeat 3 --calls 10 --run-ids 1000000 --app $app \
     --json "$logs/python_host.json"
 }
+# What a multiply call costs on 16 cores, quiet and beside busy loops; budgets;
+# every slicing against a NumPy copy (scripts/bench/python_calls.py).
+s_python_calls() {
+  mkdir -p "$work"
+  OMP_PROC_BIND=false PYTHONPATH=build/$preset/python step python_calls 400 $py scripts/bench/python_calls.py \
+    --busy $threads --work "$work" --json "$logs/python_calls.json"
+}
 s_python_large() {
   # 50 dates (20 GB each way): at 100 dates the benchmark's arrays and its
   # peers' (80 GB) plus the staging were killed for memory on the 125 GB node.
@@ -238,7 +245,7 @@ esac
 for s in $steps; do "s_$s"; done
 
 echo; echo "===== summary tables ====="
-for f in kernel_large kernel_seed pcie stream stream_large kernel_host host_slicings host_slicings_large peers_gpu ctest ctest_mpi pcie_all scale_gpu scale_gpu_path scale_host scale_host_unbound full_scale generate16 file16 cp16 verify16 h5py16 startup16 startup_ids lifecycle storage_split_tmpfs storage_split_disk io_threads pinning_register pinning_alloc pinning_256m python_host python_large disk80 generate80 file80 verify80 h5py80; do
+for f in kernel_large kernel_seed pcie stream stream_large kernel_host host_slicings host_slicings_large peers_gpu ctest ctest_mpi pcie_all scale_gpu scale_gpu_path scale_host scale_host_unbound full_scale generate16 file16 cp16 verify16 h5py16 startup16 startup_ids lifecycle storage_split_tmpfs storage_split_disk io_threads pinning_register pinning_alloc pinning_256m python_host python_large python_calls disk80 generate80 file80 verify80 h5py80; do
   [[ -f $logs/$f.log ]] || continue
   echo "--- $f"; grep -vE "^\[deps\]|OMP_PROC_BIND|OpenMP 4.0|OpenMP 3.1|unit testing" "$logs/$f.log" | tail -25
 done

@@ -208,6 +208,7 @@ def main():
     p.add_argument("--budget-shape", type=int, nargs=3, default=(20, 1_000_000, 5), metavar=("DATES", "IDS", "NUMS"))
     p.add_argument("--memmap-gb", type=float, default=1.6)
     p.add_argument("--work", default=None, help="folder for the memmap file (default: the temporary folder)")
+    p.add_argument("--json", metavar="PATH", help="write the tables here as JSON")
     parts = ("small", "sweep", "budget", "slicings", "memmap")
     p.add_argument("--only", nargs="*", choices=parts, default=list(parts))
     args = p.parse_args()
@@ -218,9 +219,12 @@ def main():
     info = B.machine_info()
     B.print_machine(info)
     print(f"package: {D.__file__}; calling-thread threshold {B.fmt_bytes(D._CALLER_MAX_BYTES)} of disc + out")
+    parts = {"small": small_calls, "sweep": sweep, "budget": budget, "slicings": slicings, "memmap": memmap}
+    results = {"machine": info, "threshold_bytes": D._CALLER_MAX_BYTES}
     for name in args.only:
-        {"small": small_calls, "sweep": sweep, "budget": budget, "slicings": slicings, "memmap": memmap}[name](
-            np, D, args)
+        results[name] = parts[name](np, D, args)
+    if args.json:
+        B.write_json(args.json, results)
 
 
 if __name__ == "__main__":
