@@ -355,7 +355,7 @@ PYBIND11_MODULE(_core, m) {
   // host budget bytes or None, device budget bytes or None); a budget given
   // as a percentage gives None, as does one not given.
   m.def("check_arguments", [](py::object axes, py::object space, py::object device_budget, py::object host_budget,
-                              py::object parallel_dims, py::object chunk_axis) {
+                              py::object parallel_dims, py::object chunk_axis) -> py::tuple {
     embed::MultiplyRequest request;
     try {
       read_arguments(request, {axes, space, device_budget, host_budget, parallel_dims, chunk_axis});
@@ -364,7 +364,7 @@ PYBIND11_MODULE(_core, m) {
       if (!size || size->is_percent) return py::none();
       return py::int_(size->bytes);
     };
-    return py::make_tuple(0, "", bytes(request.host_budget), bytes(request.device_budget));
+    return py::make_tuple(0, std::string(), bytes(request.host_budget), bytes(request.device_budget));
   });
 
   // A host call on the calling thread (embed/calling_thread.hpp), the GIL

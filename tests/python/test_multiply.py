@@ -364,11 +364,13 @@ def test_twenty_calls_keep_resident_memory_flat(rng):
 
 
 @pytest.mark.parametrize("space", SPACES)
-def test_a_second_call_takes_the_staging_buffers_the_first_kept(rng, space):
+def test_a_second_call_takes_the_staging_buffers_the_first_kept(rng, space, monkeypatch):
     # float32 disc goes through the pipeline in either space: a staging ring
     # of 20 MB slab buffers in host memory, or, on a GPU, 1 MiB pieces whose
     # pinned buffers are one block of every thread's; both are large enough
-    # to keep (16 MiB and up).
+    # to keep (16 MiB and up). Small host calls run on the calling thread,
+    # with no staging: these go to the engine.
+    monkeypatch.setattr(discount_app, "_CALLER_MAX_BYTES", 0)
     mult, disc = case(rng, 3, 500_001, 5, dtype=np.float32)
     discount_app.release_buffers()
     reports = []
