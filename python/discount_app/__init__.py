@@ -479,6 +479,8 @@ def _budgets_fit(nbytes, axes, space, device_budget, host_budget, parallel_dims,
                                                                        parallel_dims, chunk_axis)
         if code != 0:
             _raise_for(code, message)
+        if len(_CHECKED) >= 256:  # budgets computed per call: keep the memory bounded
+            _CHECKED.clear()
         checked = _CHECKED[key] = (host_bytes, device_bytes)
     host_bytes = checked[0]
     if host_budget is None:
