@@ -30,7 +30,7 @@ UPSTREAM_VERSIONS=(4.6.01)     # from upstream release tarballs (--kokkos)
 
 APT_PACKAGES=(g++ cmake ninja-build make libhdf5-dev hdf5-tools libyaml-cpp-dev
   libcli11-dev nlohmann-json3-dev libgtest-dev python3-h5py python3-numpy python3-matplotlib
-  python3-numba python3-dask dpkg-dev time xz-utils tmux
+  python3-numba python3-dask python3-distributed python3-zarr dpkg-dev time xz-utils tmux
   python3-xarray python3-h5netcdf python3-netcdf4 python3-pandas netcdf-bin
   python3-dev pybind11-dev python3-pybind11 python3-pytest python3-venv python3-pip
   libopenmpi-dev openmpi-bin libhdf5-openmpi-dev clang-format)

@@ -331,8 +331,17 @@ def multiply(mult: Any, disc: Any, out: Optional[Any] = None, *,
         if (not same_as_disc and np.may_share_memory(out, disc)) or np.may_share_memory(out, mult):
             raise ValueError("out: overlaps mult or disc; pass a separate array (or out=disc for in place)")
         _check_shapes(mult.shape, disc.shape, out.shape, axes)
-        mdesc, ddesc, odesc = _host_desc(mult, "mult"), _host_desc(disc, "disc"), _host_desc(out, "out")
+        # Arrays whose memory is not aligned to their element size (NumPy arrays
+        # rebuilt from pickle protocol 5 buffers, as dask.distributed's workers
+        # receive them) are computed through aligned copies.
+        if not mult.flags.aligned:
+            mult = np.array(mult)
+        if not disc.flags.aligned:
+            disc = np.array(disc)
         result = out
+        if not out.flags.aligned:
+            out = np.empty(out.shape)
+        mdesc, ddesc, odesc = _host_desc(mult, "mult"), _host_desc(disc, "disc"), _host_desc(out, "out")
         is_device = False
     if min(ddesc[2]) == 0:
         return result
@@ -342,7 +351,7 @@ def multiply(mult: Any, disc: Any, out: Optional[Any] = None, *,
                                                         host_budget, parallel_dims, chunk_axis):
             seconds = _core.multiply_on_calling_thread(mdesc, ddesc, odesc, axes)
             _caller_report(mult, disc, axes, seconds)
-            return result
+            return _into(result, out)
     if space == "auto":
         space = "device" if is_device else "host"
     with _LOCK:
@@ -354,6 +363,13 @@ def multiply(mult: Any, disc: Any, out: Optional[Any] = None, *,
                                         host_budget, parallel_dims, chunk_axis, progress))
         for record in seen:
             record.on_pieces = bool(report.get("kernel_on_pieces"))
+    return _into(result, out)
+
+
+def _into(result: Any, computed: Any) -> Any:
+    """result, holding computed's values (an unaligned out was computed through an aligned copy)."""
+    if computed is not result:
+        np.copyto(result, computed)
     return result
 
 

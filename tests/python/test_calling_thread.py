@@ -118,3 +118,28 @@ def test_threads_call_at_once(rng):
     for t in threads:
         t.join()
     assert failures == []
+
+
+def unaligned(values):
+    """A copy of values whose memory starts one byte past an 8-byte boundary (as NumPy arrays rebuilt
+    from pickle protocol 5 buffers may), writable."""
+    buf = bytearray(values.nbytes + 1)
+    a = np.frombuffer(buf, dtype=values.dtype, offset=1, count=values.size).reshape(values.shape)
+    a[...] = values
+    assert not a.flags.aligned
+    return a
+
+
+@pytest.mark.parametrize("ids", [13, 20011])  # the calling thread; many chunks
+def test_unaligned_arrays_computed_through_aligned_copies(rng, ids):
+    mult, disc = random_nonzero(rng, (ids, 5)), random_nonzero(rng, (3, ids, 5))
+    want = expected_cv(mult, disc)
+    out = unaligned(np.full(disc.shape, np.nan))
+    assert discount_app.multiply(unaligned(mult), unaligned(disc), out=out) is out
+    assert_bit_exact(out, want)
+    in_place = unaligned(disc)
+    discount_app.multiply(mult, in_place, out=in_place)
+    assert_bit_exact(in_place, want)
+    out = unaligned(np.full(disc.shape, np.nan))
+    discount_app.multiply(mult, unaligned(disc), out=out, progress=lambda fields: None)  # the engine's path
+    assert_bit_exact(out, want)
