@@ -31,7 +31,7 @@ const char* kDescription =
     "  discount_app verify input.yaml [--sample | --full]\n"
     "                                       check the output against the inputs, independently\n"
     "  discount_app generate --dates D --ids M --nums O --out FILE\n"
-    "                       [--seed S] [--axes date,id,num] [--force]\n"
+    "                       [--seed S] [--axes date,id,num] [--values random|realistic] [--force]\n"
     "                                       write a synthetic input file\n"
     "  discount_app config input.yaml       print the effective configuration, defaults included\n"
     "  discount_app --version               versions of the app, Kokkos, HDF5 (and MPI)\n\n"
@@ -59,6 +59,12 @@ std::vector<discount::Axis> parse_axes(const std::string& text) {
   if (axes.size() != 3 || axes[0] == axes[1] || axes[1] == axes[2] || axes[0] == axes[2])
     throw discount::usage_error("--axes must name date, id and num once each, e.g. id,date,num");
   return axes;
+}
+
+discount::GeneratedValues parse_values(const std::string& text) {
+  if (text == "random") return discount::GeneratedValues::random;
+  if (text == "realistic") return discount::GeneratedValues::realistic;
+  throw discount::usage_error("--values: unknown kind '" + text + "' (use random, realistic)");
 }
 
 // CLI11's message (which may span lines and quote whatever was typed) as
@@ -137,9 +143,11 @@ int run(int argc, char** argv) {
   verify_cmd->add_flag("--full")->description("check every element (the default)");
 
   discount::GenerateOptions gen;
-  std::string axes_text = "date,id,num";
+  std::string axes_text = "date,id,num", values_text = "random";
   auto* gen_cmd = app.add_subcommand(
-      "generate", "write a synthetic input file: multBy and discount filled with random non-zero values");
+      "generate",
+      "write a synthetic input file: multBy and discount filled with random non-zero values, or (--values "
+      "realistic) with discount curves and amounts in cents shaped like real inputs");
   gen_cmd->add_option("--dates", gen.dates, "number of dates (discount's date axis)")
       ->required()
       ->check(CLI::PositiveNumber);
@@ -153,6 +161,13 @@ int run(int argc, char** argv) {
   gen_cmd->add_option("--seed", gen.seed, "random seed: the same seed gives the same values (default 1)");
   gen_cmd->add_option("--axes", axes_text,
                       "order of discount's axes in the file, a permutation of date,id,num (default date,id,num)");
+  gen_cmd->add_option(
+      "--values", values_text,
+      "random (default): uniform in [0.5, 1.5), the numbers input.synthetic computes on; they barely compress. "
+      "realistic: discount = exp(-r t) to 8 decimals, t = (date + 1) / 12 years, at a rate r per (id, num) of "
+      "0.50% to 8.00% in 4 decimals (many ids share one), and multBy amounts in cents from 1.00 to 1,000,000.00; "
+      "smooth along dates and repeated across ids as real curves are, so gzip stores them in about a quarter of "
+      "their size where random values barely compress (docs/user-guide.md, 3.1)");
   gen_cmd->add_flag("--force", gen.force, "replace the file if it exists (without it an existing file is an error)");
 
   discount::check_kokkos_args(kokkos_args);
@@ -183,6 +198,7 @@ int run(int argc, char** argv) {
   if (*verify_cmd) return discount::verify_job(discount::load_config(config_path), sample);
   if (*gen_cmd) {
     gen.axes = parse_axes(axes_text);
+    gen.values = parse_values(values_text);
     return discount::generate_job(gen);
   }
   std::cout << app.help();

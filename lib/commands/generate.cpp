@@ -32,6 +32,7 @@ int generate_command(const GenerateOptions& o) {
     throw io_error("generate: " + what);
   };
   auto extent = [&](Axis a) { return a == Axis::date ? o.dates : a == Axis::id ? o.ids : o.nums; };
+  const bool realistic = o.values == GeneratedValues::realistic;
 
   // multBy [ids][nums]
   {
@@ -41,10 +42,12 @@ int generate_command(const GenerateOptions& o) {
         H5Dcreate2(file.get(), "multBy", H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
     std::vector<double> values(static_cast<std::size_t>(o.ids * o.nums));
     const std::uint64_t key = synthetic::key(o.seed, synthetic::multiplier);
+    const std::uint64_t amount_key = synthetic::key(o.seed, synthetic::amount);
     host_parallel(static_cast<std::int64_t>(values.size()), io_threads(),
                   [&](std::int64_t b, std::int64_t e, unsigned) {
                     for (std::int64_t n = b; n < e; ++n)
-                      values[n] = synthetic::value(key, static_cast<std::uint64_t>(n));
+                      values[n] = realistic ? synthetic::cents_amount(amount_key, static_cast<std::uint64_t>(n))
+                                            : synthetic::value(key, static_cast<std::uint64_t>(n));
                   });
     if (!ds || H5Dwrite(ds.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0)
       fail("cannot write multBy");
@@ -64,6 +67,7 @@ int generate_command(const GenerateOptions& o) {
   const std::int64_t rows_per_block = std::max<std::int64_t>(1, (std::int64_t{32} << 20) / 8 / row);
   std::vector<double> block;
   const std::uint64_t key = synthetic::key(o.seed, synthetic::discount);
+  const std::uint64_t rate_key = synthetic::key(o.seed, synthetic::rate);
   for (std::int64_t r0 = 0; r0 < e0; r0 += rows_per_block) {
     const std::int64_t rows = std::min(rows_per_block, e0 - r0);
     block.resize(static_cast<std::size_t>(rows * row));
@@ -74,7 +78,10 @@ int generate_command(const GenerateOptions& o) {
           const std::int64_t coord[3] = {coord01[0], coord01[1], c};
           std::int64_t d = 0, i = 0, k = 0;
           for (int j = 0; j < 3; ++j) (o.axes[j] == Axis::date ? d : o.axes[j] == Axis::id ? i : k) = coord[j];
-          block[ab * e2 + c] = synthetic::value(key, static_cast<std::uint64_t>((d * o.ids + i) * o.nums + k));
+          const auto n = static_cast<std::uint64_t>((d * o.ids + i) * o.nums + k);
+          const auto curve = static_cast<std::uint64_t>(i * o.nums + k);  // (id, num): its rate
+          block[ab * e2 + c] = realistic ? synthetic::discount_factor(synthetic::curve_rate(rate_key, curve), d)
+                                         : synthetic::value(key, n);
         }
       }
     });
@@ -94,7 +101,8 @@ int generate_command(const GenerateOptions& o) {
   if (::rename(tmp.c_str(), o.out.c_str()) != 0)
     throw io_error("generate: cannot rename to '" + o.out + "': " + std::strerror(errno));
   std::cout << "generate: wrote " << o.out << " multBy [" << o.ids << " x " << o.nums << "], discount [" << e0 << " x "
-            << e1 << " x " << e2 << "] (" << axes_text << "), seed " << o.seed << "\n";
+            << e1 << " x " << e2 << "] (" << axes_text << "), seed " << o.seed
+            << (realistic ? ", realistic values" : "") << "\n";
   return 0;
 }
 

@@ -20,12 +20,20 @@ struct VerifyOptions {
 // sampled) cv element must equal multBy * discount bit for bit.
 int verify_command(const Config& config, const VerifyOptions& options);
 
+// What `generate` fills the datasets with (formulas in io/synthetic.hpp):
+// random: uniform in [0.5, 1.5), the numbers input.synthetic computes on;
+// realistic: discount factors exp(-r t) of monthly dates at a 4-decimal rate
+// per (id, num), smooth along dates and repeated across ids as real curves
+// are (gzip stores them in about a quarter of their size), and amounts in cents.
+enum class GeneratedValues { random, realistic };
+
 struct GenerateOptions {
   std::int64_t dates = 0, ids = 0, nums = 0;
   std::string out;
   std::uint64_t seed = 1;
   std::vector<Axis> axes{Axis::date, Axis::id, Axis::num};
   bool force = false;
+  GeneratedValues values = GeneratedValues::random;
 };
 int generate_command(const GenerateOptions& options);
 

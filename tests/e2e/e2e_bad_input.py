@@ -474,6 +474,9 @@ ROWS = [
     Row("usage_generate_bad_axes", lambda ctx, d: ["generate", "--dates", "2", "--ids", "3", "--nums", "1",
                                                    "--out", os.path.join(d, "out.h5"), "--axes", "date,id,id"],
         64, "--axes"),
+    Row("usage_generate_bad_values", lambda ctx, d: ["generate", "--dates", "2", "--ids", "3", "--nums", "1",
+                                                     "--out", os.path.join(d, "out.h5"), "--values", "real"],
+        64, "--values: unknown kind 'real' (use random, realistic)"),
 ]
 
 

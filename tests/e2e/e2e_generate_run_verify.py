@@ -337,6 +337,75 @@ def chunk_axis_auto(ctx):
     E.check("chunk axis     date, " in plan and "(auto: a one-date slab fits the budgets)" in plan, f"plan:\n{plan}")
 
 
+def generate_values(ctx, path, shape, seed, values, env=None, axes=E.CANON):
+    """`generate --values VALUES` of shape (dates, ids, nums); returns (multBy, discount [date, id, num])."""
+    d, i, n = shape
+    E.expect_rc(E.app(ctx, "generate", "--dates", d, "--ids", i, "--nums", n, "--out", path, "--seed", seed,
+                      "--axes", ",".join(axes), "--values", values, env=env), 0, f"generate --values {values}")
+    with E.h5py.File(path, "r") as f:
+        disc = f["discount"][...]
+        named = f["discount"].attrs["axes"]
+        named = named.decode() if isinstance(named, bytes) else named
+        E.check(named == ",".join(axes), f"discount's axes attribute: {named!r}")
+        return f["multBy"][...], np.transpose(disc, [list(axes).index(a) for a in E.CANON])
+
+
+def realistic_values(ctx):
+    """--values realistic: discount factors in (0, 1] that fall along dates for
+    every (id, num), at a 4-decimal rate shared by many ids; multBy amounts in
+    cents within [1, 1e6]; the same numbers on 1 or 3 threads and in any axes
+    order; run and verify take the file like any other."""
+    shape = (14, 3001, 5)
+    src = os.path.join(ctx.work, "in.h5")
+    mult, disc = generate_values(ctx, src, shape, 3, "realistic", env={"DISCOUNT_IO_THREADS": "1"})
+    E.check(mult.shape == shape[1:] and disc.shape == shape and disc.dtype == np.float64 == mult.dtype,
+            f"shapes {mult.shape} {disc.shape}, dtypes {mult.dtype} {disc.dtype}")
+    E.check(np.all(disc > 0) and np.all(disc <= 1), f"discount outside (0, 1]: {disc.min()} .. {disc.max()}")
+    E.check(np.all(np.diff(disc, axis=0) < 0), "discount does not fall along dates for every (id, num)")
+    rate_units = -np.log(disc[0]) * 12 * 1e4  # the rate in units of 0.0001, from the first date (t = 1/12)
+    E.check(np.all(np.abs(rate_units - np.round(rate_units)) < 1e-2), "rates are not of 4 decimals")
+    rates = np.round(rate_units).astype(np.int64)
+    E.check(rates.min() >= 50 and rates.max() <= 800, f"rates {rates.min()} .. {rates.max()} (x 0.0001)")
+    E.check(len(np.unique(rates)) <= 751 < rates.size, f"{len(np.unique(rates))} distinct rates")
+    t = (np.arange(shape[0]) + 1) / 12
+    expected = np.round(np.exp(-(rates / 1e4)[None] * t[:, None, None]) * 1e8) / 1e8
+    E.check(np.abs(disc - expected).max() <= 1.01e-8, "discount is not exp(-r t) to 8 decimals")
+    cents = mult * 100
+    E.check(np.all(np.abs(cents - np.round(cents)) <= 1e-9 * cents), "multBy is not in whole cents")
+    E.check(mult.min() >= 1 and mult.max() <= 1e6, f"multBy {mult.min()} .. {mult.max()}")
+    for threads, axes in (("3", E.CANON), ("2", ("id", "date", "num"))):
+        m2, d2 = generate_values(ctx, os.path.join(ctx.work, f"again_{threads}.h5"), shape, 3, "realistic",
+                                 env={"DISCOUNT_IO_THREADS": threads}, axes=axes)
+        E.check(np.array_equal(m2, mult) and np.array_equal(d2, disc),
+                f"{threads} threads, axes {axes}: other values than 1 thread")
+    run_and_check(ctx, src, E.expected_cv(src), memory={"max_slab": max_slab_for(shape, "date", 4)}, expect_slabs=4)
+
+
+def realistic_compresses(ctx):
+    """gzip (level 4, one date per chunk) stores realistic discount factors in
+    well under half the bytes it takes for random ones; with the shuffle
+    filter in front, which splits each double's bytes apart and so hides the
+    repeated values from gzip, realistic is still no larger than random."""
+    shape = (12, 20011, 5)
+    sizes = {}
+    for values in ("random", "realistic"):
+        _, disc = generate_values(ctx, os.path.join(ctx.work, f"{values}.h5"), shape, 4, values)
+        for shuffle in (False, True):
+            path = os.path.join(ctx.work, f"{values}_{shuffle}_gzip.h5")
+            with E.h5py.File(path, "w") as f:
+                f.create_dataset("discount", data=disc, chunks=(1,) + shape[1:], compression="gzip",
+                                 compression_opts=4, shuffle=shuffle)
+            with E.h5py.File(path, "r") as f:
+                sizes[values, shuffle] = f["discount"].id.get_storage_size()
+    ratios = {k: disc.nbytes / v for k, v in sizes.items()}
+    print("compression ratios (raw / stored):", {f"{k[0]}{' shuffle' if k[1] else ''}": round(v, 2)
+                                                 for k, v in ratios.items()})
+    E.check(ratios["realistic", False] >= 2 * ratios["random", False],
+            f"gzip: realistic {ratios['realistic', False]:.2f} vs random {ratios['random', False]:.2f}")
+    E.check(sizes["realistic", True] <= sizes["random", True],
+            f"shuffle + gzip: realistic {sizes['realistic', True]} B vs random {sizes['random', True]} B")
+
+
 # ---- the table --------------------------------------------------------------
 
 S = (14, 1009, 3)  # multi-slab workhorse: 14 dates, prime ids
@@ -482,6 +551,8 @@ CASES = [
     ("report_json", report_json),
     ("config_round_trip", config_round_trip),
     ("synthetic_matches_generate", synthetic_matches_generate),
+    ("realistic_values", realistic_values),
+    ("realistic_compresses", realistic_compresses),
     ("chunk_axis_auto", chunk_axis_auto),
     ("verify_detects_corruption", verify_detects_corruption),
 ]
