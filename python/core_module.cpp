@@ -354,18 +354,21 @@ PYBIND11_MODULE(_core, m) {
   // package's calling-thread path (it keeps what passed): (code, message,
   // host budget bytes or None, device budget bytes or None); a budget given
   // as a percentage gives None, as does one not given.
-  m.def("check_arguments", [](py::object axes, py::object space, py::object device_budget, py::object host_budget,
-                              py::object parallel_dims, py::object chunk_axis) -> py::tuple {
-    embed::MultiplyRequest request;
-    try {
-      read_arguments(request, {axes, space, device_budget, host_budget, parallel_dims, chunk_axis});
-    } catch (const Error& e) { return py::make_tuple(static_cast<int>(e.code()), e.what(), py::none(), py::none()); }
-    const auto bytes = [](const std::optional<MemorySize>& size) -> py::object {
-      if (!size || size->is_percent) return py::none();
-      return py::int_(size->bytes);
-    };
-    return py::make_tuple(0, std::string(), bytes(request.host_budget), bytes(request.device_budget));
-  });
+  m.def("check_arguments",
+        [](py::object axes, py::object space, py::object device_budget, py::object host_budget,
+           py::object parallel_dims, py::object chunk_axis) -> py::tuple {
+          embed::MultiplyRequest request;
+          try {
+            read_arguments(request, {axes, space, device_budget, host_budget, parallel_dims, chunk_axis});
+          } catch (const Error& e) {
+            return py::make_tuple(static_cast<int>(e.code()), e.what(), py::none(), py::none());
+          }
+          const auto bytes = [](const std::optional<MemorySize>& size) -> py::object {
+            if (!size || size->is_percent) return py::none();
+            return py::int_(size->bytes);
+          };
+          return py::make_tuple(0, std::string(), bytes(request.host_budget), bytes(request.device_budget));
+        });
 
   // A host call on the calling thread (embed/calling_thread.hpp), the GIL
   // released; the package checked the arrays and arguments. Returns seconds.
