@@ -1,7 +1,10 @@
 """docs/python.md runs as written: its Python blocks, in order, in one namespace,
 in a scratch folder. A block is left out only when the line before it says
-`<!-- not run: why -->` (the page's Numba/CUDA original); `sh` blocks are the
-install commands (.ci/run runs the pip one) and are not run here."""
+`<!-- not run: why -->` (the page's Numba/CUDA original), or when the line before
+it says `<!-- needs: module ... -->` and one of those modules is not installed
+(Dask on a GPU node; CI installs them all and runs every block); `sh` blocks are
+the install commands (.ci/run runs the pip one) and are not run here."""
+import importlib.util
 import contextlib
 import io
 import os
@@ -23,7 +26,10 @@ def blocks():
             continue
         end = next(j for j in range(i + 1, len(lines)) if lines[j].strip() == "```")
         skipped = i > 0 and lines[i - 1].startswith("<!-- not run:")
-        found.append((i + 1, m.group(1), skipped, "\n".join(lines[i + 1:end]) + "\n"))
+        needs = lines[i - 1][len("<!-- needs:"):].split("-->")[0].split() if i > 0 and lines[i - 1].startswith(
+            "<!-- needs:") else []
+        missing = [n for n in needs if importlib.util.find_spec(n) is None]
+        found.append((i + 1, m.group(1), skipped, missing, "\n".join(lines[i + 1:end]) + "\n"))
         i = end + 1
     return found
 
@@ -31,12 +37,15 @@ def blocks():
 def test_python_blocks_run(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     found = blocks()
-    assert {kind for _, kind, _, _ in found} <= {"python", "sh"}, "a block of another kind"
-    assert sum(1 for _, kind, skipped, _ in found if skipped) == 1, "only the Numba original is left out"
+    assert {kind for _, kind, _, _, _ in found} <= {"python", "sh"}, "a block of another kind"
+    assert sum(1 for _, kind, skipped, _, _ in found if skipped) == 1, "only the Numba original is left out"
     namespace = {"__name__": "docs_python"}
     ran = 0
-    for line, kind, skipped, text in found:
+    for line, kind, skipped, missing, text in found:
         if kind != "python" or skipped:
+            continue
+        if missing:
+            assert not os.environ.get("CI"), f"{PAGE}:{line} needs {missing}, which CI installs"
             continue
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
