@@ -5,8 +5,13 @@
   map_blocks  da.map_blocks(discount_app.multiply, mult, disc)
   graph       discount_app.dask.multiply(mult, disc)
 
-Under the threaded scheduler each is computed into memory (.compute()) and
-stored into an HDF5 file (to_hdf5); under a distributed LocalCluster of
+Under the threaded scheduler each is computed into memory (.compute()),
+stored into an HDF5 file (to_hdf5) and into one NumPy array two ways:
+da.store (each block made, then copied) and out= in blocks (each block's
+product written where it belongs: np.multiply(out=) against multiply(out=),
+no new block, no page of the result faulted in after the first run). The
+rounds interleave the contenders, so load that comes and goes on a shared
+machine hits each alike. Under a distributed LocalCluster of
 worker processes (--workers, one thread each) the inputs are persisted on the
 workers and each result is persisted there. Medians of
 --repeat runs; ratios own / discount_app (target: >= 1.3). Nothing asserts on
@@ -28,6 +33,29 @@ def _same(block, run):
     return block
 
 
+# out= in blocks: the destination is found by key, and the functions are taken from this file
+# imported as a module, not from __main__: dask names a task by hashing its function, and a
+# function of __main__ is hashed by value, with the globals it reads (the whole destination).
+_DEST = {}
+
+
+def _slot(key, block_info):
+    return _DEST[key][tuple(slice(a, b) for a, b in block_info[1]["array-location"])]
+
+
+def _into_numpy(mb, db, key, block_info=None):
+    import numpy as np
+    np.multiply(mb[None], db, out=_slot(key, block_info))
+    return np.empty((1, 1, 1))
+
+
+def _into_multiply(mb, db, key, block_info=None):
+    import numpy as np
+    import discount_app
+    discount_app.multiply(mb, db, out=_slot(key, block_info))
+    return np.empty((1, 1, 1))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--dates", type=int, default=40)
@@ -46,8 +74,8 @@ def main():
     import discount_app
     import discount_app.dask as ddask
 
+    import python_dask as this  # the block functions by reference (see _DEST)
     info = B.machine_info()
-    B.print_machine(info)
     rs = da.random.RandomState(3)
     chunks = (args.chunk_dates, args.ids, args.nums)
     m = rs.uniform(0.5, 1.5, (args.ids, args.nums), chunks=(args.ids, args.nums))
@@ -61,14 +89,17 @@ def main():
         "graph": lambda m, d: ddask.multiply(m, d),
     }
 
-    def timed(run):
-        run()  # warm-up
-        times = []
-        for _ in range(args.repeat):
-            t0 = time.perf_counter()
-            run()
-            times.append(time.perf_counter() - t0)
-        return B.median(times)
+    def interleaved(runs):
+        """Medians of --repeat rounds, each running every contender once (order reversed every other round)."""
+        for run in runs.values():
+            run()  # warm-up
+        times = {name: [] for name in runs}
+        for r in range(args.repeat):
+            for name in (list(runs) if r % 2 == 0 else list(runs)[::-1]):
+                t0 = time.perf_counter()
+                runs[name]()
+                times[name].append(time.perf_counter() - t0)
+        return {name: B.median(t) for name, t in times.items()}
 
     results = {"machine": info}
     rows = []
@@ -78,16 +109,34 @@ def main():
     m_t, d_t = da.from_array(mm, chunks=(args.ids, args.nums)), da.from_array(dd, chunks=chunks)
     for name, make in graphs.items():
         assert (make(m_t, d_t).compute(scheduler="threads").view(np.uint64) == want).all(), name
-    own = timed(lambda: graphs["own"](m_t, d_t).compute(scheduler="threads"))
+    t = interleaved({name: (lambda make=make: make(m_t, d_t).compute(scheduler="threads"))
+                     for name, make in graphs.items()})
     for name in ("map_blocks", "graph"):
-        t = timed(lambda: graphs[name](m_t, d_t).compute(scheduler="threads"))
-        rows.append(["threads", name, own, t, B.ratio(own, t)])
+        rows.append(["threads", name, t["own"], t[name], B.ratio(t["own"], t[name])])
     with tempfile.TemporaryDirectory(prefix="discount_dask.") as tmp:
         path = os.path.join(tmp, "cv.h5")
-        own = timed(lambda: graphs["own"](m_t, d_t).to_hdf5(path, "/cv"))
-        t = timed(lambda: graphs["graph"](m_t, d_t).to_hdf5(path, "/cv"))
-        rows.append(["threads, to_hdf5", "graph", own, t, B.ratio(own, t)])
-    del mm, dd, m_t, d_t
+        t = interleaved({name: (lambda name=name: graphs[name](m_t, d_t).to_hdf5(path, "/cv"))
+                         for name in ("own", "graph")})
+        rows.append(["threads, to_hdf5", "graph", t["own"], t["graph"], B.ratio(t["own"], t["graph"])])
+    dest = this._DEST["cv"] = np.empty(dd.shape)
+    into = {
+        "own": lambda: da.store(graphs["own"](m_t, d_t), dest, lock=False, scheduler="threads"),
+        "graph": lambda: da.store(graphs["graph"](m_t, d_t), dest, lock=False, scheduler="threads"),
+        "own out=": lambda: da.map_blocks(this._into_numpy, m_t, d_t, key="cv", chunks=(1, 1, 1),
+                                          dtype=np.float64).compute(scheduler="threads"),
+        "multiply out=": lambda: da.map_blocks(this._into_multiply, m_t, d_t, key="cv", chunks=(1, 1, 1),
+                                               dtype=np.float64).compute(scheduler="threads"),
+    }
+    for name, run in into.items():
+        dest.fill(np.nan)
+        run()
+        assert (dest.view(np.uint64) == want).all(), name
+    t = interleaved(into)
+    rows.append(["threads, da.store into an array", "graph", t["own"], t["graph"], B.ratio(t["own"], t["graph"])])
+    rows.append(["threads, out= in blocks, one array", "multiply out=", t["own out="], t["multiply out="],
+                 B.ratio(t["own out="], t["multiply out="])])
+    this._DEST.clear()
+    del mm, dd, m_t, d_t, dest, want
     # A LocalCluster: the inputs persisted on the workers; each contender's result persisted there
     # (kept in the workers' memory, as before a store), then released.
     client = cluster = None
@@ -116,13 +165,13 @@ def main():
             del r
 
         label = f"LocalCluster, {args.workers} processes"
-        own = timed(lambda: persisted("own"))
+        t = interleaved({name: (lambda name=name: persisted(name)) for name in graphs})
         for name in ("map_blocks", "graph"):
-            t = timed(lambda: persisted(name))
-            rows.append([label, name, own, t, B.ratio(own, t)])
+            rows.append([label, name, t["own"], t[name], B.ratio(t["own"], t[name])])
     if client:
         client.close()
         cluster.close()
+    B.print_machine(info)
     B.print_table(["scheduler", "discount_app", "own s", "discount_app s", "own / discount_app"], rows,
                   f"Dask's own mult[None] * disc against discount_app (median of {args.repeat}; target >= 1.3)")
     results["rows"] = rows
