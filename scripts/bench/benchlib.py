@@ -66,6 +66,17 @@ def median(values):
     return statistics.median(values) if values else float("nan")
 
 
+def median_time(fn, repeat: int) -> float:
+    """Median seconds of `repeat` calls of fn() after one warm-up call."""
+    fn()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return median(times)
+
+
 def ratio(a: float, b: float) -> float:
     return a / b if a and b and b == b and a == a else float("nan")
 

@@ -36,16 +36,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib as B  # noqa: E402
 
 
-def median_time(fn, repeat: int) -> float:
-    fn()  # warm-up
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return B.median(times)
-
-
 @contextlib.contextmanager
 def busy_loops(count: int):
     """`count` processes spinning on a core each, as a shared workstation's other users."""
@@ -81,12 +71,12 @@ def small_calls(np, D, args) -> list:
     rows = []
     for label, busy in (("quiet", 0), (f"{args.busy} busy loops", args.busy)):
         with busy_loops(busy):
-            app = median_time(lambda: D.multiply(m, d, out=o), args.repeat)
-            ref = median_time(lambda: np.multiply(m[None], d, out=o), args.repeat)
+            app = B.median_time(lambda: D.multiply(m, d, out=o), args.repeat)
+            ref = B.median_time(lambda: np.multiply(m[None], d, out=o), args.repeat)
         rows.append([f"{dates}x{ids}x{nums}, {label}", app * 1e3, ref * 1e3, B.ratio(ref, app)])
     one = [np.ones((1, 1)), np.ones((1, 1, 1)), np.empty((1, 1, 1))]
-    t = median_time(lambda: D.multiply(one[0], one[1], out=one[2]), 200)
-    rows.append(["1x1x1, quiet", t * 1e3, median_time(lambda: np.multiply(one[0][None], one[1], out=one[2]), 200) * 1e3,
+    t = B.median_time(lambda: D.multiply(one[0], one[1], out=one[2]), 200)
+    rows.append(["1x1x1, quiet", t * 1e3, B.median_time(lambda: np.multiply(one[0][None], one[1], out=one[2]), 200) * 1e3,
                  None])
     B.print_table(["call", "multiply ms", "np.multiply ms", "np/multiply"], rows,
                   "Small calls (median of %d; np/multiply >= 1 means multiply is at least as fast)" % args.repeat)
@@ -102,9 +92,9 @@ def sweep(np, D, args) -> list:
         for busy in (0, args.busy):
             with busy_loops(busy):
                 with caller_bytes(D, 1 << 62):
-                    caller = median_time(lambda: D.multiply(m, d, out=o), args.repeat)
+                    caller = B.median_time(lambda: D.multiply(m, d, out=o), args.repeat)
                 with caller_bytes(D, 0):
-                    team = median_time(lambda: D.multiply(m, d, out=o), args.repeat)
+                    team = B.median_time(lambda: D.multiply(m, d, out=o), args.repeat)
             row += [caller * 1e3, team * 1e3, B.ratio(caller, team)]
         rows.append(row)
     B.print_table(["disc", "caller ms", "team ms", "team speed-up", f"caller ms ({args.busy} busy)",
@@ -116,8 +106,8 @@ def sweep(np, D, args) -> list:
 def budget(np, D, args) -> list:
     dates, ids, nums = args.budget_shape
     m, d, o = arrays(np, dates, ids, nums)
-    free = median_time(lambda: D.multiply(m, d, out=o), args.repeat)
-    capped = median_time(lambda: D.multiply(m, d, out=o, host_budget="2GiB"), args.repeat)
+    free = B.median_time(lambda: D.multiply(m, d, out=o), args.repeat)
+    capped = B.median_time(lambda: D.multiply(m, d, out=o, host_budget="2GiB"), args.repeat)
     rows = [[f"{dates}x{ids}x{nums} ({B.fmt_bytes(d.nbytes)})", free, capped, B.ratio(capped, free)]]
     B.print_table(["arrays", "no budget s", 'host_budget="2GiB" s', "budget/none"], rows,
                   "A budget larger than the data (target: budget/none <= 1.05)")
@@ -128,12 +118,12 @@ def slicings(np, D, args) -> list:
     import itertools
     dates, ids, nums = args.budget_shape
     m, d, o = arrays(np, dates, ids, nums)
-    copy = median_time(lambda: np.copyto(o, d), args.repeat)
+    copy = B.median_time(lambda: np.copyto(o, d), args.repeat)
     rows = []
     names = ("date", "id", "num")
     for k in (1, 2, 3):
         for dims in itertools.combinations(names, k):
-            t = median_time(lambda: D.multiply(m, d, out=o, parallel_dims=dims), args.repeat)
+            t = B.median_time(lambda: D.multiply(m, d, out=o, parallel_dims=dims), args.repeat)
             assert (o.view(np.uint64) == (m[None] * d).view(np.uint64)).all(), dims  # exact, or no figure
             rows.append([str(list(dims)), t, copy, B.ratio(copy, t)])
     B.print_table(["parallel_dims", "multiply s", "np.copyto s", "copy/multiply"], rows,

@@ -31,16 +31,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib as B  # noqa: E402
 
 
-def timed(fn, repeat):
-    fn()  # warm-up
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return B.median(times)
-
-
 def pcie_limits(cp, nbytes: int = 1 << 30, reps: int = 5) -> tuple[float, float]:
     """GB/s of pinned-host <-> device copies, H2D and D2H running at once on two streams."""
     import cupyx
@@ -136,7 +126,7 @@ def main():
     pins = a.space == "device" and hasattr(discount_app, "pinned_bytes")
     t_staged = t_pin = None
     if pins:
-        t_staged = timed(lambda: discount_app.multiply(mult, disc, out, pin=False, **kw), a.repeat)
+        t_staged = B.median_time(lambda: discount_app.multiply(mult, disc, out, pin=False, **kw), a.repeat)
         t0 = time.perf_counter()
         discount_app.multiply(mult, disc, out, **kw)
         t_pin = time.perf_counter() - t0
@@ -144,7 +134,7 @@ def main():
         results["pinned_bytes"] = discount_app.pinned_bytes()
         print(f"multiply staged (pin=False): {t_staged:.3f} s; the call that pins disc and out in place: "
               f"{t_pin:.3f} s; pinned {B.fmt_bytes(discount_app.pinned_bytes())}")
-    t_mul = timed(lambda: discount_app.multiply(mult, disc, out, **kw), a.repeat)
+    t_mul = B.median_time(lambda: discount_app.multiply(mult, disc, out, **kw), a.repeat)
     for d in range(a.dates):  # date by date: a whole-array product would double the memory
         assert (out[d] == mult * disc[d]).all(), f"multiply's result differs from NumPy's at date {d}"
     report = discount_app.last_report()
@@ -158,7 +148,7 @@ def main():
     results["multiply_report"] = report
 
     if not a.no_peers:
-        t_np = timed(lambda: np.multiply(mult[None], disc, out=out), a.repeat)
+        t_np = B.median_time(lambda: np.multiply(mult[None], disc, out=out), a.repeat)
         rows.append(["np.multiply", t_np, B.gbps(moved, t_np), t_np / t_mul])
 
     t_copy = t_nmul = None
@@ -177,10 +167,10 @@ def main():
             for n in prange(d.size):
                 o[n] = m[n % per_date] * d[n]
         d1, o1, m1 = disc.reshape(-1), out.reshape(-1), mult.reshape(-1)
-        t_copy = timed(lambda: copy(d1, o1), a.repeat)
+        t_copy = B.median_time(lambda: copy(d1, o1), a.repeat)
         rows.append([f"Numba prange copy ({numba.get_num_threads()} thr)", t_copy, B.gbps(moved, t_copy),
                      t_copy / t_mul])
-        t_nmul = timed(lambda: mul(m1, d1, o1, m1.size), a.repeat)
+        t_nmul = B.median_time(lambda: mul(m1, d1, o1, m1.size), a.repeat)
         rows.append([f"Numba prange multiply ({numba.get_num_threads()} thr)", t_nmul, B.gbps(moved, t_nmul),
                      t_nmul / t_mul])
         # The host-space targets as paired ratios: multiply, the copy and
@@ -218,7 +208,7 @@ def main():
                 g *= mg[None]
                 out[d0:d1_] = cp.asnumpy(g)
         if not a.no_peers:
-            t_cp = timed(cupy_chunks, a.repeat)
+            t_cp = B.median_time(cupy_chunks, a.repeat)
             rows.append([f"CuPy loop of {chunk}-date chunks", t_cp, B.gbps(moved, t_cp), t_cp / t_mul])
             try:
                 whole = cp.asarray(disc)
