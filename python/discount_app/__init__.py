@@ -232,10 +232,15 @@ def multiply(mult: Any, disc: Any, out: Optional[Any] = None, *,
              pin: Optional[bool] = None) -> Any:
     """Return ``out[d, i, k] = mult[i, k] * disc[d, i, k]`` (for the default axes).
 
-    Streams through the engine's pipeline: slabs cut by the budgets, staging
-    buffers, copies overlapped with the kernel, the CLI's kernels and
-    slicings; the GIL is released while it computes. The result is bit-exact
-    with ``np.multiply(mult[None], disc)`` in float64.
+    Host calls whose disc and out hold up to 128 MiB run on the calling
+    thread, sharing chunks with helper threads only while cores are idle (no
+    plan, no staging, no lock: see docs/python.md, "What a call costs").
+    Larger calls, and calls with a progress callable, a percentage budget, a
+    budget smaller than the arrays or the device space, stream through the
+    engine's pipeline: slabs cut by the budgets, staging buffers, copies
+    overlapped with the kernel, the CLI's kernels and slicings. The GIL is
+    released while it computes. The result is bit-exact with
+    ``np.multiply(mult[None], disc)`` in float64.
 
     mult: (ids, nums). disc: the three axes in the order ``axes`` names (the
         YAML's ``input.axes``), e.g. ``("id", "date", "num")`` for
@@ -542,7 +547,7 @@ def last_report() -> Optional[Dict[str, Any]]:
              "gb_per_s": nbytes / seconds / 1e9 if seconds > 0 else None,
              "limit_gb_per_s": None, "fraction_of_limit": None}
     return {"schema_version": 2, "outcome": "complete", "space": "calling thread", "kernel": "loop",
-            "slicing": "none (one thread)", "kernel_on_pieces": False,
+            "slicing": "chunks on the calling thread and idle cores' helpers", "kernel_on_pieces": False,
             "input": {"text": f"arrays in memory: mult {'x'.join(str(n) for n in mshape)} {mtype}, "
                               f"disc {dims} {dtype} ({', '.join(axes)})"},
             "output": f"array in memory: out {dims} float64 (calling thread: no thread team, no staging)",
