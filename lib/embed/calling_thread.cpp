@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <pthread.h>
-#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +12,8 @@
 #include <mutex>
 #include <new>
 #include <thread>
+
+#include "common/affinity.hpp"
 
 namespace discount::embed {
 
@@ -200,12 +201,8 @@ int runnable_now() {
   return std::sscanf(text, "%lf %lf %lf %d/%d", &a, &b, &c, &running, &total) == 5 ? running : 0;
 }
 
-int usable_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (::sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
-  return std::max(1, CPU_COUNT(&set));
-}
+// The CPUs the job may use, as the engine's own thread counts take them.
+int usable_cpus() { return std::max(1, process_cpu_count()); }
 
 // The process's helpers, started on first use; a child forked from the
 // process starts its own (the parent's threads do not exist there).
