@@ -183,6 +183,14 @@ def run(config: Union[str, os.PathLike, Mapping[str, Any]], *,
         return _finish(_core.run_file(os.fspath(config), progress))
 
 
+def _axes(axes: Sequence[str]) -> tuple:
+    """axes as a tuple, each of date, id and num named once, else ValueError."""
+    axes = tuple(axes)
+    if sorted(axes) != ["date", "id", "num"]:
+        raise ValueError(f"axes={axes!r}: name 'date', 'id' and 'num' once each, e.g. ('date', 'id', 'num')")
+    return axes
+
+
 def _device_desc(a: Any, name: str) -> Optional[tuple]:
     """(address, is_float32, shape, element strides) of a CUDA array, or None for a host array."""
     cai = getattr(a, "__cuda_array_interface__", None)
@@ -291,9 +299,7 @@ def multiply(mult: Any, disc: Any, out: Optional[Any] = None, *,
     """
     global _LAST_REPORT
     _refuse_after_fork()
-    axes = tuple(axes)
-    if sorted(axes) != ["date", "id", "num"]:
-        raise ValueError(f"axes={axes!r}: name 'date', 'id' and 'num' once each, e.g. ('date', 'id', 'num')")
+    axes = _axes(axes)
     device = [_device_desc(a, n) for a, n in ((mult, "mult"), (disc, "disc"), (out, "out"))]
     if any(d is not None for d in device):
         if out is None:

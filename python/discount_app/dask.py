@@ -83,9 +83,7 @@ def multiply(mult: Any, disc: Any, *, axes: Sequence[str] = ("date", "id", "num"
     for every block; ``out`` and ``progress`` are per call and not taken here.
     float32 inputs are widened exactly, as by ``discount_app.multiply``.
     """
-    axes = tuple(axes)
-    if sorted(axes) != ["date", "id", "num"]:
-        raise ValueError(f"axes={axes!r}: name 'date', 'id' and 'num' once each, e.g. ('date', 'id', 'num')")
+    axes = discount_app._axes(axes)
     for name in ("out", "progress"):
         if name in options:
             raise TypeError(f"{name}: not taken by discount_app.dask.multiply (each block gets its own); "
