@@ -63,6 +63,36 @@ if(NOT TARGET discount_hdf5)
   target_link_libraries(discount_hdf5 INTERFACE ${HDF5_HL_LIBRARIES})
 endif()
 
+# Compression libraries for the app's own filter pipelines (lib/codec):
+# libdeflate (else zlib) for deflate, and zstd, LZ4 and Blosc each when
+# found: a codec whose library is missing keeps HDF5's own path on read and
+# is refused (78) for output.compression. Installed headers and libraries
+# first, then deps/vendor (scripts/deps.sh --vendor copies Debian's static
+# ones there for a node without them).
+add_library(discount_codecs INTERFACE)
+find_package(ZLIB REQUIRED)
+function(discount_codec_library name header library)
+  find_path(DISCOUNT_${name}_INCLUDE ${header} HINTS "${DISCOUNT_VENDOR_DIR}/include")
+  find_library(DISCOUNT_${name}_LIBRARY NAMES ${library} HINTS "${DISCOUNT_VENDOR_DIR}/lib")
+  if(DISCOUNT_${name}_INCLUDE AND DISCOUNT_${name}_LIBRARY)
+    target_include_directories(discount_codecs SYSTEM INTERFACE ${DISCOUNT_${name}_INCLUDE})
+    target_link_libraries(discount_codecs INTERFACE ${DISCOUNT_${name}_LIBRARY} ${ARGN})
+    target_compile_definitions(discount_codecs INTERFACE DISCOUNT_HAVE_${name}=1)
+    set(_found ON)
+  else()
+    target_compile_definitions(discount_codecs INTERFACE DISCOUNT_HAVE_${name}=0)
+    set(_found OFF)
+  endif()
+  set(DISCOUNT_HAVE_${name} ${_found} PARENT_SCOPE)
+endfunction()
+discount_codec_library(LIBDEFLATE libdeflate.h deflate)
+discount_codec_library(ZSTD zstd.h zstd)
+discount_codec_library(LZ4 lz4.h lz4)
+discount_codec_library(BLOSC blosc.h blosc)
+target_link_libraries(discount_codecs INTERFACE ZLIB::ZLIB Threads::Threads)
+message(STATUS "discount_app: codecs: libdeflate ${DISCOUNT_HAVE_LIBDEFLATE}, zstd ${DISCOUNT_HAVE_ZSTD}, "
+               "LZ4 ${DISCOUNT_HAVE_LZ4}, Blosc ${DISCOUNT_HAVE_BLOSC}")
+
 # discount_mpi: MPI and, when the HDF5 found is parallel, its MPI-IO driver.
 add_library(discount_mpi INTERFACE)
 if(DISCOUNT_ENABLE_MPI)

@@ -51,6 +51,16 @@ FileBox discount_box(const InputShape& shape, const std::array<Axis, 3>& axes, R
 
 namespace {
 
+// How a dataset is read, as the run header and the report say it:
+// "positional reads", "parallel chunk reads (shuffle + deflate 4, 16
+// threads)", or "HDF5 reads (chunked, bitshuffle (filter id 32008); filter
+// bitshuffle (32008) is not one this build decodes)".
+std::string read_path(const DatasetInfo& info) {
+  if (info.fast) return "positional reads";
+  if (info.chunks) return info.chunks->describe();
+  return "HDF5 reads (" + info.slow_why + (info.chunks_why.empty() ? "" : "; " + info.chunks_why) + ")";
+}
+
 std::string axes_string(const std::array<Axis, 3>& axes) {
   return std::string(axis_name(axes[0])) + "," + axis_name(axes[1]) + "," + axis_name(axes[2]);
 }
@@ -170,8 +180,15 @@ class Hdf5Input final : public InputSource {
     const FileBox box = discount_box(shape_, axes_, dates, ids);
     read_box(disc_, config_.discount, box.start, box.count, buffer);
   }
-  bool visits_as_read() const override { return disc_.fast; }
+  // Chunks decoded here are visited as each lands (when they land whole).
+  bool visits_as_read() const override { return disc_.fast || disc_.chunks; }
   void read_discount_visited(Range dates, Range ids, double* buffer, const PieceVisitor& visit) override {
+    if (disc_.chunks) {
+      const FileBox box = discount_box(shape_, axes_, dates, ids);
+      disc_.chunks->read(box.start, box.count, buffer, "reading '" + config_.discount + "' from " + config_.file,
+                         visit);
+      return;
+    }
     if (!disc_.fast) {
       InputSource::read_discount_visited(dates, ids, buffer, visit);
       return;
@@ -215,11 +232,11 @@ class Hdf5Input final : public InputSource {
   // itself; otherwise which path each one takes, and why.
   std::string read_path_text() const {
     auto one = [](const DatasetInfo& info) {
-      if (!info.fast) return "HDF5 reads (" + info.slow_why + ")";
+      if (!info.fast) return read_path(info);
       return std::string("positional reads") + (info.holder.empty() ? "" : " from '" + info.holder + "'");
     };
     if (mult_.fast && disc_.fast && mult_.holder.empty() && disc_.holder.empty()) return "positional reads";
-    if (!mult_.fast && !disc_.fast && mult_.slow_why == disc_.slow_why) return one(disc_);
+    if (!mult_.fast && !disc_.fast && read_path(mult_) == read_path(disc_)) return one(disc_);
     return config_.multiplier + ": " + one(mult_) + "; " + config_.discount + ": " + one(disc_);
   }
   std::string identity() const override {
@@ -231,13 +248,9 @@ class Hdf5Input final : public InputSource {
   std::vector<DatasetFacts> datasets() const override {
     auto facts = [&](const char* role, const std::string& name, const DatasetInfo& info,
                      std::vector<std::string> axes) {
-      DatasetFacts f{role,
-                     name,
-                     info.holder.empty() ? config_.file : info.holder,
-                     {},
-                     std::move(axes),
-                     info.type_text,
-                     info.fast ? "positional reads" : "HDF5 reads (" + info.slow_why + ")"};
+      DatasetFacts f{
+          role,           name,           info.holder.empty() ? config_.file : info.holder, {}, std::move(axes),
+          info.type_text, read_path(info)};
       for (hsize_t d : info.dims) f.shape.push_back(static_cast<std::int64_t>(d));
       return f;
     };
@@ -247,6 +260,19 @@ class Hdf5Input final : public InputSource {
         facts("discount", config_.discount, disc_, {axis_name(axes_[0]), axis_name(axes_[1]), axis_name(axes_[2])})};
   }
   std::string hdf5_file() const override { return config_.file; }
+  ChunkGrid chunk_grid() const override {
+    if (!disc_.chunks) return {};
+    ChunkGrid grid;
+    for (int j = 0; j < 3; ++j) {
+      const auto extent = static_cast<std::int64_t>(disc_.storage.chunk[j]);
+      if (axes_[j] == Axis::date) grid.dates = extent;
+      if (axes_[j] == Axis::id) grid.ids = extent;
+    }
+    grid.bytes = static_cast<std::uint64_t>(disc_.storage.chunk[0] * disc_.storage.chunk[1] * disc_.storage.chunk[2]) *
+                 sizeof(double);
+    grid.threads = ChunkReader::threads();
+    return grid;
+  }
 
  private:
   // "; input.axes: [id, date, num] would fit" for each other axis order
@@ -258,6 +284,10 @@ class Hdf5Input final : public InputSource {
   void read_box(const DatasetInfo& info, const std::string& name, const std::array<std::int64_t, 3>& start,
                 const std::array<std::int64_t, 3>& count, double* buffer) {
     const int rank = static_cast<int>(info.dims.size());
+    if (info.chunks) {
+      info.chunks->read(start, count, buffer, "reading '" + name + "' from " + config_.file);
+      return;
+    }
     if (info.fast) {
       std::array<std::int64_t, 3> dims{1, 1, 1};
       for (int j = 0; j < rank; ++j) dims[j] = static_cast<std::int64_t>(info.dims[j]);
@@ -302,6 +332,10 @@ class Hdf5Input final : public InputSource {
     std::uint64_t bytes = mult_.fast && disc_.fast ? 0 : kMetadataCache;
     for (const DatasetInfo* info : {&mult_, &disc_}) {
       if (info->fast) continue;
+      if (info->chunks) {
+        bytes += info->chunks->memory_bytes();
+        continue;
+      }
       bytes += kConversionBuffer + kReadChunks * kChunkBookkeeping;
       if (info->storage.layout == H5D_CHUNKED) bytes += kChunkCache + info->storage.chunk_bytes;
     }

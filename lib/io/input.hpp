@@ -23,6 +23,15 @@ struct StoredBytes {
   std::uint64_t discount = sizeof(double), multiplier = sizeof(double);
 };
 
+// The discount dataset's chunks, when the app decodes them on its own
+// threads (io/chunk_reader.hpp): their extent along dates and ids, their
+// decoded bytes, the threads that decode them. All 0: not decoded here.
+struct ChunkGrid {
+  std::int64_t dates = 0, ids = 0;
+  std::uint64_t bytes = 0;
+  unsigned threads = 0;
+};
+
 struct InputShape {
   std::int64_t dates = 0, ids = 0, nums = 0;  // full extents in the source
 };
@@ -106,6 +115,9 @@ class InputSource {
   // One line per dataset whose chunk shape will make reads slow, with the
   // h5repack command that fixes it (empty: none).
   virtual std::string read_advice() const { return {}; }
+  // The discount's chunk grid when the app decodes its chunks (the plan
+  // aligns slabs to it and makes them hold chunks for every thread).
+  virtual ChunkGrid chunk_grid() const { return {}; }
   // The multiplier's and the discount's facts, for the JSON report.
   virtual std::vector<DatasetFacts> datasets() const { return {}; }
   // The HDF5 file that holds both datasets, for plain HDF5 reads (verify):

@@ -16,6 +16,7 @@
 
 #include "common/crash_handler.hpp"
 #include "common/error.hpp"
+#include "io/hdf5_filters.hpp"
 #include "io/input_files.hpp"
 
 namespace discount {
@@ -77,7 +78,7 @@ void open_holder(const InputConfig& config, DatasetInfo& info, std::uint64_t byt
     if (length > 0) H5Fget_name(holder.get(), text.data(), text.size());
     info.holder = length > 0 ? text.data() : "another file";
   }
-  if (info.offset + bytes > static_cast<std::uint64_t>(st.st_size))
+  if (info.storage.layout == H5D_CONTIGUOUS && info.offset + bytes > static_cast<std::uint64_t>(st.st_size))
     throw data_error(where + " is truncated: its data ends at byte " + std::to_string(info.offset + bytes) +
                      " of a file of " + std::to_string(st.st_size) + " bytes");
   // Slabs are read front to back: a larger read-ahead window.
@@ -115,6 +116,7 @@ std::string supported_type_text(hid_t type, const std::string& name, const std::
 }  // namespace
 
 h5::Id open_input_file(const std::string& path, const std::string& what) {
+  register_codec_filters();
   if (H5Fis_hdf5(path.c_str()) <= 0) throw missing_error(what + " is not an HDF5 file");
   std::string messages;  // read before the next HDF5 call clears them
   h5::Id file;
@@ -194,6 +196,19 @@ DatasetInfo open_input_dataset(hid_t file, const InputConfig& config, const std:
   if (why.empty() && info.offset == HADDR_UNDEF) why.push_back("no file offset");
   if (why.empty()) open_holder(config, info, bytes, where, why);
   info.fast = why.empty();
+  // Chunked and filtered (or chunked alone): decoded on every core by
+  // io/chunk_reader.hpp when lib/codec implements the whole pipeline.
+  if (layout == H5D_CHUNKED && externals <= 0) {
+    std::vector<std::string> holder_why;
+    open_holder(config, info, bytes, where, holder_why);
+    std::string no;
+    if (holder_why.empty()) {
+      info.chunks = ChunkReader::open(info.id.get(), dcpl.get(), info.fd.get(), no);
+      info.chunks_why = no;
+    } else {
+      info.chunks_why = holder_why.front();
+    }
+  }
   for (const auto& w : why) info.slow_why += (info.slow_why.empty() ? "" : ", ") + w;
   return info;
 }

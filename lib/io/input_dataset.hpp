@@ -7,10 +7,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "config/config.hpp"
+#include "io/chunk_reader.hpp"
 #include "io/hdf5_handle.hpp"
 #include "io/input_checks.hpp"
 #include "io/posix_io.hpp"
@@ -29,6 +31,10 @@ struct DatasetInfo {
   haddr_t offset = HADDR_UNDEF;
   std::string holder;    // the file holding the dataset, when not input.file (external link)
   std::string slow_why;  // why HDF5 reads it, when not fast
+  // Chunked: the app's own parallel chunk reads, when it decodes every
+  // filter (else null, and chunks_why says why HDF5 reads it).
+  std::shared_ptr<ChunkReader> chunks;
+  std::string chunks_why;
   std::string type_text;
   StorageFacts storage;
   std::size_t element_size = 8;

@@ -132,6 +132,7 @@ Plan make_plan(const PlanRequest& req) {
   }
   const std::int64_t cap = std::max<std::int64_t>(1, static_cast<std::int64_t>(req.max_slab / unit_data));
   count = std::max<std::int64_t>(1, std::min({count, cap, extent}));
+  if (req.align > 1 && count > req.align && count < extent) count = count / req.align * req.align;
   plan.slab_extent = count;
 
   for (std::int64_t begin = 0, index = 0; begin < extent; begin += count, ++index) {

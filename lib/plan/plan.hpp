@@ -44,6 +44,10 @@ struct PlanRequest {
   std::uint64_t host_budget = 0;
   std::uint64_t device_budget = 0;
   std::uint64_t max_slab = std::uint64_t{256} << 20;
+  // Slabs hold a multiple of this along the chunk axis when they hold more
+  // than it (the input's chunk extent there, when its chunks are decoded by
+  // the app: a chunk the slabs cut would be read for two slabs). 0: any.
+  std::int64_t align = 0;
   // Fixed host memory beside the slab buffers: the O_DIRECT writer's staging
   // buffers (io/posix_io.hpp). Taken from host_budget.
   std::uint64_t staging_bytes = 0;

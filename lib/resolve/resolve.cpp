@@ -26,6 +26,7 @@ InputFacts input_facts(const InputSource& input) {
   facts.stored = input.stored_bytes();
   facts.visits_as_read = input.visits_as_read();
   facts.reads_ranges = input.reads_ranges();
+  facts.chunks = input.chunk_grid();
   return facts;
 }
 
@@ -188,6 +189,18 @@ void choose_chunk_axis(const std::optional<Axis>& configured, const SystemFacts&
                               format_bytes(id_reads.run_bytes);
 }
 
+// An input whose chunks the app decodes: slabs along the chunk grid, and
+// (memory.max_slab: auto) large enough to hold two chunks for every
+// decoding thread, so that every core inflates at once. The budgets still
+// cap them (make_plan).
+static void align_to_chunks(const Config& config, const InputFacts& input, PlanRequest& request) {
+  const ChunkGrid& grid = input.chunks;
+  if (grid.threads == 0) return;
+  request.align = request.chunk_axis == Axis::date ? grid.dates : grid.ids;
+  if (!config.memory.max_slab)
+    request.max_slab = std::max(request.max_slab, std::uint64_t{2} * grid.threads * grid.bytes);
+}
+
 void check_config(const Config& config) {
   require_compiled_parts(config);
   if (config.output.mode == OutputMode::checksum && config.verify != VerifyMode::none)
@@ -314,6 +327,8 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
     if (!config.memory.max_slab) request.max_slab = auto_slab();
     choose_chunk_axis(config.memory.chunk_axis, facts, request);
   }
+
+  align_to_chunks(config, input, request);
 
   PipelineSpec& pipeline = spec.pipeline;
   pipeline.space = config.compute.space;

@@ -34,6 +34,7 @@ struct InputFacts {
   StoredBytes stored;                   // InputSource::stored_bytes(): element sizes on disk
   bool visits_as_read = false;          // InputSource::visits_as_read(): pieces handed over in cache
   bool reads_ranges = false;            // InputSource::reads_ranges(): memory.staging: none can read it
+  ChunkGrid chunks;                     // InputSource::chunk_grid(): chunks decoded on the app's threads
 };
 InputFacts input_facts(const InputSource& input);
 

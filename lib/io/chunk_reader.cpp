@@ -1,0 +1,357 @@
+#include "io/chunk_reader.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include "common/affinity.hpp"
+#include "common/error.hpp"
+#include "common/host_parallel.hpp"
+#include "common/knobs.hpp"
+#include "io/hdf5_filters.hpp"
+#include "io/hdf5_handle.hpp"
+
+namespace discount {
+
+namespace {
+
+// Decoded chunks kept for the next slab: at most this many bytes, and at
+// most one layer of chunks across the dataset's slowest axis (what a slab
+// boundary on the chunk grid's other side can cut).
+constexpr std::uint64_t kCacheBytes = std::uint64_t{16} << 20;
+// Smaller chunks stay with HDF5: a lookup and a read per chunk would cost
+// more than their decoding.
+constexpr std::uint64_t kMinChunkBytes = std::uint64_t{64} << 10;
+
+std::string origin_text(const std::array<std::int64_t, 3>& origin, int rank) {
+  std::string text = "[";
+  for (int j = 0; j < rank; ++j) text += (j ? ", " : "") + std::to_string(origin[j]);
+  return text + "]";
+}
+
+void read_fully(int fd, std::uint8_t* to, std::size_t bytes, std::uint64_t at, const std::string& what) {
+  while (bytes > 0) {
+    const ssize_t n = ::pread(fd, to, bytes, static_cast<off_t>(at));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw io_error(what + " failed: " + std::strerror(errno));
+    if (n == 0) throw data_error(what + ": the file ends inside a chunk; it is truncated");
+    to += n;
+    at += static_cast<std::uint64_t>(n);
+    bytes -= static_cast<std::size_t>(n);
+  }
+}
+
+}  // namespace
+
+unsigned ChunkReader::threads() {
+  // Decoding is bound by the cores, not by the storage: every CPU the
+  // process may use, at least the I/O threads.
+  static const unsigned n = [] {
+    if (knobs().io_threads > 0) return static_cast<unsigned>(knobs().io_threads);
+    return std::max(io_threads(), static_cast<unsigned>(std::clamp(process_cpu_count(), 1, 64)));
+  }();
+  return n;
+}
+
+std::unique_ptr<ChunkReader> ChunkReader::open(hid_t dataset, hid_t dcpl, int fd, std::string& why) {
+  if (H5Pget_layout(dcpl) != H5D_CHUNKED) {
+    why = "not chunked";
+    return nullptr;
+  }
+  std::unique_ptr<ChunkReader> r(new ChunkReader);
+  r->pipeline_ = dataset_pipeline(dcpl);
+  why = codec::unimplemented(r->pipeline_);
+  if (!why.empty()) return nullptr;
+  if (H5Pget_external_count(dcpl) > 0) {
+    why = "external raw storage";
+    return nullptr;
+  }
+  h5::Id type = h5::datatype(H5Dget_type(dataset));
+  if (H5Tequal(type.get(), H5T_NATIVE_DOUBLE) > 0 && H5T_ORDER_LE == H5Tget_order(H5T_NATIVE_DOUBLE)) {
+    r->element_size_ = 8;
+  } else if (H5Tequal(type.get(), H5T_NATIVE_FLOAT) > 0 && H5T_ORDER_LE == H5Tget_order(H5T_NATIVE_FLOAT)) {
+    r->element_size_ = 4;
+  } else {
+    why = "its type is converted by HDF5";
+    return nullptr;
+  }
+  const std::vector<hsize_t> dims = h5::dataset_dims(dataset);
+  r->rank_ = static_cast<int>(dims.size());
+  if (r->rank_ < 1 || r->rank_ > 3) {
+    why = "rank " + std::to_string(r->rank_);
+    return nullptr;
+  }
+  std::vector<hsize_t> chunk(dims.size());
+  if (H5Pget_chunk(dcpl, r->rank_, chunk.data()) != r->rank_) {
+    why = "its chunk shape cannot be read";
+    return nullptr;
+  }
+  // Held as rank 3, leading extents of 1.
+  std::uint64_t elements = 1;
+  for (int j = 0; j < r->rank_; ++j) elements *= chunk[j];
+  if (elements * r->element_size_ < kMinChunkBytes) {
+    why = "chunks under " + std::to_string(kMinChunkBytes >> 10) + " KiB";
+    return nullptr;
+  }
+  r->chunk_bytes_ = r->element_size_;
+  const int shift = 3 - r->rank_;
+  for (int j = 0; j < r->rank_; ++j) {
+    r->dims_[j + shift] = static_cast<std::int64_t>(dims[j]);
+    r->chunk_[j + shift] = static_cast<std::int64_t>(chunk[j]);
+    r->chunk_bytes_ *= chunk[j];
+  }
+  H5D_fill_value_t defined = H5D_FILL_VALUE_UNDEFINED;
+  if (H5Pfill_value_defined(dcpl, &defined) >= 0 && defined != H5D_FILL_VALUE_UNDEFINED)
+    H5Pget_fill_value(dcpl, H5T_NATIVE_DOUBLE, &r->fill_);
+  struct stat st {};
+  if (fd < 0 || ::fstat(fd, &st) != 0) {
+    why = "not a plain POSIX file";
+    return nullptr;
+  }
+  r->file_size_ = static_cast<std::uint64_t>(st.st_size);
+  r->dataset_ = dataset;
+  r->fd_ = fd;
+  std::uint64_t layer = 1;  // chunks in one layer across the slowest axis
+  for (int j = 1; j < 3; ++j) layer *= static_cast<std::uint64_t>((r->dims_[j] + r->chunk_[j] - 1) / r->chunk_[j]);
+  r->cache_chunks_ = static_cast<std::size_t>(
+      std::max<std::uint64_t>(1, std::min<std::uint64_t>(layer, kCacheBytes / r->chunk_bytes_)));
+  return r;
+}
+
+std::string ChunkReader::describe() const {
+  return "parallel chunk reads (" + codec::describe(pipeline_) + ", " + std::to_string(threads()) + " threads)";
+}
+
+std::uint64_t ChunkReader::memory_bytes() const {
+  // Per thread a stored chunk (at most a little over the raw size) and a
+  // decoded one; the codec's two scratch chunks; the cache.
+  const std::uint64_t per_thread = 4 * (chunk_bytes_ + chunk_bytes_ / 16 + 4096);
+  return threads() * per_thread + cache_chunks_ * chunk_bytes_;
+}
+
+ChunkReadStats ChunkReader::stats() const {
+  return {chunks_.load(), hits_.load(), stored_bytes_.load(), decoded_bytes_.load(), busy_ns_.load() * 1e-9};
+}
+
+void ChunkReader::locate(std::vector<Chunk>& chunks, const std::string& what) {
+  std::lock_guard<std::mutex> lock(h5::library_mutex());
+  h5::QuietErrors quiet;
+  for (Chunk& c : chunks) {
+    hsize_t offset[3] = {0, 0, 0};
+    for (int j = 0; j < rank_; ++j) offset[j] = static_cast<hsize_t>(c.origin[j]);
+    if (H5Dget_chunk_info_by_coord(dataset_, offset, &c.mask, &c.address, &c.stored) < 0)
+      throw data_error(what + ": the chunk index entry of the chunk at " + origin_text(c.origin, rank_) +
+                       " cannot be read (" + h5::error_messages() + "); check the file with h5dump");
+    if (c.address == HADDR_UNDEF) continue;  // never written: the fill value
+    if (c.stored == 0 || c.address >= file_size_ || c.stored > file_size_ - c.address)
+      throw data_error(what + ": the chunk at " + origin_text(c.origin, rank_) + " (" + std::to_string(c.stored) +
+                       " bytes at byte " + std::to_string(c.address) + ") lies outside the file of " +
+                       std::to_string(file_size_) + " bytes; the file is truncated or damaged");
+  }
+}
+
+std::unique_ptr<ChunkReader::Buffers> ChunkReader::take_buffers() {
+  std::lock_guard<std::mutex> lock(buffers_mutex_);
+  if (free_buffers_.empty()) return std::make_unique<Buffers>();
+  std::unique_ptr<Buffers> b = std::move(free_buffers_.back());
+  free_buffers_.pop_back();
+  return b;
+}
+
+void ChunkReader::give_buffers(std::unique_ptr<Buffers> buffers) {
+  std::lock_guard<std::mutex> lock(buffers_mutex_);
+  free_buffers_.push_back(std::move(buffers));
+}
+
+bool ChunkReader::lands_whole(const Chunk& c, const std::array<std::int64_t, 3>& start,
+                              const std::array<std::int64_t, 3>& count) const {
+  if (element_size_ != 8) return false;
+  for (int j = 0; j < 3; ++j)
+    if (c.origin[j] < start[j] || c.origin[j] + chunk_[j] > std::min(start[j] + count[j], dims_[j])) return false;
+  // Whole in the box: one run when its rows meet, that is when it spans the
+  // box's last axis and, unless it is one row thick, the middle one too.
+  if (chunk_[2] != count[2]) return chunk_[0] == 1 && chunk_[1] == 1;
+  return chunk_[1] == count[1] || chunk_[0] == 1;
+}
+
+ChunkReader::Decoded ChunkReader::cached(const std::array<std::int64_t, 3>& origin) {
+  std::lock_guard<std::mutex> lock(cache_mutex_);
+  const auto it = cache_.find(origin);
+  return it == cache_.end() ? nullptr : it->second;
+}
+
+void ChunkReader::keep(const std::array<std::int64_t, 3>& origin, Decoded decoded) {
+  std::lock_guard<std::mutex> lock(cache_mutex_);
+  if (!cache_.emplace(origin, std::move(decoded)).second) return;
+  cache_order_.push_back(origin);
+  while (cache_order_.size() > cache_chunks_) {
+    cache_.erase(cache_order_.front());
+    cache_order_.pop_front();
+  }
+}
+
+void ChunkReader::place(const Chunk& chunk, const std::uint8_t* decoded, const std::array<std::int64_t, 3>& start,
+                        const std::array<std::int64_t, 3>& count, double* buffer) const {
+  std::array<std::int64_t, 3> lo{}, hi{};
+  for (int j = 0; j < 3; ++j) {
+    lo[j] = std::max(chunk.origin[j], start[j]);
+    hi[j] = std::min({chunk.origin[j] + chunk_[j], start[j] + count[j], dims_[j]});
+  }
+  const std::int64_t run = hi[2] - lo[2];
+  for (std::int64_t a = lo[0]; a < hi[0]; ++a)
+    for (std::int64_t b = lo[1]; b < hi[1]; ++b) {
+      const std::int64_t from = ((a - chunk.origin[0]) * chunk_[1] + (b - chunk.origin[1])) * chunk_[2] +
+                                (lo[2] - chunk.origin[2]);
+      double* to = buffer + ((a - start[0]) * count[1] + (b - start[1])) * count[2] + (lo[2] - start[2]);
+      if (element_size_ == 8) {
+        std::memcpy(to, decoded + from * 8, static_cast<std::size_t>(run) * 8);
+      } else {
+        const auto* f = reinterpret_cast<const float*>(decoded) + from;
+        for (std::int64_t k = 0; k < run; ++k) to[k] = static_cast<double>(f[k]);
+      }
+    }
+}
+
+void ChunkReader::fill(const Chunk& chunk, const std::array<std::int64_t, 3>& start,
+                       const std::array<std::int64_t, 3>& count, double* buffer) const {
+  std::array<std::int64_t, 3> lo{}, hi{};
+  for (int j = 0; j < 3; ++j) {
+    lo[j] = std::max(chunk.origin[j], start[j]);
+    hi[j] = std::min({chunk.origin[j] + chunk_[j], start[j] + count[j], dims_[j]});
+  }
+  for (std::int64_t a = lo[0]; a < hi[0]; ++a)
+    for (std::int64_t b = lo[1]; b < hi[1]; ++b) {
+      double* to = buffer + ((a - start[0]) * count[1] + (b - start[1])) * count[2] + (lo[2] - start[2]);
+      std::fill(to, to + (hi[2] - lo[2]), fill_);
+    }
+}
+
+void ChunkReader::read(const std::array<std::int64_t, 3>& start_in, const std::array<std::int64_t, 3>& count_in,
+                       double* buffer, const std::string& what, const Visit& visit) {
+  // Rank 2 (or 1) as rank 3 with leading extents of 1.
+  std::array<std::int64_t, 3> start{0, 0, 0}, count{1, 1, 1};
+  const int shift = 3 - rank_;
+  for (int j = 0; j < rank_; ++j) {
+    start[j + shift] = start_in[j];
+    count[j + shift] = count_in[j];
+  }
+  if (count[0] <= 0 || count[1] <= 0 || count[2] <= 0) return;
+  const std::array<std::int64_t, 3>&dims = dims_, &chunk = chunk_;
+  // The chunks the box touches, in file order.
+  std::vector<Chunk> chunks, to_locate;
+  for (std::int64_t a = start[0] / chunk[0] * chunk[0]; a < start[0] + count[0]; a += chunk[0])
+    for (std::int64_t b = start[1] / chunk[1] * chunk[1]; b < start[1] + count[1]; b += chunk[1])
+      for (std::int64_t c = start[2] / chunk[2] * chunk[2]; c < start[2] + count[2]; c += chunk[2]) {
+        Chunk ch;
+        ch.origin = {a, b, c};
+        chunks.push_back(ch);
+      }
+  // Coordinates as HDF5 takes them (rank_ entries), for locate().
+  auto unshifted = [&](const std::array<std::int64_t, 3>& o) {
+    std::array<std::int64_t, 3> u{0, 0, 0};
+    for (int j = 0; j < rank_; ++j) u[j] = o[j + shift];
+    return u;
+  };
+  bool all_whole = true;
+  for (const Chunk& c : chunks) all_whole = all_whole && lands_whole(c, start, count);
+  std::vector<Decoded> hits(chunks.size());
+  std::vector<std::size_t> misses;
+  for (std::size_t i = 0; i < chunks.size(); ++i) {
+    hits[i] = cached(chunks[i].origin);
+    if (!hits[i]) misses.push_back(i);
+  }
+  {
+    std::vector<Chunk> look(misses.size());
+    for (std::size_t m = 0; m < misses.size(); ++m) look[m].origin = unshifted(chunks[misses[m]].origin);
+    locate(look, what);
+    for (std::size_t m = 0; m < misses.size(); ++m) {
+      Chunk& c = chunks[misses[m]];
+      c.address = look[m].address;
+      c.stored = look[m].stored;
+      c.mask = look[m].mask;
+    }
+  }
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> failed{false};
+  std::exception_ptr error;
+  std::mutex error_mutex;
+  const unsigned workers =
+      static_cast<unsigned>(std::min<std::size_t>(threads(), std::max<std::size_t>(1, chunks.size())));
+  run_on_threads(workers, [&](unsigned) {
+    const auto begin = std::chrono::steady_clock::now();
+    std::unique_ptr<Buffers> mine = take_buffers();
+    std::vector<std::uint8_t>&stored = mine->stored, &decoded = mine->decoded;
+    std::uint64_t decoded_here = 0, stored_here = 0, hits_here = 0;
+    try {
+      for (std::size_t i = next++; i < chunks.size() && !failed; i = next++) {
+        const Chunk& c = chunks[i];
+        if (hits[i]) {
+          place(c, hits[i]->data(), start, count, buffer);
+          ++hits_here;
+          continue;
+        }
+        if (c.address == HADDR_UNDEF) {
+          fill(c, start, count, buffer);
+          continue;
+        }
+        stored.resize(c.stored);
+        read_fully(fd_, stored.data(), stored.size(), c.address, what);
+        // A chunk the box cuts is decoded into a buffer of its own, kept
+        // for the next slab; others into this thread's buffer.
+        bool cut = false;
+        for (int j = 0; j < 3; ++j)
+          cut |= c.origin[j] < start[j] ||
+                 std::min(c.origin[j] + chunk[j], dims[j]) > start[j] + count[j];
+        auto own = cut ? std::make_shared<std::vector<std::uint8_t>>(chunk_bytes_) : nullptr;
+        // A whole chunk that is one run of the box decodes in place.
+        const bool in_place = !own && lands_whole(c, start, count);
+        if (!own && !in_place) decoded.resize(chunk_bytes_);
+        std::uint8_t* into =
+            own ? own->data()
+                : in_place ? reinterpret_cast<std::uint8_t*>(
+                                 buffer + ((c.origin[0] - start[0]) * count[1] + (c.origin[1] - start[1])) * count[2] +
+                                 (c.origin[2] - start[2]))
+                           : decoded.data();
+        try {
+          codec::decode(pipeline_, c.mask, stored.data(), stored.size(), into, chunk_bytes_, &mine->workspace);
+        } catch (const codec::DamagedChunk& e) {
+          throw data_error(what + ": the chunk at " + origin_text(unshifted(c.origin), rank_) + " (" +
+                           std::to_string(c.stored) + " bytes at byte " + std::to_string(c.address) +
+                           ") is damaged (" + e.what() + "); running again cannot help: check the file with h5dump");
+        }
+        if (!in_place) place(c, into, start, count, buffer);
+        if (own) keep(c.origin, std::move(own));
+        if (visit && all_whole)
+          visit(((c.origin[0] - start[0]) * count[1] + (c.origin[1] - start[1])) * count[2] + (c.origin[2] - start[2]),
+                static_cast<std::int64_t>(chunk_bytes_ / 8));
+        stored_here += c.stored;
+        decoded_here += chunk_bytes_;
+      }
+    } catch (...) {
+      failed = true;
+      std::lock_guard<std::mutex> lock(error_mutex);
+      if (!error) error = std::current_exception();
+    }
+    give_buffers(std::move(mine));
+    chunks_ += decoded_here ? decoded_here / chunk_bytes_ : 0;
+    hits_ += hits_here;
+    stored_bytes_ += stored_here;
+    decoded_bytes_ += decoded_here;
+    busy_ns_ += static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - begin).count());
+  });
+  if (error) std::rethrow_exception(error);
+  if (visit && !all_whole) {
+    const std::int64_t n = count[0] * count[1] * count[2];
+    constexpr auto kPiece = static_cast<std::int64_t>(kCachePieceBytes / sizeof(double));
+    host_parallel(n, io_threads(), [&](std::int64_t b, std::int64_t e, unsigned) {
+      for (std::int64_t s = b; s < e; s += kPiece) visit(s, std::min(e, s + kPiece) - s);
+    });
+  }
+}
+
+}  // namespace discount
