@@ -28,22 +28,14 @@ Workspace& own_workspace() {
 
 std::string filter_name(int id) {
   switch (id) {
-    case kDeflate:
-      return "deflate";
-    case kShuffle:
-      return "shuffle";
-    case kFletcher32:
-      return "fletcher32";
-    case kZstd:
-      return "zstd";
-    case kLz4:
-      return "lz4";
-    case kBlosc:
-      return "blosc";
-    case kBitshuffle:
-      return "bitshuffle";
-    default:
-      return "filter " + std::to_string(id);
+    case kDeflate: return "deflate";
+    case kShuffle: return "shuffle";
+    case kFletcher32: return "fletcher32";
+    case kZstd: return "zstd";
+    case kLz4: return "lz4";
+    case kBlosc: return "blosc";
+    case kBitshuffle: return "bitshuffle";
+    default: return "filter " + std::to_string(id);
   }
 }
 
@@ -63,16 +55,11 @@ bool implemented(int id) {
   switch (id) {
     case kShuffle:
     case kFletcher32:
-    case kDeflate:
-      return true;
-    case kZstd:
-      return have_zstd();
-    case kLz4:
-      return have_lz4();
-    case kBlosc:
-      return have_blosc();
-    default:
-      return false;
+    case kDeflate: return true;
+    case kZstd: return have_zstd();
+    case kLz4: return have_lz4();
+    case kBlosc: return have_blosc();
+    default: return false;
   }
 }
 
@@ -190,9 +177,7 @@ void decode(const Pipeline& pipeline, unsigned mask, const std::uint8_t* stored,
                              " were stored");
         unshuffle(in, dest, want, shuffle_size(f));
         break;
-      default:
-        decompress(f, in, size, dest, want);
-        break;
+      default: decompress(f, in, size, dest, want); break;
     }
     in = dest;
     size = want;

@@ -29,8 +29,8 @@ enum FilterId : int {
 // One filter of a dataset's pipeline, as HDF5 declares it.
 struct Filter {
   int id = 0;
-  unsigned flags = 0;             // H5Z_FLAG_OPTIONAL = 1
-  std::vector<unsigned> values;   // the client data (cd_values)
+  unsigned flags = 0;            // H5Z_FLAG_OPTIONAL = 1
+  std::vector<unsigned> values;  // the client data (cd_values)
 };
 using Pipeline = std::vector<Filter>;  // in the order HDF5 applies them on write
 

@@ -47,7 +47,8 @@ void inflate(const Filter& f, const std::uint8_t* in, std::size_t size, std::uin
   if (!d) throw std::bad_alloc();
   std::size_t got = 0;
   const libdeflate_result r = libdeflate_zlib_decompress(d.get(), in, size, out, want, &got);
-  if (r == LIBDEFLATE_INSUFFICIENT_SPACE) damaged(f, "the stream decodes to more bytes than the chunk's " + std::to_string(want));
+  if (r == LIBDEFLATE_INSUFFICIENT_SPACE)
+    damaged(f, "the stream decodes to more bytes than the chunk's " + std::to_string(want));
   if (r != LIBDEFLATE_SUCCESS) damaged(f, "the stream is damaged");
   check_size(f, got, want);
 #else
@@ -59,8 +60,7 @@ void inflate(const Filter& f, const std::uint8_t* in, std::size_t size, std::uin
 #endif
 }
 
-bool deflate(const Filter& f, const std::uint8_t* in, std::size_t size, std::vector<std::uint8_t>& out,
-             bool optional) {
+bool deflate(const Filter& f, const std::uint8_t* in, std::size_t size, std::vector<std::uint8_t>& out, bool optional) {
   const int level = static_cast<int>(std::min(9u, value(f, 0, 6)));
 #if DISCOUNT_HAVE_LIBDEFLATE
   struct Free {
@@ -77,8 +77,7 @@ bool deflate(const Filter& f, const std::uint8_t* in, std::size_t size, std::vec
 #else
   uLongf n = optional ? static_cast<uLongf>(size) : ::compressBound(static_cast<uLong>(size));
   out.resize(n);
-  if (::compress2(out.data(), &n, in, static_cast<uLong>(size), level) != Z_OK || (optional && n >= size))
-    return false;
+  if (::compress2(out.data(), &n, in, static_cast<uLong>(size), level) != Z_OK || (optional && n >= size)) return false;
   out.resize(n);
   return true;
 #endif
@@ -211,8 +210,7 @@ std::size_t decoded_size(const Filter& f, const std::uint8_t* in, std::size_t si
     }
 #endif
 #if DISCOUNT_HAVE_LZ4
-    case kLz4:
-      return size >= 12 ? static_cast<std::size_t>(load_be(in, 8)) : 0;
+    case kLz4: return size >= 12 ? static_cast<std::size_t>(load_be(in, 8)) : 0;
 #endif
 #if DISCOUNT_HAVE_BLOSC
     case kBlosc: {
@@ -220,8 +218,7 @@ std::size_t decoded_size(const Filter& f, const std::uint8_t* in, std::size_t si
       return blosc_cbuffer_validate(in, size, &n) == 0 ? n : 0;
     }
 #endif
-    default:
-      return 0;
+    default: return 0;
   }
 }
 
@@ -239,22 +236,17 @@ bool have_blosc() { return DISCOUNT_HAVE_BLOSC; }
 
 void decompress(const Filter& f, const std::uint8_t* in, std::size_t size, std::uint8_t* out, std::size_t want) {
   switch (f.id) {
-    case kDeflate:
-      return inflate(f, in, size, out, want);
+    case kDeflate: return inflate(f, in, size, out, want);
 #if DISCOUNT_HAVE_ZSTD
-    case kZstd:
-      return unzstd(f, in, size, out, want);
+    case kZstd: return unzstd(f, in, size, out, want);
 #endif
 #if DISCOUNT_HAVE_LZ4
-    case kLz4:
-      return unlz4(f, in, size, out, want);
+    case kLz4: return unlz4(f, in, size, out, want);
 #endif
 #if DISCOUNT_HAVE_BLOSC
-    case kBlosc:
-      return unblosc(f, in, size, out, want);
+    case kBlosc: return unblosc(f, in, size, out, want);
 #endif
-    default:
-      throw DamagedChunk(filter_name(f.id) + " is not decoded by this build");
+    default: throw DamagedChunk(filter_name(f.id) + " is not decoded by this build");
   }
 }
 
@@ -262,26 +254,17 @@ bool compress(const Filter& f, const std::uint8_t* in, std::size_t size, std::ve
               bool optional) {
   bool done = false;
   switch (f.id) {
-    case kDeflate:
-      done = deflate(f, in, size, out, optional);
-      break;
+    case kDeflate: done = deflate(f, in, size, out, optional); break;
 #if DISCOUNT_HAVE_ZSTD
-    case kZstd:
-      done = zstd(f, in, size, out, optional);
-      break;
+    case kZstd: done = zstd(f, in, size, out, optional); break;
 #endif
 #if DISCOUNT_HAVE_LZ4
-    case kLz4:
-      done = lz4(f, in, size, out, optional);
-      break;
+    case kLz4: done = lz4(f, in, size, out, optional); break;
 #endif
 #if DISCOUNT_HAVE_BLOSC
-    case kBlosc:
-      done = blosc(f, in, size, out, optional);
-      break;
+    case kBlosc: done = blosc(f, in, size, out, optional); break;
 #endif
-    default:
-      throw std::logic_error(filter_name(f.id) + " is not encoded by this build");
+    default: throw std::logic_error(filter_name(f.id) + " is not encoded by this build");
   }
   if (!done && !optional) throw std::runtime_error(filter_name(f.id) + " failed to compress a chunk");
   return done;

@@ -28,12 +28,33 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& config_sche
       {"input.synthetic", {"dates", "ids", "nums", "seed"}},
       {"output",
        {"file", "dataset", "overwrite", "mode", "checkpoint_seconds", "direct_io", "layout", "parts", "mpi_hints",
-        "dtype"}},
+        "dtype", "compression"}},
+      {"output.compression", {"codec", "level", "shuffle", "chunks"}},
       {"compute", {"space", "kernel", "parallel_dims", "tile"}},
       {"memory", {"device_budget", "host_budget", "chunk_axis", "pipeline_depth", "max_slab", "staging"}},
       {"limits", {"read", "write", "h2d", "d2h", "kernel", "measure", "cache_days"}},
   };
   return schema;
+}
+
+const char* codec_name(Codec codec) {
+  switch (codec) {
+    case Codec::deflate: return "deflate";
+    case Codec::zstd: return "zstd";
+    case Codec::lz4: return "lz4";
+    case Codec::blosc: return "blosc";
+    case Codec::none: break;
+  }
+  return "none";
+}
+
+int default_level(Codec codec) {
+  switch (codec) {
+    case Codec::deflate: return 4;
+    case Codec::zstd: return 3;
+    case Codec::blosc: return 5;
+    default: return 0;
+  }
 }
 
 const std::vector<std::string>& config_keys(const std::string& section) {
@@ -339,6 +360,7 @@ class Parser {
         out.parts = static_cast<int>(parts);
       }
     }
+    if (node["compression"]) parse_compression(node["compression"], out.compression);
     if (node["mpi_hints"]) {
       const auto& hints = node["mpi_hints"];
       require_map(hints, "output.mpi_hints");
@@ -349,6 +371,44 @@ class Parser {
           fail(entry.second,
                "'output.mpi_hints' keys must be 1-255 characters and values at most 1023 (MPI_Info limits)");
         out.mpi_hints[key] = entry.second.Scalar();
+      }
+    }
+  }
+
+  void parse_compression(const YAML::Node& node, CompressionConfig& z) const {
+    require_map(node, "output.compression");
+    check_keys(node, config_keys("output.compression"), "output.compression");
+    if (node["codec"])
+      z.codec = choice<Codec>(node["codec"], "output.compression.codec",
+                              {{"none", Codec::none},
+                               {"deflate", Codec::deflate},
+                               {"gzip", Codec::deflate},
+                               {"zstd", Codec::zstd},
+                               {"lz4", Codec::lz4},
+                               {"blosc", Codec::blosc}});
+    if (node["shuffle"])
+      z.shuffle =
+          choice<ShuffleKind>(node["shuffle"], "output.compression.shuffle",
+                              {{"byte", ShuffleKind::byte}, {"bit", ShuffleKind::bit}, {"none", ShuffleKind::none}});
+    if (node["level"]) {
+      const int hi = z.codec == Codec::zstd ? 22 : 9;
+      z.level =
+          static_cast<int>(int_value(node["level"], "output.compression.level", z.codec == Codec::zstd ? 1 : 0, hi));
+      if (z.codec == Codec::lz4)
+        fail(node["level"], "'output.compression.level' does not apply to lz4 (it has no levels)");
+    }
+    if (z.shuffle == ShuffleKind::bit && z.codec != Codec::blosc && z.codec != Codec::none)
+      fail(node["shuffle"], "'output.compression.shuffle: bit' needs codec: blosc (bitshuffle is Blosc's); use byte");
+    if (node["chunks"]) {
+      const auto& chunks = node["chunks"];
+      if (chunks.IsScalar() && chunks.Scalar() == "auto") {
+        z.chunks.clear();
+      } else {
+        if (!chunks.IsSequence() || chunks.size() != 3)
+          fail(chunks, "'output.compression.chunks' must be auto or a list of 3 extents, in the output's axis order");
+        for (std::size_t j = 0; j < 3; ++j)
+          z.chunks.push_back(
+              int_value(chunks[j], "output.compression.chunks[" + std::to_string(j) + "]", 1, INT64_C(1) << 32));
       }
     }
   }

@@ -78,6 +78,22 @@ struct InputConfig {
 // Only the configuration holds `automatic`: the output's spec never does.
 enum class OutputLayout { single, split, automatic };
 
+// output.compression: how the output's parts are stored. codec none keeps
+// the contiguous parts (the default); any other codec stores each finished
+// part as chunks compressed on every core, with the standard HDF5 filter
+// ids so that any HDF5 reader decodes them (io/part_compress.hpp).
+enum class Codec { none, deflate, zstd, lz4, blosc };
+enum class ShuffleKind { byte, bit, none };
+struct CompressionConfig {
+  Codec codec = Codec::none;
+  int level = -1;  // -1: the codec's default (deflate 4, zstd 3, blosc 5; LZ4 has none)
+  ShuffleKind shuffle = ShuffleKind::byte;
+  std::vector<std::int64_t> chunks;  // in the output's axis order; empty: auto (about 2 MiB)
+  bool enabled() const { return codec != Codec::none; }
+};
+const char* codec_name(Codec codec);
+int default_level(Codec codec);
+
 struct OutputConfig {
   std::string file;
   std::string dataset = "cv";
@@ -92,6 +108,7 @@ struct OutputConfig {
   // MPI_Info hints for the single layout's MPI-IO open (key -> value).
   std::map<std::string, std::string> mpi_hints;
   OutputType dtype = OutputType::float64;
+  CompressionConfig compression;
 };
 
 struct ComputeConfig {

@@ -94,6 +94,25 @@ std::string Config::to_yaml() const {
     out << YAML::EndMap;
   }
   out << YAML::Key << "dtype" << YAML::Value << (output.dtype == OutputType::float32 ? "float32" : "float64");
+  if (output.compression.enabled()) {
+    const CompressionConfig& z = output.compression;
+    out << YAML::Key << "compression" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "codec" << YAML::Value << codec_name(z.codec);
+    if (z.codec != Codec::lz4)
+      out << YAML::Key << "level" << YAML::Value << (z.level >= 0 ? z.level : default_level(z.codec));
+    out << YAML::Key << "shuffle" << YAML::Value
+        << (z.shuffle == ShuffleKind::byte  ? "byte"
+            : z.shuffle == ShuffleKind::bit ? "bit"
+                                            : "none");
+    if (z.chunks.empty()) {
+      out << YAML::Key << "chunks" << YAML::Value << "auto";
+    } else {
+      out << YAML::Key << "chunks" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+      for (auto c : z.chunks) out << c;
+      out << YAML::EndSeq;
+    }
+    out << YAML::EndMap;
+  }
   out << YAML::EndMap;
 
   out << YAML::Key << "compute" << YAML::Value << YAML::BeginMap;

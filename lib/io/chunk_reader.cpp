@@ -204,8 +204,8 @@ void ChunkReader::place(const Chunk& chunk, const std::uint8_t* decoded, const s
   const std::int64_t run = hi[2] - lo[2];
   for (std::int64_t a = lo[0]; a < hi[0]; ++a)
     for (std::int64_t b = lo[1]; b < hi[1]; ++b) {
-      const std::int64_t from = ((a - chunk.origin[0]) * chunk_[1] + (b - chunk.origin[1])) * chunk_[2] +
-                                (lo[2] - chunk.origin[2]);
+      const std::int64_t from =
+          ((a - chunk.origin[0]) * chunk_[1] + (b - chunk.origin[1])) * chunk_[2] + (lo[2] - chunk.origin[2]);
       double* to = buffer + ((a - start[0]) * count[1] + (b - start[1])) * count[2] + (lo[2] - start[2]);
       if (element_size_ == 8) {
         std::memcpy(to, decoded + from * 8, static_cast<std::size_t>(run) * 8);
@@ -304,24 +304,23 @@ void ChunkReader::read(const std::array<std::int64_t, 3>& start_in, const std::a
         // for the next slab; others into this thread's buffer.
         bool cut = false;
         for (int j = 0; j < 3; ++j)
-          cut |= c.origin[j] < start[j] ||
-                 std::min(c.origin[j] + chunk[j], dims[j]) > start[j] + count[j];
+          cut |= c.origin[j] < start[j] || std::min(c.origin[j] + chunk[j], dims[j]) > start[j] + count[j];
         auto own = cut ? std::make_shared<std::vector<std::uint8_t>>(chunk_bytes_) : nullptr;
         // A whole chunk that is one run of the box decodes in place.
         const bool in_place = !own && lands_whole(c, start, count);
         if (!own && !in_place) decoded.resize(chunk_bytes_);
         std::uint8_t* into =
-            own ? own->data()
-                : in_place ? reinterpret_cast<std::uint8_t*>(
-                                 buffer + ((c.origin[0] - start[0]) * count[1] + (c.origin[1] - start[1])) * count[2] +
-                                 (c.origin[2] - start[2]))
-                           : decoded.data();
+            own        ? own->data()
+            : in_place ? reinterpret_cast<std::uint8_t*>(
+                             buffer + ((c.origin[0] - start[0]) * count[1] + (c.origin[1] - start[1])) * count[2] +
+                             (c.origin[2] - start[2]))
+                       : decoded.data();
         try {
           codec::decode(pipeline_, c.mask, stored.data(), stored.size(), into, chunk_bytes_, &mine->workspace);
         } catch (const codec::DamagedChunk& e) {
           throw data_error(what + ": the chunk at " + origin_text(unshifted(c.origin), rank_) + " (" +
-                           std::to_string(c.stored) + " bytes at byte " + std::to_string(c.address) +
-                           ") is damaged (" + e.what() + "); running again cannot help: check the file with h5dump");
+                           std::to_string(c.stored) + " bytes at byte " + std::to_string(c.address) + ") is damaged (" +
+                           e.what() + "); running again cannot help: check the file with h5dump");
         }
         if (!in_place) place(c, into, start, count, buffer);
         if (own) keep(c.origin, std::move(own));

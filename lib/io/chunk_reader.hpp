@@ -30,11 +30,11 @@ namespace discount {
 
 // What the chunk reads did, summed over a run (the report's codec stage).
 struct ChunkReadStats {
-  std::uint64_t chunks = 0;          // chunks decoded
-  std::uint64_t cache_hits = 0;      // chunks taken from the cache instead
-  std::uint64_t stored_bytes = 0;    // bytes read from the file
-  std::uint64_t decoded_bytes = 0;   // bytes the chunks decoded to
-  double busy_seconds = 0;           // thread-seconds spent reading and decoding
+  std::uint64_t chunks = 0;         // chunks decoded
+  std::uint64_t cache_hits = 0;     // chunks taken from the cache instead
+  std::uint64_t stored_bytes = 0;   // bytes read from the file
+  std::uint64_t decoded_bytes = 0;  // bytes the chunks decoded to
+  double busy_seconds = 0;          // thread-seconds spent reading and decoding
 };
 
 class ChunkReader {
@@ -110,7 +110,7 @@ class ChunkReader {
   std::mutex cache_mutex_;
   std::map<std::array<std::int64_t, 3>, Decoded> cache_;
   std::list<std::array<std::int64_t, 3>> cache_order_;  // oldest first
-  std::size_t cache_chunks_ = 0;                          // capacity
+  std::size_t cache_chunks_ = 0;                        // capacity
 
   std::atomic<std::uint64_t> chunks_{0}, hits_{0}, stored_bytes_{0}, decoded_bytes_{0}, busy_ns_{0};
 };

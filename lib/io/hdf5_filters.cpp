@@ -46,9 +46,7 @@ size_t run_filter(unsigned flags, size_t cd_nelmts, const unsigned cd_values[], 
     *buf = out;
     *buf_size = stored.size();
     return stored.size();
-  } catch (...) {
-    return 0;
-  }
+  } catch (...) { return 0; }
 }
 
 template <int Id>

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <future>
+#include <iostream>
 #include <thread>
 
 #include "common/clock.hpp"
@@ -64,6 +65,7 @@ FileBox output_box(const OutputSpec& spec, Range dates, Range ids) {
 }
 
 FileOutput::FileOutput(const OutputSpec& spec) : spec_(spec), existing_(spec.existing), run_start_utc_(utc_now()) {
+  check_compression_available(spec.compression);
   if (spec.attach) {
     if (!try_resume())
       throw io_error("cannot open '" + partial_path() +
@@ -403,6 +405,7 @@ void FileOutput::publish() {
     if (missing > 0)
       throw internal_error("'" + partial + "': " + std::to_string(missing) + " " + axis_name(spec_.chunk_axis) +
                            "(s) not recorded as done at the end of the run; the partial is kept, rerun to finish it");
+    if (spec_.compression.enabled() && !parts_folder_.empty()) compress_parts();
     h5::Id file = h5::file(H5Fopen(partial.c_str(), H5F_ACC_RDWR, H5P_DEFAULT));
     if (!file) throw io_error("cannot open '" + partial + "' to finish it");
     // The provenance's end time: the only metadata change after creation,
@@ -428,6 +431,39 @@ void FileOutput::publish() {
   if (!old.empty() && old.find('/') == std::string::npos && old != base_name(parts_folder_) &&
       is_parts_folder_of(old, base_name(spec_.path)))
     remove_part_set_or_warn(dir_of(spec_.path) + "/" + old, spec_.path);
+}
+
+void FileOutput::compress_parts() {
+  CompressStats all;
+  int compressed = 0;
+  for (std::size_t f = 0; f + 1 < bounds_.size(); ++f) {
+    const std::string path = parts_folder_ + "/" + part_file_name(f);
+    if (part_is_compressed(path)) continue;
+    // This process's handles on the contiguous part go first: the part is
+    // replaced by its compressed self.
+    if (f < files_.size()) {
+      files_[f]->direct.reset();
+      files_[f]->fd.reset();
+    }
+    const CompressStats s = compress_part(path, part_dims(f), spec_.dtype, spec_.compression);
+    all.raw_bytes += s.raw_bytes;
+    all.stored_bytes += s.stored_bytes;
+    all.seconds += s.seconds;
+    all.busy_seconds += s.busy_seconds;
+    all.threads = std::max(all.threads, s.threads);
+    ++compressed;
+  }
+  if (compressed == 0) return;
+  compression_ = all;
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "%d part(s), %.3f GB -> %.3f GB (ratio %.2f) in %.2f s on %u threads: %.2f GB/s, %.0f MB/s per thread",
+                compressed, static_cast<double>(all.raw_bytes) * 1e-9, static_cast<double>(all.stored_bytes) * 1e-9,
+                all.stored_bytes ? static_cast<double>(all.raw_bytes) / static_cast<double>(all.stored_bytes) : 0.0,
+                all.seconds, all.threads,
+                all.seconds > 0 ? static_cast<double>(all.raw_bytes) * 1e-9 / all.seconds : 0.0,
+                all.busy_seconds > 0 ? static_cast<double>(all.raw_bytes) * 1e-6 / all.busy_seconds : 0.0);
+  std::cerr << "discount_app: compression: " << describe_compression(spec_.compression) << ", " << line << std::endl;
 }
 
 void FileOutput::discard() {

@@ -38,6 +38,7 @@
 #include "io/output_record.hpp"
 #include "io/output_sink.hpp"
 #include "io/output_spec.hpp"
+#include "io/part_compress.hpp"
 #include "io/posix_io.hpp"
 #include "io/run_history.hpp"
 #include "io/unit_record.hpp"
@@ -55,6 +56,10 @@ struct DataFile {
   UniqueFd fd;
   std::unique_ptr<DirectWriter> direct;  // when spec.direct_io
   std::atomic<bool> dirty{false};        // written since its last fdatasync
+  // A finished part already stored compressed (io/part_compress.hpp): read
+  // through HDF5, never written again.
+  bool compressed = false;
+  h5::Id h5_file, h5_data;
 };
 
 // The output's box for a slab, in its axes order (the same mapping the
@@ -136,6 +141,9 @@ class FileOutput final : public OutputSink {
   void write_run_record(int fd) const;
   void stamp_run_record() const;
   void remove_stale_parts(const std::string& keep_also) const;
+  // output.compression: every part not yet compressed, compressed in place
+  // (publish, once all units are durable); one line on stderr says how.
+  void compress_parts();
 
   OutputSpec spec_;
   std::shared_ptr<const ExistingOutput> existing_;
@@ -160,6 +168,10 @@ class FileOutput final : public OutputSink {
   std::chrono::steady_clock::time_point last_checkpoint_ = std::chrono::steady_clock::now();
   HeldLock lock_;                 // from construction to destruction: one job per output
   h5::Id mpio_file_, mpio_data_;  // when writing through MPI-IO; the dataset closes first
+  CompressStats compression_;     // what compress_parts() did (nothing: all 0)
+
+ public:
+  const CompressStats& compression() const { return compression_; }
 };
 
 }  // namespace discount

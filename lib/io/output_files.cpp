@@ -13,7 +13,9 @@
 #include "io/box.hpp"
 #include "io/input.hpp"
 #include "io/output.hpp"
+#include "io/hdf5_filters.hpp"
 #include "io/output_parts.hpp"
+#include "io/part_compress.hpp"
 
 namespace discount {
 
@@ -46,9 +48,19 @@ void FileOutput::open_data_files(int flags) {
     } else {
       file->path = parts_folder_ + "/" + part_file_name(f);
       std::string damage;
-      file->offset = part_offset(file->path, file->dims, spec_.dtype, damage);
+      file->offset = part_offset(file->path, file->dims, spec_.dtype, damage, &file->compressed);
       if (!damage.empty())
         throw create_error("'" + partial_path() + "' is damaged: " + damage + "; rerun with --restart");
+      if (file->compressed) {
+        register_codec_filters();
+        std::lock_guard<std::mutex> lock(h5::library_mutex());
+        h5::QuietErrors quiet;
+        file->h5_file = h5::file(H5Fopen(file->path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+        if (file->h5_file) file->h5_data = h5::dataset(H5Dopen2(file->h5_file.get(), kPartDataset, H5P_DEFAULT));
+        if (!file->h5_data)
+          throw create_error("'" + partial_path() + "' is damaged: its compressed part '" + file->path +
+                             "' cannot be opened; rerun with --restart");
+      }
     }
     file->fd = UniqueFd(::open(file->path.c_str(), flags | O_CLOEXEC));
     if (file->fd.get() < 0)
@@ -87,6 +99,11 @@ void FileOutput::read_units(Range units, double* buffer) const {
   const auto shape =
       InputShape{by_date ? f.units.size() : spec_.dates, by_date ? spec_.ids : f.units.size(), spec_.nums};
   const FileBox box = discount_box(shape, spec_.axes, by_date ? local : other, by_date ? other : local);
+  if (f.compressed) {
+    read_compressed_part(f.h5_data.get(), spec_.dtype, box.start, box.count, buffer,
+                         "re-reading the done ranges recorded for '" + f.path + "'");
+    return;
+  }
   pread_runs(f.fd.get(), f.offset, box_runs(box.dims, box.start, box.count), buffer, stored_bytes(spec_.dtype),
              "re-reading the done ranges recorded for '" + f.path + "'");
 }

@@ -77,7 +77,8 @@ void FileOutput::check_finished_parts() {
   for (std::size_t f = 0; f + 1 < bounds_.size(); ++f) {
     const std::string path = parts_folder_ + "/" + part_file_name(f);
     std::string damage;
-    part_offset(path, part_dims(f), spec_.dtype, damage);
+    bool compressed = false;
+    part_offset(path, part_dims(f), spec_.dtype, damage, &compressed);
     if (!damage.empty()) refuse(damage);
     if (f >= ids.size() || ids[f] != part_identity(path)) changed.push_back(f);
   }

@@ -134,7 +134,8 @@ std::uint64_t create_part_file(const std::string& path, const std::array<std::in
 }
 
 std::uint64_t part_offset(const std::string& path, const std::array<std::int64_t, 3>& dims, OutputType dtype,
-                          std::string& damage) {
+                          std::string& damage, bool* compressed) {
+  if (compressed) *compressed = false;
   h5::QuietErrors quiet;
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
@@ -153,6 +154,12 @@ std::uint64_t part_offset(const std::string& path, const std::array<std::int64_t
   const hid_t stored = stored_hdf5_type(dtype);
   const std::uint64_t bytes = static_cast<std::uint64_t>(dims[0] * dims[1] * dims[2]) * stored_bytes(dtype);
   const haddr_t at = H5Dget_offset(data.get());
+  if (compressed && have.size() == 3 && to_h(dims[0]) == have[0] && to_h(dims[1]) == have[1] &&
+      to_h(dims[2]) == have[2] && type && H5Tequal(type.get(), stored) > 0 && dcpl &&
+      H5Pget_layout(dcpl.get()) == H5D_CHUNKED) {
+    *compressed = true;
+    return 0;
+  }
   if (have.size() != 3 || to_h(dims[0]) != have[0] || to_h(dims[1]) != have[1] || to_h(dims[2]) != have[2] || !type ||
       H5Tequal(type.get(), stored) <= 0 || !dcpl || H5Pget_layout(dcpl.get()) != H5D_CONTIGUOUS || at == HADDR_UNDEF ||
       static_cast<std::uint64_t>(at) + bytes > static_cast<std::uint64_t>(st.st_size)) {

@@ -52,9 +52,11 @@ constexpr const char* kPartDataset = "cv";
 // create_error naming the file.
 std::uint64_t create_part_file(const std::string& path, const std::array<std::int64_t, 3>& dims, OutputType dtype);
 // An existing part's dataset offset, or what is wrong with it (missing, wrong
-// shape or type, not contiguous, shorter than its data) in `damage`.
+// shape or type, not contiguous, shorter than its data) in `damage`. With
+// `compressed`, a part already stored compressed (io/part_compress.hpp) is
+// no damage: *compressed is set, and the offset is 0.
 std::uint64_t part_offset(const std::string& path, const std::array<std::int64_t, 3>& dims, OutputType dtype,
-                          std::string& damage);
+                          std::string& damage, bool* compressed = nullptr);
 
 // A part file's identity as `stat` gives it (device, inode, size, mtime,
 // ctime): the master records each part's at publication. Empty when missing.

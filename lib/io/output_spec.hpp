@@ -34,6 +34,7 @@ struct OutputSpec {
   std::vector<std::string> input_files;  // an input.file list, every file (a resume checks them all)
   std::string dataset = "cv";
   OutputType dtype = OutputType::float64;  // as stored; the values are computed in float64
+  CompressionConfig compression;           // split: finished parts compressed (io/part_compress.hpp)
   bool overwrite = false;
   bool restart = false;
   bool check_finite = true;  // input.nonfinite: error: a float32 overflow to ±inf is refused too

@@ -17,6 +17,8 @@ std::string times(double gain) {
 LayoutChoice choose_layout(OutputLayout configured, OutputMode mode, const LayoutFacts& facts) {
   if (mode != OutputMode::file) return {OutputLayout::single, ""};
   if (configured != OutputLayout::automatic) return {configured, "set by output.layout"};
+  if (facts.compressed && (!facts.recorded || *facts.recorded == OutputLayout::split))
+    return {OutputLayout::split, "auto: output.compression stores each finished part compressed"};
   if (facts.recorded)
     return {*facts.recorded,
             "auto: kept from " + (facts.recorded_in.empty() ? std::string("an earlier run") : facts.recorded_in)};

@@ -30,6 +30,9 @@ struct LayoutFacts {
   // and where it was found ("the existing partial").
   std::optional<OutputLayout> recorded;
   std::string recorded_in;
+  // output.compression is on: it compresses the split layout's finished
+  // parts, so auto takes split (and resolve refuses single).
+  bool compressed = false;
 };
 
 // `auto`: an earlier run's layout when there is one (a resume never changes

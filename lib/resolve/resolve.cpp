@@ -267,7 +267,12 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
   layout_facts.memory_backed = facts.output_memory_backed;
   layout_facts.recorded = facts.recorded_layout;
   layout_facts.recorded_in = facts.recorded_in;
+  layout_facts.compressed = config.output.compression.enabled();
   const LayoutChoice layout = choose_layout(config.output.layout, config.output.mode, layout_facts);
+  if (layout_facts.compressed && config.output.mode == OutputMode::file && layout.layout != OutputLayout::split)
+    throw config_error(config.source_path + ": output.compression stores the split layout's finished parts " +
+                       "compressed, but this output is single (" + layout.reason +
+                       "); use output.layout: split (or auto), or --restart an existing single partial");
   if (layout.layout == OutputLayout::split) {
     // The part count (auto: from the output's size and the cores, about twice
     // the I/O writer threads), and one writer per part; the ring gets two
@@ -356,6 +361,7 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
   output.input_files = config.input.files;
   output.dataset = config.output.dataset;
   output.dtype = config.output.dtype;
+  output.compression = config.output.compression;
   output.check_finite = config.input.nonfinite == NonFinite::error;
   request.output_bytes = stored_bytes(config.output.dtype);
   request.input_bytes = input.stored.discount;

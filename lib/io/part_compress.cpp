@@ -1,0 +1,252 @@
+#include "io/part_compress.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <vector>
+
+#include "common/error.hpp"
+#include "common/host_parallel.hpp"
+#include "io/chunk_reader.hpp"
+#include "io/hdf5_filters.hpp"
+#include "io/hdf5_handle.hpp"
+#include "io/output_parts.hpp"
+#include "io/posix_io.hpp"
+#include "io/stored_type.hpp"
+
+namespace discount {
+
+namespace {
+
+constexpr std::uint64_t kChunkTarget = std::uint64_t{2} << 20;
+
+hsize_t to_h(std::int64_t v) { return static_cast<hsize_t>(v); }
+
+int level_of(const CompressionConfig& z) { return z.level >= 0 ? z.level : default_level(z.codec); }
+
+}  // namespace
+
+codec::Pipeline output_pipeline(const CompressionConfig& z, std::size_t element_size, std::size_t chunk_bytes) {
+  codec::Pipeline p;
+  const auto level = static_cast<unsigned>(level_of(z));
+  if (z.codec == Codec::blosc) {
+    // hdf5-blosc's client data: filter and format versions, element size,
+    // chunk bytes, level, shuffle (0 none, 1 byte, 2 bit), compressor (lz4).
+    const unsigned shuffle = z.shuffle == ShuffleKind::byte ? 1 : z.shuffle == ShuffleKind::bit ? 2 : 0;
+    p.push_back({codec::kBlosc,
+                 1,
+                 {2, 2, static_cast<unsigned>(element_size), static_cast<unsigned>(chunk_bytes), level, shuffle, 1}});
+    return p;
+  }
+  if (z.shuffle == ShuffleKind::byte) p.push_back({codec::kShuffle, 1, {static_cast<unsigned>(element_size)}});
+  switch (z.codec) {
+    case Codec::deflate:
+      p.push_back({codec::kDeflate, 1, {level}});
+      break;
+    case Codec::zstd:
+      p.push_back({codec::kZstd, 1, {level}});
+      break;
+    case Codec::lz4:
+      p.push_back({codec::kLz4, 1, {0}});
+      break;
+    default:
+      break;
+  }
+  return p;
+}
+
+std::string describe_compression(const CompressionConfig& z) {
+  std::string text = codec_name(z.codec);
+  if (z.codec != Codec::lz4) text += " " + std::to_string(level_of(z));
+  if (z.shuffle != ShuffleKind::none) text += z.shuffle == ShuffleKind::bit ? " + bitshuffle" : " + shuffle";
+  return text;
+}
+
+std::array<std::int64_t, 3> output_chunks(const CompressionConfig& z, const std::array<std::int64_t, 3>& dims,
+                                          std::size_t element_size) {
+  std::array<std::int64_t, 3> c{};
+  if (!z.chunks.empty()) {
+    for (int j = 0; j < 3; ++j) c[j] = std::clamp<std::int64_t>(z.chunks[static_cast<std::size_t>(j)], 1, dims[j]);
+    return c;
+  }
+  const auto target = static_cast<std::int64_t>(kChunkTarget / element_size);  // elements
+  c[2] = std::max<std::int64_t>(1, std::min(dims[2], target));
+  c[1] = std::max<std::int64_t>(1, std::min(dims[1], target / c[2]));
+  c[0] = std::max<std::int64_t>(1, std::min(dims[0], target / (c[1] * c[2])));
+  return c;
+}
+
+void check_compression_available(const CompressionConfig& z) {
+  if (!z.enabled()) return;
+  const codec::Pipeline p = output_pipeline(z, 8, 1 << 20);
+  const std::string why = codec::unimplemented(p);
+  if (!why.empty())
+    throw config_error(std::string("output.compression.codec: ") + codec_name(z.codec) +
+                       " is not available in this build (" + why +
+                       "); install its library (scripts/deps.sh) and rebuild, or choose deflate");
+}
+
+bool part_is_compressed(const std::string& path) {
+  h5::QuietErrors quiet;
+  h5::Id file = h5::file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+  h5::Id data = file ? h5::dataset(H5Dopen2(file.get(), kPartDataset, H5P_DEFAULT)) : h5::Id{};
+  h5::Id dcpl = data ? h5::plist(H5Dget_create_plist(data.get())) : h5::Id{};
+  return dcpl && H5Pget_layout(dcpl.get()) == H5D_CHUNKED;
+}
+
+CompressStats compress_part(const std::string& path, const std::array<std::int64_t, 3>& dims, OutputType dtype,
+                            const CompressionConfig& z) {
+  register_codec_filters();
+  const auto start_time = std::chrono::steady_clock::now();
+  const std::size_t element = stored_bytes(dtype);
+  const std::string what = "compressing the part '" + path + "'";
+  std::string damage;
+  const std::uint64_t offset = part_offset(path, dims, dtype, damage);
+  if (!damage.empty()) throw io_error(what + ": " + damage);
+  const std::uint64_t raw_bytes = static_cast<std::uint64_t>(dims[0] * dims[1] * dims[2]) * element;
+
+  // The contiguous part, mapped read-only.
+  UniqueFd in(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (in.get() < 0) throw io_error(what + ": " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(in.get(), &st) != 0) throw io_error(what + ": " + std::strerror(errno));
+  void* map = ::mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, MAP_SHARED, in.get(), 0);
+  if (map == MAP_FAILED) throw io_error(what + ": cannot map it: " + std::strerror(errno));
+  struct Unmap {
+    void* p;
+    std::size_t n;
+    ~Unmap() { ::munmap(p, n); }
+  } unmap{map, static_cast<std::size_t>(st.st_size)};
+  ::madvise(map, static_cast<std::size_t>(st.st_size), MADV_SEQUENTIAL);
+  const auto* data = static_cast<const std::uint8_t*>(map) + offset;
+
+  const std::array<std::int64_t, 3> chunk = output_chunks(z, dims, element);
+  const std::size_t chunk_bytes = static_cast<std::size_t>(chunk[0] * chunk[1] * chunk[2]) * element;
+  const codec::Pipeline pipeline = output_pipeline(z, element, chunk_bytes);
+
+  const std::string tmp = path + ".z.tmp";
+  h5::Id file, dataset;
+  {
+    std::lock_guard<std::mutex> lock(h5::library_mutex());
+    h5::QuietErrors quiet;
+    file = h5::file(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
+    if (!file) throw io_error(what + ": cannot create '" + tmp + "': " + std::strerror(errno));
+    h5::Id dcpl = h5::plist(H5Pcreate(H5P_DATASET_CREATE));
+    const hsize_t hchunk[3] = {to_h(chunk[0]), to_h(chunk[1]), to_h(chunk[2])};
+    h5::check(H5Pset_chunk(dcpl.get(), 3, hchunk), "H5Pset_chunk");
+    h5::check(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER), "H5Pset_fill_time");
+    for (const codec::Filter& f : pipeline)
+      if (H5Pset_filter(dcpl.get(), static_cast<H5Z_filter_t>(f.id), f.flags, f.values.size(), f.values.data()) < 0)
+        throw io_error(what + ": HDF5 refused the filter " + codec::filter_name(f.id) + " (" + h5::error_messages() +
+                       ")");
+    const hsize_t hdims[3] = {to_h(dims[0]), to_h(dims[1]), to_h(dims[2])};
+    h5::Id space = h5::dataspace(H5Screate_simple(3, hdims, nullptr));
+    const hid_t stored = stored_hdf5_type(dtype);
+    dataset = h5::dataset(H5Dcreate2(file.get(), kPartDataset, stored, space.get(), H5P_DEFAULT, dcpl.get(),
+                                     H5P_DEFAULT));
+    if (!dataset) throw io_error(what + ": HDF5 refused the dataset (" + h5::error_messages() + ")");
+  }
+
+  // Chunks in file order, claimed one at a time by every thread: each
+  // gathers its chunk (padded at the part's edges), encodes it, and hands it
+  // to HDF5 under its lock (a copy into the file; the encoding is the work).
+  std::vector<std::array<std::int64_t, 3>> origins;
+  for (std::int64_t a = 0; a < dims[0]; a += chunk[0])
+    for (std::int64_t b = 0; b < dims[1]; b += chunk[1])
+      for (std::int64_t c = 0; c < dims[2]; c += chunk[2]) origins.push_back({a, b, c});
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> failed{false};
+  std::atomic<std::uint64_t> stored_total{0}, busy_ns{0};
+  std::exception_ptr error;
+  std::mutex error_mutex;
+  const unsigned threads =
+      static_cast<unsigned>(std::min<std::size_t>(ChunkReader::threads(), std::max<std::size_t>(1, origins.size())));
+  run_on_threads(threads, [&](unsigned) {
+    const auto begin = std::chrono::steady_clock::now();
+    std::vector<std::uint8_t> raw(chunk_bytes), out;
+    codec::Workspace workspace;
+    try {
+      for (std::size_t i = next++; i < origins.size() && !failed; i = next++) {
+        const auto& o = origins[i];
+        const std::int64_t n0 = std::min(chunk[0], dims[0] - o[0]), n1 = std::min(chunk[1], dims[1] - o[1]),
+                           n2 = std::min(chunk[2], dims[2] - o[2]);
+        if (n0 < chunk[0] || n1 < chunk[1] || n2 < chunk[2]) std::fill(raw.begin(), raw.end(), 0);
+        for (std::int64_t a = 0; a < n0; ++a)
+          for (std::int64_t b = 0; b < n1; ++b)
+            std::memcpy(raw.data() + static_cast<std::size_t>((a * chunk[1] + b) * chunk[2]) * element,
+                        data + static_cast<std::size_t>(((o[0] + a) * dims[1] + o[1] + b) * dims[2] + o[2]) * element,
+                        static_cast<std::size_t>(n2) * element);
+        const unsigned mask = codec::encode(pipeline, raw.data(), raw.size(), out, &workspace);
+        stored_total += out.size();
+        std::lock_guard<std::mutex> lock(h5::library_mutex());
+        const hsize_t at[3] = {to_h(o[0]), to_h(o[1]), to_h(o[2])};
+        if (H5Dwrite_chunk(dataset.get(), H5P_DEFAULT, mask, at, out.size(), out.data()) < 0)
+          throw io_error(what + ": writing a chunk failed (" + h5::error_messages() + ")" +
+                         (errno == ENOSPC ? ": no space left on device" : ""));
+      }
+    } catch (...) {
+      failed = true;
+      std::lock_guard<std::mutex> lock(error_mutex);
+      if (!error) error = std::current_exception();
+    }
+    busy_ns += static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - begin).count());
+  });
+  {
+    std::lock_guard<std::mutex> lock(h5::library_mutex());
+    dataset.reset();
+    const bool closed = file.close();
+    if (!error && !closed)
+      error = std::make_exception_ptr(io_error(what + ": HDF5 could not finish '" + tmp + "'" +
+                                               (errno == ENOSPC ? ": no space left on device" : "")));
+  }
+  if (error) {
+    ::unlink(tmp.c_str());
+    std::rethrow_exception(error);
+  }
+  {
+    UniqueFd out(::open(tmp.c_str(), O_RDONLY | O_CLOEXEC));
+    if (out.get() < 0 || ::fsync(out.get()) != 0) {
+      ::unlink(tmp.c_str());
+      throw io_error(what + ": cannot make '" + tmp + "' durable: " + std::strerror(errno));
+    }
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    ::unlink(tmp.c_str());
+    throw io_error(what + ": renaming '" + tmp + "': " + std::strerror(errno));
+  }
+  fsync_dir(dir_of(path));
+  CompressStats stats;
+  stats.raw_bytes = raw_bytes;
+  stats.stored_bytes = stored_total;
+  stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count();
+  stats.busy_seconds = static_cast<double>(busy_ns.load()) * 1e-9;
+  stats.threads = threads;
+  return stats;
+}
+
+void read_compressed_part(hid_t dataset, OutputType dtype, const std::array<std::int64_t, 3>& start,
+                          const std::array<std::int64_t, 3>& count, void* buffer, const std::string& what) {
+  std::lock_guard<std::mutex> lock(h5::library_mutex());
+  h5::QuietErrors quiet;
+  const hsize_t s[3] = {to_h(start[0]), to_h(start[1]), to_h(start[2])};
+  const hsize_t n[3] = {to_h(count[0]), to_h(count[1]), to_h(count[2])};
+  h5::Id file_space = h5::dataspace(H5Dget_space(dataset));
+  h5::Id mem_space = h5::dataspace(H5Screate_simple(3, n, nullptr));
+  const hid_t memory = dtype == OutputType::float32 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE;
+  if (!file_space || H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, s, nullptr, n, nullptr) < 0 ||
+      H5Dread(dataset, memory, mem_space.get(), file_space.get(), H5P_DEFAULT, buffer) < 0)
+    throw data_error(what + ": the compressed part cannot be read (" + h5::error_messages() +
+                     "); check it with h5dump");
+}
+
+}  // namespace discount
