@@ -51,9 +51,7 @@ TEST(Codec, EveryPipelineRoundTripsBitForBit) {
     const unsigned mask = encode(p, raw.data(), raw.size(), stored);
     // LZ4 without shuffle does not shrink float64 digits: its optional
     // filter is then skipped, and the chunk must still round-trip.
-    if (!(p.size() == 1 && p[0].id == kLz4)) {
-      EXPECT_EQ(mask, 0u);
-    }
+    if (!(p.size() == 1 && p[0].id == kLz4)) { EXPECT_EQ(mask, 0u); }
     std::vector<std::uint8_t> back(raw.size(), 0xee);
     decode(p, mask, stored.data(), stored.size(), back.data(), back.size());
     EXPECT_EQ(back, raw);
