@@ -228,6 +228,14 @@ void publish(OutputSink& sink, RunReport& report) {
   ranks::collectively([&] {
     if (ranks::is_root()) sink.publish();
   });
+  if (const CompressStats z = sink.compression(); z.raw_bytes > 0) {
+    report.compression_codec = z.codec;
+    report.compression_raw_bytes = z.raw_bytes;
+    report.compression_stored_bytes = z.stored_bytes;
+    report.compression_seconds = z.seconds;
+    report.compression_busy_seconds = z.busy_seconds;
+    report.compression_threads = z.threads;
+  }
   if (auto* checksum = dynamic_cast<ChecksumOutput*>(&sink)) {
     checksum->combine_ranks([](std::vector<double>& v) { ranks::sum(v); },
                             [](std::vector<std::uint64_t>& v) { ranks::sum(v); });

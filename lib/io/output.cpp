@@ -454,6 +454,7 @@ void FileOutput::compress_parts() {
     ++compressed;
   }
   if (compressed == 0) return;
+  all.codec = describe_compression(spec_.compression);
   compression_ = all;
   char line[256];
   std::snprintf(line, sizeof line,

@@ -171,7 +171,7 @@ class FileOutput final : public OutputSink {
   CompressStats compression_;     // what compress_parts() did (nothing: all 0)
 
  public:
-  const CompressStats& compression() const { return compression_; }
+  CompressStats compression() const override { return compression_; }
 };
 
 }  // namespace discount

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "io/part_compress.hpp"
 #include "io/output_spec.hpp"
 #include "plan/plan.hpp"
 
@@ -65,6 +66,9 @@ class OutputSink {
   virtual void flush() {}
   // Once every rank has flushed, on rank 0 only: the result becomes visible.
   virtual void publish() {}
+  // What publish() did to store the output compressed (output.compression);
+  // all 0 when it compressed nothing.
+  virtual CompressStats compression() const { return {}; }
   virtual std::string describe() const = 0;
 };
 

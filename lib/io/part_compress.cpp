@@ -49,17 +49,10 @@ codec::Pipeline output_pipeline(const CompressionConfig& z, std::size_t element_
   }
   if (z.shuffle == ShuffleKind::byte) p.push_back({codec::kShuffle, 1, {static_cast<unsigned>(element_size)}});
   switch (z.codec) {
-    case Codec::deflate:
-      p.push_back({codec::kDeflate, 1, {level}});
-      break;
-    case Codec::zstd:
-      p.push_back({codec::kZstd, 1, {level}});
-      break;
-    case Codec::lz4:
-      p.push_back({codec::kLz4, 1, {0}});
-      break;
-    default:
-      break;
+    case Codec::deflate: p.push_back({codec::kDeflate, 1, {level}}); break;
+    case Codec::zstd: p.push_back({codec::kZstd, 1, {level}}); break;
+    case Codec::lz4: p.push_back({codec::kLz4, 1, {0}}); break;
+    default: break;
   }
   return p;
 }
@@ -151,8 +144,8 @@ CompressStats compress_part(const std::string& path, const std::array<std::int64
     const hsize_t hdims[3] = {to_h(dims[0]), to_h(dims[1]), to_h(dims[2])};
     h5::Id space = h5::dataspace(H5Screate_simple(3, hdims, nullptr));
     const hid_t stored = stored_hdf5_type(dtype);
-    dataset = h5::dataset(H5Dcreate2(file.get(), kPartDataset, stored, space.get(), H5P_DEFAULT, dcpl.get(),
-                                     H5P_DEFAULT));
+    dataset =
+        h5::dataset(H5Dcreate2(file.get(), kPartDataset, stored, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT));
     if (!dataset) throw io_error(what + ": HDF5 refused the dataset (" + h5::error_messages() + ")");
   }
 

@@ -40,6 +40,7 @@ std::array<std::int64_t, 3> output_chunks(const CompressionConfig& z, const std:
 void check_compression_available(const CompressionConfig& z);
 
 struct CompressStats {
+  std::string codec;  // describe_compression()
   std::uint64_t raw_bytes = 0, stored_bytes = 0;
   double seconds = 0;       // wall time
   double busy_seconds = 0;  // thread-seconds spent encoding

@@ -175,6 +175,16 @@ std::string RunReport::to_json() const {
     for (const auto& phase : startup.phases)
       j["startup_phases"].push_back({{"name", phase.name}, {"seconds", phase.seconds}});
   }
+  if (!compression_codec.empty())
+    j["compression"] = {{"codec", compression_codec},
+                        {"raw_bytes", compression_raw_bytes},
+                        {"stored_bytes", compression_stored_bytes},
+                        {"ratio", compression_stored_bytes ? static_cast<double>(compression_raw_bytes) /
+                                                                 static_cast<double>(compression_stored_bytes)
+                                                           : 0.0},
+                        {"seconds", compression_seconds},
+                        {"busy_seconds", compression_busy_seconds},
+                        {"threads", compression_threads}};
   if (has_checksum) {
     char hex[17];
     std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(global_bits));

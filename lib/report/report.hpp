@@ -84,6 +84,11 @@ struct RunReport {
   std::vector<std::uint64_t> date_bits;
   std::uint64_t global_bits = 0;
   bool has_checksum = false;
+  // output.compression: the parts compressed at publication (codec empty: none).
+  std::string compression_codec;
+  std::uint64_t compression_raw_bytes = 0, compression_stored_bytes = 0;
+  double compression_seconds = 0, compression_busy_seconds = 0;
+  unsigned compression_threads = 0;
   // The link limits the stages were held against (apply_limits).
   Limits limits;
   // The multiply ran piece by piece beside the I/O (compute.kernel: fused, or
