@@ -215,9 +215,37 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"limits_measure_bool", "input: {file: a}\noutput: {file: b}\nlimits: {measure: often}\n",
                   "job.yaml:3:19", "true or false"},
         BadConfig{"limits_not_map", "input: {file: a}\noutput: {file: b}\nlimits: 5\n", "job.yaml:3:9", "mapping"},
+        BadConfig{"compression_codec", "input: {file: a}\noutput: {file: b, compression: {codec: brotli}}\n",
+                  "job.yaml:2:40", "none | deflate"},
+        BadConfig{"compression_lz4_level", "input: {file: a}\noutput: {file: b, compression: {codec: lz4, level: 3}}\n",
+                  "job.yaml:2:52", "no levels"},
+        BadConfig{"compression_bit_deflate",
+                  "input: {file: a}\noutput: {file: b, compression: {codec: deflate, shuffle: bit}}\n", "job.yaml:2:58",
+                  "needs codec: blosc"},
+        BadConfig{"compression_chunks",
+                  "input: {file: a}\noutput: {file: b, compression: {codec: zstd, chunks: [1, 2]}}\n", "job.yaml:2:54",
+                  "list of 3 extents"},
         BadConfig{"synthetic_and_file", "input: {file: a, synthetic: {dates: 1, ids: 1, nums: 1}}\noutput: {file: b}\n",
                   "job.yaml:1:15", "exclude each other"}),
     [](const auto& info) { return std::string(info.param.name); });
+
+TEST(Config, CompressionParsesWithDefaultsAndPrintsBack) {
+  const Config none = parse("input: {file: a}\noutput: {file: b}\n");
+  EXPECT_FALSE(none.output.compression.enabled());
+  EXPECT_EQ(none.to_yaml().find("compression"), std::string::npos);
+  const Config z = parse("input: {file: a}\noutput: {file: b, compression: {codec: gzip, chunks: [1, 4096, 5]}}\n");
+  EXPECT_EQ(z.output.compression.codec, Codec::deflate);
+  EXPECT_EQ(z.output.compression.level, -1);
+  EXPECT_EQ(default_level(Codec::deflate), 4);
+  EXPECT_EQ(z.output.compression.shuffle, ShuffleKind::byte);
+  EXPECT_EQ(z.output.compression.chunks, (std::vector<std::int64_t>{1, 4096, 5}));
+  const Config again = parse_config(z.to_yaml(), "again.yaml");
+  EXPECT_EQ(again.to_yaml(), z.to_yaml());
+  EXPECT_NE(z.to_yaml().find("level: 4"), std::string::npos) << z.to_yaml();
+  const Config b = parse("input: {file: a}\noutput: {file: b, compression: {codec: blosc, level: 9, shuffle: bit}}\n");
+  EXPECT_EQ(b.output.compression.level, 9);
+  EXPECT_EQ(b.output.compression.shuffle, ShuffleKind::bit);
+}
 
 TEST(Config, ChunkAxisAutoDateOrId) {
   const auto axis_of = [](const char* value) {
@@ -367,6 +395,9 @@ TEST(ConfigReference, DocsAndParserAgreeOnEveryKey) {
       documented[section].insert(m[1]);
     if (line.find("`synthetic`") != std::string::npos && line.find("`{dates, ids, nums, seed}`") != std::string::npos)
       documented["input.synthetic"] = {"dates", "ids", "nums", "seed"};
+    if (line.rfind("| `compression` |", 0) == 0)
+      for (const char* key : {"codec", "level", "shuffle", "chunks"})
+        if (line.find(std::string("`") + key + "`") != std::string::npos) documented["output.compression"].insert(key);
   }
   // Top-level sections are documented by their own headings.
   for (const char* name : {"input", "output", "compute", "memory", "limits"}) documented[""].insert(name);
