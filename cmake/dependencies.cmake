@@ -68,27 +68,124 @@ endif()
 # found: a codec whose library is missing keeps HDF5's own path on read and
 # is refused (78) for output.compression. Installed headers and libraries
 # first, then deps/vendor (scripts/deps.sh --vendor copies Debian's static
-# ones there for a node without them).
+# ones there for a node without them). A static library comes with the
+# static libraries it needs (libblosc.a: Snappy, LZ4, zstd, zlib). One that
+# a shared object cannot hold (Debian's libblosc.a and libzstd.a are built
+# for executables, -fPIE rather than -fPIC: a probe linked into a shared
+# object tells) goes into executables only; shared objects (the Python
+# module) link its shared copy from deps/vendor/lib/shared instead, with the
+# copies of its own dependencies, found at run time through the build tree's
+# RPATH. Without that copy the codec is left out of a build that has the
+# Python module.
 add_library(discount_codecs INTERFACE)
 find_package(ZLIB REQUIRED)
-function(discount_codec_library name header library)
-  find_path(DISCOUNT_${name}_INCLUDE ${header} HINTS "${DISCOUNT_VENDOR_DIR}/include")
-  find_library(DISCOUNT_${name}_LIBRARY NAMES ${library} HINTS "${DISCOUNT_VENDOR_DIR}/lib")
-  if(DISCOUNT_${name}_INCLUDE AND DISCOUNT_${name}_LIBRARY)
-    target_include_directories(discount_codecs SYSTEM INTERFACE ${DISCOUNT_${name}_INCLUDE})
-    target_link_libraries(discount_codecs INTERFACE ${DISCOUNT_${name}_LIBRARY} ${ARGN})
-    target_compile_definitions(discount_codecs INTERFACE DISCOUNT_HAVE_${name}=1)
-    set(_found ON)
-  else()
-    target_compile_definitions(discount_codecs INTERFACE DISCOUNT_HAVE_${name}=0)
-    set(_found OFF)
+
+# Whether `libraries` (static ones first) link into a shared object once
+# `symbols` pull their objects in; cached per list of libraries.
+function(discount_codec_shareable out name libraries symbols)
+  if(DEFINED DISCOUNT_${name}_SHAREABLE AND "${DISCOUNT_${name}_SHAREABLE_FOR}" STREQUAL "${libraries}")
+    set(${out} ${DISCOUNT_${name}_SHAREABLE} PARENT_SCOPE)
+    return()
   endif()
-  set(DISCOUNT_HAVE_${name} ${_found} PARENT_SCOPE)
+  set(dir "${CMAKE_BINARY_DIR}/CMakeFiles/discount_shareable_${name}")
+  set(source "")
+  set(refs "")
+  foreach(symbol IN LISTS symbols)
+    string(APPEND source "extern void ${symbol}(void);\n")
+    string(APPEND refs "(void *)&${symbol}, ")
+  endforeach()
+  file(WRITE "${dir}/probe.c" "${source}void *discount_probe[] = {${refs}0};\n")
+  try_compile(ok "${dir}/build" "${dir}/probe.c"
+    COMPILE_DEFINITIONS ${CMAKE_C_COMPILE_OPTIONS_PIC}
+    LINK_OPTIONS ${CMAKE_SHARED_LIBRARY_CREATE_C_FLAGS}
+    LINK_LIBRARIES ${libraries})
+  set(DISCOUNT_${name}_SHAREABLE ${ok} CACHE INTERNAL "")
+  set(DISCOUNT_${name}_SHAREABLE_FOR "${libraries}" CACHE INTERNAL "")
+  set(${out} ${ok} PARENT_SCOPE)
 endfunction()
-discount_codec_library(LIBDEFLATE libdeflate.h deflate)
-discount_codec_library(ZSTD zstd.h zstd)
-discount_codec_library(LZ4 lz4.h lz4)
-discount_codec_library(BLOSC blosc.h blosc)
+
+# discount_codec_library(NAME header library [DEPENDS library...] PROBE symbol...)
+# DEPENDS: what a static `library` needs linked after it (found like it).
+# PROBE: the functions lib/codec calls, for the shared-object check.
+function(discount_codec_library name header library)
+  cmake_parse_arguments(PARSE_ARGV 3 arg "" "" "DEPENDS;PROBE")
+  find_path(DISCOUNT_${name}_INCLUDE ${header} PATHS "${DISCOUNT_VENDOR_DIR}/include")
+  find_library(DISCOUNT_${name}_LIBRARY NAMES ${library} PATHS "${DISCOUNT_VENDOR_DIR}/lib")
+  set(lib "${DISCOUNT_${name}_LIBRARY}")
+  set(have 0)
+  set(found OFF)
+  if(DISCOUNT_${name}_INCLUDE AND lib AND NOT lib MATCHES "${CMAKE_STATIC_LIBRARY_SUFFIX}$")
+    set(have 1)
+    set(found ON)
+    target_link_libraries(discount_codecs INTERFACE ${lib})
+  elseif(DISCOUNT_${name}_INCLUDE AND lib)
+    set(static ${lib})
+    set(shared_deps)
+    set(missing)
+    foreach(dep IN LISTS arg_DEPENDS)
+      string(TOUPPER ${dep} DEP)
+      find_library(DISCOUNT_${DEP}_LIBRARY NAMES ${dep} PATHS "${DISCOUNT_VENDOR_DIR}/lib")
+      if(DISCOUNT_${DEP}_LIBRARY)
+        list(APPEND static ${DISCOUNT_${DEP}_LIBRARY})
+      else()
+        list(APPEND missing ${dep})
+      endif()
+      file(GLOB copy "${DISCOUNT_VENDOR_DIR}/lib/shared/lib${dep}.so*")
+      list(APPEND shared_deps ${copy})
+    endforeach()
+    if(missing)
+      string(REPLACE ";" ", " missing "${missing}")
+      message(STATUS "discount_app: ${lib} needs ${missing}, not found: ${name} left out")
+    else()
+      set(have 1)
+      set(found ON)
+      set(target discount_codec_${library})
+      add_library(${target}_static INTERFACE)
+      target_link_libraries(${target}_static INTERFACE ${static} ZLIB::ZLIB Threads::Threads)
+      discount_codec_shareable(shareable ${name} "${static}" "${arg_PROBE}")
+      file(GLOB shared "${DISCOUNT_VENDOR_DIR}/lib/shared/lib${library}.so*")
+      if(shareable)
+        target_link_libraries(discount_codecs INTERFACE ${target}_static)
+      elseif(shared)
+        list(GET shared 0 shared)
+        get_filename_component(soname "${shared}" NAME)
+        add_library(${target}_shared SHARED IMPORTED)
+        set_target_properties(${target}_shared PROPERTIES IMPORTED_LOCATION "${shared}" IMPORTED_SONAME "${soname}")
+        # Its dependencies' copies become the module's own DT_NEEDED entries
+        # (--no-as-needed: the module calls none of them), so the loader takes
+        # them from the module's RPATH before the copy asks for them: its own
+        # lookups would not search there (a node without libsnappy.so.1).
+        if(shared_deps)
+          set_target_properties(${target}_shared PROPERTIES INTERFACE_LINK_LIBRARIES
+            "-Wl,--push-state,--no-as-needed;${shared_deps};-Wl,--pop-state")
+        endif()
+        target_link_libraries(discount_codecs INTERFACE
+          "$<IF:$<STREQUAL:$<TARGET_PROPERTY:TYPE>,EXECUTABLE>,${target}_static,${target}_shared>")
+        set(found "ON (executables: ${lib}; shared objects: ${shared})")
+      else()
+        set(have "$<IF:$<TARGET_EXISTS:discount_python_core>,0,1>")
+        target_link_libraries(discount_codecs INTERFACE "$<$<NOT:$<TARGET_EXISTS:discount_python_core>>:${target}_static>")
+        set(found "ON, OFF with the Python module (${lib} cannot go into a shared object, and no "
+                  "lib${library}.so* in ${DISCOUNT_VENDOR_DIR}/lib/shared: scripts/deps.sh --vendor copies one)")
+        string(REPLACE ";" "" found "${found}")
+      endif()
+    endif()
+  endif()
+  if(have)
+    target_include_directories(discount_codecs SYSTEM INTERFACE ${DISCOUNT_${name}_INCLUDE})
+  endif()
+  target_compile_definitions(discount_codecs INTERFACE DISCOUNT_HAVE_${name}=${have})
+  set(DISCOUNT_HAVE_${name} "${found}" PARENT_SCOPE)
+endfunction()
+discount_codec_library(LIBDEFLATE libdeflate.h deflate PROBE libdeflate_alloc_compressor
+  libdeflate_alloc_decompressor libdeflate_zlib_compress libdeflate_zlib_compress_bound
+  libdeflate_zlib_decompress libdeflate_free_compressor libdeflate_free_decompressor)
+discount_codec_library(ZSTD zstd.h zstd PROBE ZSTD_createCCtx ZSTD_compressCCtx ZSTD_compressBound
+  ZSTD_freeCCtx ZSTD_createDCtx ZSTD_decompressDCtx ZSTD_freeDCtx ZSTD_getFrameContentSize
+  ZSTD_getErrorName ZSTD_isError)
+discount_codec_library(LZ4 lz4.h lz4 PROBE LZ4_compress_default LZ4_compressBound LZ4_decompress_safe)
+discount_codec_library(BLOSC blosc.h blosc DEPENDS snappy lz4 zstd
+  PROBE blosc_compress_ctx blosc_decompress_ctx blosc_cbuffer_validate)
 target_link_libraries(discount_codecs INTERFACE ZLIB::ZLIB Threads::Threads)
 message(STATUS "discount_app: codecs: libdeflate ${DISCOUNT_HAVE_LIBDEFLATE}, zstd ${DISCOUNT_HAVE_ZSTD}, "
                "LZ4 ${DISCOUNT_HAVE_LZ4}, Blosc ${DISCOUNT_HAVE_BLOSC}")

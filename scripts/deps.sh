@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Bootstrap the project's dependencies into deps/ (git-ignored):
 #   1. Debian packages (compiler, CMake, HDF5, yaml-cpp, CLI11, json, gtest,
-#      Python tools, Slurm and tmux for their tests) through apt-get, skipped when all are installed;
+#      compression libraries and HDF5 filter plugins, Python tools, Slurm and
+#      tmux for their tests) through apt-get, skipped when all are installed;
 #   2. Kokkos 3.4.01 and Kokkos Kernels 3.4.01 sources, taken from Debian's
 #      `trilinos` 13.2.0-4 source package (the only Kokkos this workplace can
 #      reach), into deps/src/{kokkos,kokkos-kernels};
@@ -33,7 +34,12 @@ APT_PACKAGES=(g++ cmake ninja-build make libhdf5-dev hdf5-tools libyaml-cpp-dev
   python3-numba python3-dask python3-distributed python3-zarr dpkg-dev time xz-utils tmux
   python3-xarray python3-h5netcdf python3-netcdf4 python3-pandas netcdf-bin
   python3-dev pybind11-dev python3-pybind11 python3-pytest python3-venv python3-pip
-  libopenmpi-dev openmpi-bin libhdf5-openmpi-dev clang-format)
+  libopenmpi-dev openmpi-bin libhdf5-openmpi-dev clang-format
+  libdeflate-dev libzstd-dev liblz4-dev libblosc-dev libsnappy-dev
+  hdf5-filter-plugin hdf5-filter-plugin-blosc-serial python3-hdf5plugin)
+# The compression libraries serve lib/codec (libsnappy-dev for the static
+# libblosc.a that --vendor copies); the filter plugins and python3-hdf5plugin
+# let h5py and the HDF5 tools read and write zstd, LZ4 and Blosc datasets.
 # A one-node Slurm for tests/slurm (started by the tests, not as services);
 # srun's pmix plugin loads libpmix.so, which only libpmix-dev provides.
 SLURM_PACKAGES=(slurm-wlm munge libpmix-dev)
@@ -65,9 +71,12 @@ Options:
                        else ../third_party beside the repository's parent.
   --jobs N             parallel build jobs (default: nproc).
   --rebuild            ignore the install stamp and rebuild the flavour.
-  --vendor             also copy the header-only CLI11 and nlohmann-json and
-                       the GoogleTest sources from the system into deps/vendor,
-                       for nodes that lack them (CMake falls back to it).
+  --vendor             also copy the header-only CLI11 and nlohmann-json, the
+                       GoogleTest sources, and the compression libraries'
+                       headers and static libraries (libdeflate, zstd, LZ4,
+                       Blosc and its Snappy; shared Blosc for the Python
+                       module) from the system into deps/vendor, for nodes
+                       that lack them (CMake falls back to it).
   -h, --help           show this help.
 
 Paths:
@@ -398,10 +407,29 @@ else
 fi
 
 # ---------------------------------------------------------------- vendor
-# The GPU node has HDF5 and yaml-cpp but not these three; copies of the
+# The GPU node has HDF5, zlib and yaml-cpp but not these; copies of the
 # Debian packages' files travel with deps/ instead.
+# lib/codec's libraries, as headers and static archives (deps/vendor/include,
+# deps/vendor/lib); libsnappy.a and liblz4.a/libzstd.a complete libblosc.a.
+VENDOR_HEADERS=(libdeflate.h zstd.h zstd_errors.h lz4.h blosc.h blosc-export.h)
+VENDOR_ARCHIVES=(libdeflate.a libzstd.a liblz4.a libblosc.a libsnappy.a)
+# Debian's libblosc.a and libzstd.a are built for executables (-fPIE, not
+# -fPIC), which a shared object cannot hold: the Python module links
+# Debian's libblosc.so.1 and libzstd.so.1 instead, with the shared libraries
+# they need (deps/vendor/lib/shared; cmake/dependencies.cmake).
+VENDOR_SHARED=(libblosc.so.1 liblz4.so.1 libsnappy.so.1 libzstd.so.1)
+# The package that brings each (named when one is missing).
+declare -A VENDOR_PACKAGE=([libdeflate]=libdeflate-dev [zstd]=libzstd-dev [lz4]=liblz4-dev
+  [blosc]=libblosc-dev [snappy]=libsnappy-dev)
+# libdeflate.h, libzstd.a, liblz4.so.1, blosc-export.h -> libdeflate, zstd, lz4, blosc
+vendor_package() {
+  local stem=${1%%[._-]*}
+  [[ $stem == libdeflate ]] || stem=${stem#lib}
+  echo "${VENDOR_PACKAGE[$stem]:-the package that provides $1}"
+}
+
 step_vendor() {
-  local dest=$DEPS/vendor
+  local dest=$DEPS/vendor f src multiarch copied=()
   mkdir -p "$dest/include"
   for dir in /usr/include/CLI /usr/include/nlohmann; do
     [[ -d $dir ]] || die "--vendor: $dir is missing (install libcli11-dev nlohmann-json3-dev)"
@@ -411,7 +439,26 @@ step_vendor() {
   [[ -f /usr/src/googletest/CMakeLists.txt ]] || die "--vendor: /usr/src/googletest is missing (install googletest)"
   rm -rf "$dest/googletest"
   cp -r /usr/src/googletest "$dest/googletest"
-  log "vendor: CLI11, nlohmann-json and GoogleTest copied to deps/vendor ($(du -sh "$dest" | cut -f1))"
+  copied+=(CLI11 nlohmann-json GoogleTest)
+
+  multiarch=$(gcc -print-multiarch 2>/dev/null || dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null) \
+    || die "--vendor: cannot tell the library folder (no gcc -print-multiarch or dpkg-architecture)"
+  # Replaced as a whole, so a rerun leaves exactly this set.
+  rm -rf "${dest:?}/lib"
+  mkdir -p "$dest/lib/shared"
+  for f in "${VENDOR_HEADERS[@]}"; do
+    [[ -f /usr/include/$f ]] || die "--vendor: /usr/include/$f is missing (install $(vendor_package "$f"))"
+    cp -p "/usr/include/$f" "$dest/include/$f"
+  done
+  copied+=("${VENDOR_HEADERS[@]}")
+  for f in "${VENDOR_ARCHIVES[@]}" "${VENDOR_SHARED[@]}"; do
+    src=/usr/lib/$multiarch/$f
+    [[ -f $src ]] || die "--vendor: $src is missing (install $(vendor_package "$f"))"
+    if [[ $f == *.a ]]; then cp -p "$src" "$dest/lib/$f"
+    else cp -pL "$src" "$dest/lib/shared/$f"; fi   # the real file under its soname
+  done
+  copied+=("${VENDOR_ARCHIVES[@]}" "${VENDOR_SHARED[@]/#/shared/}")
+  log "vendor: copied to deps/vendor ($(du -sh "$dest" | cut -f1)): ${copied[*]}"
 }
 if ((VENDOR)); then step_vendor; fi
 
