@@ -34,7 +34,7 @@ APT_PACKAGES=(g++ cmake ninja-build make libhdf5-dev hdf5-tools libyaml-cpp-dev
   python3-numba python3-dask python3-distributed python3-zarr dpkg-dev time xz-utils tmux
   python3-xarray python3-h5netcdf python3-netcdf4 python3-pandas netcdf-bin
   python3-dev pybind11-dev python3-pybind11 python3-pytest python3-venv python3-pip
-  libopenmpi-dev openmpi-bin libhdf5-openmpi-dev clang-format
+  libopenmpi-dev openmpi-bin libhdf5-openmpi-dev clang-format strace
   libdeflate-dev libzstd-dev liblz4-dev libblosc-dev libsnappy-dev
   hdf5-filter-plugin hdf5-filter-plugin-blosc-serial python3-hdf5plugin)
 # The compression libraries serve lib/codec (libsnappy-dev for the static

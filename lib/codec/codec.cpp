@@ -66,8 +66,11 @@ bool implemented(int id) {
 std::string unimplemented(const Pipeline& pipeline) {
   int compressors = 0;
   for (const Filter& f : pipeline) {
-    if (!implemented(f.id))
-      return "filter " + filter_name(f.id) + " (" + std::to_string(f.id) + ") is not one this build decodes";
+    if (!implemented(f.id)) {
+      const std::string name = filter_name(f.id);
+      return (name.rfind("filter ", 0) == 0 ? name : "filter " + name + " (" + std::to_string(f.id) + ")") +
+             " is not one this build decodes";
+    }
     if (is_compressor(f.id)) ++compressors;
   }
   if (compressors > 1) return "two compression filters in one pipeline";

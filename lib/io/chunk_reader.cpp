@@ -20,8 +20,8 @@ namespace discount {
 namespace {
 
 // Decoded chunks kept for the next slab: at most this many bytes, and at
-// most one layer of chunks across the dataset's slowest axis (what a slab
-// boundary on the chunk grid's other side can cut).
+// most one layer of chunks across the first or the second axis (what a slab
+// boundary along either can cut).
 constexpr std::uint64_t kCacheBytes = std::uint64_t{16} << 20;
 // Smaller chunks stay with HDF5: a lookup and a read per chunk would cost
 // more than their decoding.
@@ -115,8 +115,11 @@ std::unique_ptr<ChunkReader> ChunkReader::open(hid_t dataset, hid_t dcpl, int fd
   r->file_size_ = static_cast<std::uint64_t>(st.st_size);
   r->dataset_ = dataset;
   r->fd_ = fd;
-  std::uint64_t layer = 1;  // chunks in one layer across the slowest axis
-  for (int j = 1; j < 3; ++j) layer *= static_cast<std::uint64_t>((r->dims_[j] + r->chunk_[j] - 1) / r->chunk_[j]);
+  // Chunks in one layer across either of the first two axes: what a slab
+  // boundary along that axis cuts (slabs run along dates or along ids).
+  std::array<std::uint64_t, 3> along{};
+  for (int j = 0; j < 3; ++j) along[j] = static_cast<std::uint64_t>((r->dims_[j] + r->chunk_[j] - 1) / r->chunk_[j]);
+  const std::uint64_t layer = std::max(along[1] * along[2], along[0] * along[2]);
   r->cache_chunks_ = static_cast<std::size_t>(
       std::max<std::uint64_t>(1, std::min<std::uint64_t>(layer, kCacheBytes / r->chunk_bytes_)));
   return r;

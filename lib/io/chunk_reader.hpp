@@ -6,9 +6,11 @@
 // shuffle input from one core's inflate rate to all of them.
 //
 // A chunk the box cuts (the budget cut slabs off the chunk grid) is kept,
-// decoded, in a bounded cache for the next slab, so no chunk is decoded
-// twice while the slabs walk the grid in order. A chunk that does not
-// decode gives data_error (65) naming the dataset and the chunk.
+// decoded, in a cache for the next slab, so no chunk is decoded twice while
+// the slabs walk the grid in order, as long as one layer of chunks across
+// the slabs' axis fits in the cache's 16 MiB (beyond that the oldest go and
+// are decoded again). A chunk that does not decode gives data_error (65)
+// naming the dataset and the chunk.
 #pragma once
 
 #include <hdf5.h>

@@ -19,8 +19,8 @@ reads back from the same file.
   where h5py cannot write them.
 - Slabs that cut chunks (memory.max_slab, memory.host_budget, chunk_axis id
   and date), several decoding threads; the reads of each chunk counted with
-  strace: a chunk that date slabs cut is decoded once, kept for the next
-  slab (BUG_id_slabs_decode_chunks_again: id slabs decode chunks again).
+  strace: a chunk that date or id slabs cut is decoded once, kept for the
+  next slab.
 - Chunks never written: the dataset's fill value (2.5), float64 and float32.
 - The read path the header's `input` line and the JSON report's
   datasets[].read_path name: parallel chunk reads for these; HDF5 reads for
@@ -469,7 +469,7 @@ def case_cut_chunks_decoded_once_date(ctx):
     E.check(total <= 2 * n, f"{total} chunk reads for {n} chunks: {sorted(reads.items())}")
 
 
-def case_BUG_id_slabs_decode_chunks_again(ctx):
+def case_id_slabs_decode_each_chunk_once(ctx):
     """Slabs of 3744 ids (memory.max_slab 1MiB, chunk_axis id) over 21 chunks
     (1, 50000, 5) of 2 MB: every slab needs the 7 chunks of its column (one
     per date), but the cache of cut chunks holds one layer across the
@@ -570,7 +570,7 @@ def case_bzip2_hdf5_path(ctx):
     print(f"bzip2: {path}: exact")
 
 
-def case_BUG_read_path_says_filter_filter(ctx):
+def case_read_path_names_unknown_filter_once(ctx):
     """The read path of a filter lib/codec has no name for says "filter filter
     307 (307) is not one this build decodes": codec::unimplemented() puts
     "filter " before codec::filter_name(), which is "filter <id>" already."""
@@ -830,7 +830,7 @@ CASES = [
     ("max_slab_cuts_chunks_date", case_max_slab_cuts_chunks_date),
     ("host_budget_cuts_chunks", case_host_budget_cuts_chunks),
     ("cut_chunks_decoded_once_date", case_cut_chunks_decoded_once_date),
-    ("BUG_id_slabs_decode_chunks_again", case_BUG_id_slabs_decode_chunks_again),
+    ("id_slabs_decode_each_chunk_once", case_id_slabs_decode_each_chunk_once),
     # chunks never written
     ("partly_written_fill_value", partly_written(np.float64, (1, 20000, 5), 30)),
     ("partly_written_fill_value_float32_edge", partly_written(np.float32, (3, 7001, 5), 31)),
@@ -838,7 +838,7 @@ CASES = [
     ("small_chunks_hdf5_path", case_small_chunks_hdf5_path),
     ("lzf_refused", case_lzf_refused),
     ("bzip2_hdf5_path", case_bzip2_hdf5_path),
-    ("BUG_read_path_says_filter_filter", case_BUG_read_path_says_filter_filter),
+    ("read_path_names_unknown_filter_once", case_read_path_names_unknown_filter_once),
     # damage
     ("damaged_deflate_chunk", case_damaged_deflate_chunk),
     ("damaged_fletcher32_deflate", case_damaged_fletcher32_deflate),
