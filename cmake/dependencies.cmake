@@ -72,11 +72,8 @@ endif()
 # static libraries it needs (libblosc.a: Snappy, LZ4, zstd, zlib). One that
 # a shared object cannot hold (Debian's libblosc.a and libzstd.a are built
 # for executables, -fPIE rather than -fPIC: a probe linked into a shared
-# object tells) goes into executables only; shared objects (the Python
-# module) link its shared copy from deps/vendor/lib/shared instead, with the
-# copies of its own dependencies, found at run time through the build tree's
-# RPATH. Without that copy the codec is left out of a build that has the
-# Python module.
+# object tells) is left out of a build that has the Python module (lib/codec
+# is one library for both), and kept in one without it.
 add_library(discount_codecs INTERFACE)
 find_package(ZLIB REQUIRED)
 
@@ -120,7 +117,6 @@ function(discount_codec_library name header library)
     target_link_libraries(discount_codecs INTERFACE ${lib})
   elseif(DISCOUNT_${name}_INCLUDE AND lib)
     set(static ${lib})
-    set(shared_deps)
     set(missing)
     foreach(dep IN LISTS arg_DEPENDS)
       string(TOUPPER ${dep} DEP)
@@ -130,8 +126,6 @@ function(discount_codec_library name header library)
       else()
         list(APPEND missing ${dep})
       endif()
-      file(GLOB copy "${DISCOUNT_VENDOR_DIR}/lib/shared/lib${dep}.so*")
-      list(APPEND shared_deps ${copy})
     endforeach()
     if(missing)
       string(REPLACE ";" ", " missing "${missing}")
@@ -143,30 +137,12 @@ function(discount_codec_library name header library)
       add_library(${target}_static INTERFACE)
       target_link_libraries(${target}_static INTERFACE ${static} ZLIB::ZLIB Threads::Threads)
       discount_codec_shareable(shareable ${name} "${static}" "${arg_PROBE}")
-      file(GLOB shared "${DISCOUNT_VENDOR_DIR}/lib/shared/lib${library}.so*")
       if(shareable)
         target_link_libraries(discount_codecs INTERFACE ${target}_static)
-      elseif(shared)
-        list(GET shared 0 shared)
-        get_filename_component(soname "${shared}" NAME)
-        add_library(${target}_shared SHARED IMPORTED)
-        set_target_properties(${target}_shared PROPERTIES IMPORTED_LOCATION "${shared}" IMPORTED_SONAME "${soname}")
-        # Its dependencies' copies become the module's own DT_NEEDED entries
-        # (--no-as-needed: the module calls none of them), so the loader takes
-        # them from the module's RPATH before the copy asks for them: its own
-        # lookups would not search there (a node without libsnappy.so.1).
-        if(shared_deps)
-          set_target_properties(${target}_shared PROPERTIES INTERFACE_LINK_LIBRARIES
-            "-Wl,--push-state,--no-as-needed;${shared_deps};-Wl,--pop-state")
-        endif()
-        target_link_libraries(discount_codecs INTERFACE
-          "$<IF:$<STREQUAL:$<TARGET_PROPERTY:TYPE>,EXECUTABLE>,${target}_static,${target}_shared>")
-        set(found "ON (executables: ${lib}; shared objects: ${shared})")
       else()
         set(have "$<IF:$<TARGET_EXISTS:discount_python_core>,0,1>")
         target_link_libraries(discount_codecs INTERFACE "$<$<NOT:$<TARGET_EXISTS:discount_python_core>>:${target}_static>")
-        set(found "ON, OFF with the Python module (${lib} cannot go into a shared object, and no "
-                  "lib${library}.so* in ${DISCOUNT_VENDOR_DIR}/lib/shared: scripts/deps.sh --vendor copies one)")
+        set(found "ON, OFF with the Python module (${lib} cannot go into a shared object)")
         string(REPLACE ";" "" found "${found}")
       endif()
     endif()

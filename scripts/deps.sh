@@ -414,10 +414,9 @@ fi
 VENDOR_HEADERS=(libdeflate.h zstd.h zstd_errors.h lz4.h blosc.h blosc-export.h)
 VENDOR_ARCHIVES=(libdeflate.a libzstd.a liblz4.a libblosc.a libsnappy.a)
 # Debian's libblosc.a and libzstd.a are built for executables (-fPIE, not
-# -fPIC), which a shared object cannot hold: the Python module links
-# Debian's libblosc.so.1 and libzstd.so.1 instead, with the shared libraries
-# they need (deps/vendor/lib/shared; cmake/dependencies.cmake).
-VENDOR_SHARED=(libblosc.so.1 liblz4.so.1 libsnappy.so.1 libzstd.so.1)
+# -fPIC), which a shared object cannot hold: a build with the Python module
+# leaves such a codec out where the node has no shared library of its own
+# (cmake/dependencies.cmake).
 # The package that brings each (named when one is missing).
 declare -A VENDOR_PACKAGE=([libdeflate]=libdeflate-dev [zstd]=libzstd-dev [lz4]=liblz4-dev
   [blosc]=libblosc-dev [snappy]=libsnappy-dev)
@@ -445,19 +444,18 @@ step_vendor() {
     || die "--vendor: cannot tell the library folder (no gcc -print-multiarch or dpkg-architecture)"
   # Replaced as a whole, so a rerun leaves exactly this set.
   rm -rf "${dest:?}/lib"
-  mkdir -p "$dest/lib/shared"
+  mkdir -p "$dest/lib"
   for f in "${VENDOR_HEADERS[@]}"; do
     [[ -f /usr/include/$f ]] || die "--vendor: /usr/include/$f is missing (install $(vendor_package "$f"))"
     cp -p "/usr/include/$f" "$dest/include/$f"
   done
   copied+=("${VENDOR_HEADERS[@]}")
-  for f in "${VENDOR_ARCHIVES[@]}" "${VENDOR_SHARED[@]}"; do
+  for f in "${VENDOR_ARCHIVES[@]}"; do
     src=/usr/lib/$multiarch/$f
     [[ -f $src ]] || die "--vendor: $src is missing (install $(vendor_package "$f"))"
-    if [[ $f == *.a ]]; then cp -p "$src" "$dest/lib/$f"
-    else cp -pL "$src" "$dest/lib/shared/$f"; fi   # the real file under its soname
+    cp -p "$src" "$dest/lib/$f"
   done
-  copied+=("${VENDOR_ARCHIVES[@]}" "${VENDOR_SHARED[@]/#/shared/}")
+  copied+=("${VENDOR_ARCHIVES[@]}")
   log "vendor: copied to deps/vendor ($(du -sh "$dest" | cut -f1)): ${copied[*]}"
 }
 if ((VENDOR)); then step_vendor; fi

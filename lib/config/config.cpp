@@ -397,6 +397,12 @@ class Parser {
       if (z.codec == Codec::lz4)
         fail(node["level"], "'output.compression.level' does not apply to lz4 (it has no levels)");
     }
+    if (z.codec == Codec::none)
+      for (const char* key : {"level", "shuffle", "chunks"})
+        if (node[key])
+          fail(node[key], std::string("'output.compression.") + key +
+                              "' needs 'output.compression.codec' (deflate, zstd, lz4 or blosc); without one the "
+                              "output is not compressed");
     if (z.shuffle == ShuffleKind::bit && z.codec != Codec::blosc && z.codec != Codec::none)
       fail(node["shuffle"], "'output.compression.shuffle: bit' needs codec: blosc (bitshuffle is Blosc's); use byte");
     if (node["chunks"]) {

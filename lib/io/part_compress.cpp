@@ -9,9 +9,11 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <exception>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "common/error.hpp"
@@ -75,6 +77,12 @@ std::array<std::int64_t, 3> output_chunks(const CompressionConfig& z, const std:
   c[2] = std::max<std::int64_t>(1, std::min(dims[2], target));
   c[1] = std::max<std::int64_t>(1, std::min(dims[1], target / c[2]));
   c[0] = std::max<std::int64_t>(1, std::min(dims[0], target / (c[1] * c[2])));
+  // Even pieces: the last chunk along an axis is stored whole, padded, so a
+  // short one would cost nearly a chunk of its own.
+  for (int j = 0; j < 3; ++j) {
+    const std::int64_t pieces = (dims[j] + c[j] - 1) / c[j];
+    c[j] = (dims[j] + pieces - 1) / pieces;
+  }
   return c;
 }
 
@@ -149,51 +157,91 @@ CompressStats compress_part(const std::string& path, const std::array<std::int64
     if (!dataset) throw io_error(what + ": HDF5 refused the dataset (" + h5::error_messages() + ")");
   }
 
-  // Chunks in file order, claimed one at a time by every thread: each
-  // gathers its chunk (padded at the part's edges), encodes it, and hands it
-  // to HDF5 under its lock (a copy into the file; the encoding is the work).
+  // Chunks in file order, claimed one at a time by the encoding threads:
+  // each gathers its chunk (padded at the part's edges) and encodes it; this
+  // thread alone hands the encoded chunks to HDF5 (a copy into the file), so
+  // that no encoder waits on HDF5's lock. At most two chunks per encoder
+  // wait for it.
   std::vector<std::array<std::int64_t, 3>> origins;
   for (std::int64_t a = 0; a < dims[0]; a += chunk[0])
     for (std::int64_t b = 0; b < dims[1]; b += chunk[1])
       for (std::int64_t c = 0; c < dims[2]; c += chunk[2]) origins.push_back({a, b, c});
+  struct Encoded {
+    std::size_t index;
+    unsigned mask;
+    std::vector<std::uint8_t> bytes;
+  };
+  std::mutex queue_mutex;
+  std::condition_variable queue_changed;
+  std::vector<Encoded> queue;
   std::atomic<std::size_t> next{0};
   std::atomic<bool> failed{false};
   std::atomic<std::uint64_t> stored_total{0}, busy_ns{0};
   std::exception_ptr error;
   std::mutex error_mutex;
-  const unsigned threads =
-      static_cast<unsigned>(std::min<std::size_t>(ChunkReader::threads(), std::max<std::size_t>(1, origins.size())));
-  run_on_threads(threads, [&](unsigned) {
-    const auto begin = std::chrono::steady_clock::now();
-    std::vector<std::uint8_t> raw(chunk_bytes), out;
-    codec::Workspace workspace;
-    try {
-      for (std::size_t i = next++; i < origins.size() && !failed; i = next++) {
-        const auto& o = origins[i];
-        const std::int64_t n0 = std::min(chunk[0], dims[0] - o[0]), n1 = std::min(chunk[1], dims[1] - o[1]),
-                           n2 = std::min(chunk[2], dims[2] - o[2]);
-        if (n0 < chunk[0] || n1 < chunk[1] || n2 < chunk[2]) std::fill(raw.begin(), raw.end(), 0);
-        for (std::int64_t a = 0; a < n0; ++a)
-          for (std::int64_t b = 0; b < n1; ++b)
-            std::memcpy(raw.data() + static_cast<std::size_t>((a * chunk[1] + b) * chunk[2]) * element,
-                        data + static_cast<std::size_t>(((o[0] + a) * dims[1] + o[1] + b) * dims[2] + o[2]) * element,
-                        static_cast<std::size_t>(n2) * element);
-        const unsigned mask = codec::encode(pipeline, raw.data(), raw.size(), out, &workspace);
-        stored_total += out.size();
-        std::lock_guard<std::mutex> lock(h5::library_mutex());
-        const hsize_t at[3] = {to_h(o[0]), to_h(o[1]), to_h(o[2])};
-        if (H5Dwrite_chunk(dataset.get(), H5P_DEFAULT, mask, at, out.size(), out.data()) < 0)
-          throw io_error(what + ": writing a chunk failed (" + h5::error_messages() + ")" +
-                         (errno == ENOSPC ? ": no space left on device" : ""));
-      }
-    } catch (...) {
-      failed = true;
+  auto fail = [&](std::exception_ptr e) {
+    {
       std::lock_guard<std::mutex> lock(error_mutex);
-      if (!error) error = std::current_exception();
+      if (!error) error = e;
     }
-    busy_ns += static_cast<std::uint64_t>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - begin).count());
-  });
+    failed = true;
+    std::lock_guard<std::mutex> lock(queue_mutex);
+    queue_changed.notify_all();
+  };
+  const unsigned encoders =
+      static_cast<unsigned>(std::min<std::size_t>(ChunkReader::threads(), std::max<std::size_t>(1, origins.size())));
+  const std::size_t queue_limit = 2 * static_cast<std::size_t>(encoders);
+  std::vector<std::thread> threads;
+  for (unsigned t = 0; t < encoders; ++t)
+    threads.emplace_back([&] {
+      use_process_affinity();
+      const auto begin = std::chrono::steady_clock::now();
+      std::vector<std::uint8_t> raw(chunk_bytes);
+      codec::Workspace workspace;
+      try {
+        for (std::size_t i = next++; i < origins.size() && !failed; i = next++) {
+          const auto& o = origins[i];
+          const std::int64_t n0 = std::min(chunk[0], dims[0] - o[0]), n1 = std::min(chunk[1], dims[1] - o[1]),
+                             n2 = std::min(chunk[2], dims[2] - o[2]);
+          if (n0 < chunk[0] || n1 < chunk[1] || n2 < chunk[2]) std::fill(raw.begin(), raw.end(), 0);
+          for (std::int64_t a = 0; a < n0; ++a)
+            for (std::int64_t b = 0; b < n1; ++b)
+              std::memcpy(raw.data() + static_cast<std::size_t>((a * chunk[1] + b) * chunk[2]) * element,
+                          data + static_cast<std::size_t>(((o[0] + a) * dims[1] + o[1] + b) * dims[2] + o[2]) * element,
+                          static_cast<std::size_t>(n2) * element);
+          Encoded e{i, 0, {}};
+          e.mask = codec::encode(pipeline, raw.data(), raw.size(), e.bytes, &workspace);
+          stored_total += e.bytes.size();
+          std::unique_lock<std::mutex> lock(queue_mutex);
+          queue_changed.wait(lock, [&] { return queue.size() < queue_limit || failed; });
+          queue.push_back(std::move(e));
+          queue_changed.notify_all();
+        }
+      } catch (...) { fail(std::current_exception()); }
+      busy_ns += static_cast<std::uint64_t>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - begin).count());
+    });
+  try {
+    for (std::size_t written = 0; written < origins.size() && !failed; ++written) {
+      Encoded e;
+      {
+        std::unique_lock<std::mutex> lock(queue_mutex);
+        queue_changed.wait(lock, [&] { return !queue.empty() || failed; });
+        if (failed) break;
+        e = std::move(queue.back());
+        queue.pop_back();
+        queue_changed.notify_all();
+      }
+      const auto& o = origins[e.index];
+      const hsize_t at[3] = {to_h(o[0]), to_h(o[1]), to_h(o[2])};
+      std::lock_guard<std::mutex> lock(h5::library_mutex());
+      if (H5Dwrite_chunk(dataset.get(), H5P_DEFAULT, e.mask, at, e.bytes.size(), e.bytes.data()) < 0)
+        throw io_error(what + ": writing a chunk failed (" + h5::error_messages() + ")" +
+                       (errno == ENOSPC ? ": no space left on device" : ""));
+    }
+  } catch (...) { fail(std::current_exception()); }
+  for (auto& t : threads) t.join();
+  const unsigned threads_used = encoders;
   {
     std::lock_guard<std::mutex> lock(h5::library_mutex());
     dataset.reset();
@@ -223,7 +271,7 @@ CompressStats compress_part(const std::string& path, const std::array<std::int64
   stats.stored_bytes = stored_total;
   stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count();
   stats.busy_seconds = static_cast<double>(busy_ns.load()) * 1e-9;
-  stats.threads = threads;
+  stats.threads = threads_used;
   return stats;
 }
 

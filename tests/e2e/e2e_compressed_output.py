@@ -438,10 +438,9 @@ def case_sizes_and_stderr_line(ctx):
 
 
 def case_level0_not_twice_raw(ctx):
-    """deflate level 0 stores each chunk as is: the parts should hold about the raw bytes. With the auto
-    chunks (1, 52428, 5) over 54321 ids each date's second chunk holds 1893 ids and is stored padded to the
-    full 2 MiB, so the parts take 1.93x the raw bytes (ratio 0.52); a chunk grid that splits the ids evenly
-    (e.g. 2 x 27161) would store 1.00x."""
+    """deflate level 0 stores each chunk as is: the parts hold about the raw bytes. The auto chunks split
+    each axis evenly (54321 ids: 2 x 27161), so no edge chunk is stored padded to a whole chunk of mostly
+    nothing (an uneven (1, 52428, 5) grid stored 1.93x the raw bytes)."""
     z = {"codec": "deflate", "level": 0}
     job = Job(ctx, z)
     r = job.run()
@@ -579,8 +578,12 @@ def case_contiguous_part_beside_compressed(ctx):
     E.check([is_compressed(p) for p in parts] == [True, False, False],
             f"compressed parts: {[is_compressed(p) for p in parts]}, expected the first only")
     E.check(not os.path.exists(job.out) and os.path.exists(E.partial_of(job.out)), "the partial should stay")
-    with h5py.File(E.partial_of(job.out), "r") as f:  # the mixed set reads as one dataset
-        E.assert_bits_equal(f["cv"][...], job.expected, "the partial's cv over one compressed and two contiguous parts")
+    if h5py.h5z.filter_avail(32001):  # h5py reads Blosc (hdf5plugin, or HDF5's plugin path)
+        with h5py.File(E.partial_of(job.out), "r") as f:  # the mixed set reads as one dataset
+            E.assert_bits_equal(f["cv"][...], job.expected,
+                                "the partial's cv over one compressed and two contiguous parts")
+    else:
+        print("h5py here has no Blosc filter: the mixed partial is checked after the resume")
     first = E.file_digest(parts[0])
     shutil.rmtree(blocker)
     E.poison(blocker, 100_000)  # what a kill while writing it leaves
@@ -716,7 +719,7 @@ def case_settings_without_codec(ctx):
 
 
 CASES = [
-    ("deflate_default", roundtrip({"codec": "deflate"}, line="deflate 4 + shuffle", chunks=(1, 52428, 5))),
+    ("deflate_default", roundtrip({"codec": "deflate"}, line="deflate 4 + shuffle", chunks=(1, 27161, 5))),
     ("gzip_level9_no_shuffle_random", roundtrip({"codec": "gzip", "level": 9, "shuffle": "none"}, data=random_data,
                                                 line="deflate 9", masks_zero=False, seed=2)),
     ("zstd_default", roundtrip({"codec": "zstd"}, line="zstd 3 + shuffle")),
@@ -742,7 +745,7 @@ CASES = [
     ("one_part_chunks_1_1_1", roundtrip({"codec": "lz4", "chunks": [1, 1, 1]}, data=random_data, shape=(3, 101, 7),
                                         parts=1, chunks=(1, 1, 1), masks_zero=False, seed=7)),
     ("sizes_and_stderr_line", case_sizes_and_stderr_line),
-    ("BUG_level0_auto_chunks_twice_raw", case_level0_not_twice_raw),
+    ("level0_auto_chunks_even", case_level0_not_twice_raw),
     ("xarray_reads_deflate", case_xarray_reads_deflate),
     ("ncdump_shows_filters", case_ncdump_shows_filters),
     ("kill9_mid_run_resumes", case_kill9_mid_run_resumes),
@@ -752,7 +755,7 @@ CASES = [
     ("overwrite_compressed_set", case_overwrite_compressed_set),
     ("verify_flipped_chunk_byte", case_verify_flipped_chunk_byte),
     ("config_errors_exit_78", case_config_errors_exit_78),
-    ("BUG_settings_without_codec_ignored", case_settings_without_codec),
+    ("settings_without_codec_refused", case_settings_without_codec),
 ]
 
 if __name__ == "__main__":
