@@ -74,8 +74,8 @@ Options:
   --vendor             also copy the header-only CLI11 and nlohmann-json, the
                        GoogleTest sources, and the compression libraries'
                        headers and static libraries (libdeflate, zstd, LZ4,
-                       Blosc and its Snappy; shared Blosc for the Python
-                       module) from the system into deps/vendor, for nodes
+                       Blosc and its Snappy) from the system into
+                       deps/vendor, for nodes
                        that lack them (CMake falls back to it).
   -h, --help           show this help.
 
