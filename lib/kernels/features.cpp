@@ -2,6 +2,7 @@
 
 #include <hdf5.h>
 
+#include "codec/codec.hpp"
 #include "common/gpu_runtime.hpp"
 
 namespace discount {
@@ -18,8 +19,12 @@ std::string compiled_parts_text() {
 #else
   constexpr bool parallel_hdf5 = false;
 #endif
+  std::string codecs;
+  for (int id : {codec::kDeflate, codec::kZstd, codec::kLz4, codec::kBlosc})
+    if (codec::implemented(id)) codecs += " " + codec::filter_name(id);
   return std::string("compiled in: Kokkos Kernels") + yes_no(have_kokkos_kernels) + ", MPI" + yes_no(mpi) + ", " +
-         gpu::runtime_name() + yes_no(gpu::compiled_in()) + ", parallel HDF5" + yes_no(parallel_hdf5);
+         gpu::runtime_name() + yes_no(gpu::compiled_in()) + ", parallel HDF5" + yes_no(parallel_hdf5) + ", codecs" +
+         codecs;
 }
 
 }  // namespace discount

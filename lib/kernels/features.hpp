@@ -28,7 +28,8 @@ inline void require_compiled_parts(const Config& config) {
   require_kernel_compiled_in(config.compute.kernel, config.source_path);
 }
 
-// One line: "compiled in: Kokkos Kernels yes, MPI no, CUDA yes, parallel HDF5 no".
+// One line: "compiled in: Kokkos Kernels yes, MPI no, CUDA yes, parallel HDF5
+// no, codecs deflate zstd lz4 blosc" (the codecs lib/codec encodes and decodes).
 std::string compiled_parts_text();
 
 }  // namespace discount

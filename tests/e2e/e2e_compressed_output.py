@@ -370,11 +370,25 @@ def no_leftovers(job):
     E.check(not left, f"left behind: {left}")
 
 
+def app_codecs(ctx):
+    """The codecs this build of the app writes, from `--version`'s "compiled in" line."""
+    r = E.app(ctx, "--version")
+    m = re.search(r"codecs((?: \w+)*)", r.stdout + r.stderr)
+    return set(m.group(1).split()) if m else set()
+
+
+def need_codec(ctx, codec):
+    if codec not in app_codecs(ctx):
+        raise E.Skip(f"this build of the app does not write {codec} (its library was not found, or cannot go "
+                     "into the Python module)")
+
+
 def roundtrip(z, data=realistic, dtype=np.float64, shape=(DATES, IDS, NUMS), chunks=None, axes=E.CANON,
               line=None, masks_zero=True, seed=1, parts=3, memory=None):
     """A case: run with compression z, check the stderr line, the parts (filters, chunks, both readers), the
     master read by h5py, verify and a finished rerun."""
     def case(ctx):
+        need_codec(ctx, z["codec"] if z["codec"] != "gzip" else "deflate")
         output = dict({"dtype": "float32"} if dtype == np.float32 else {}, parts=parts)
         job = Job(ctx, z, data=data, shape=shape, axes=axes, output=output, seed=seed, memory=memory)
         r = job.run()
@@ -406,6 +420,9 @@ def case_sizes_and_stderr_line(ctx):
     chunks by HDF5's overhead only."""
     for z in ({"codec": "deflate"}, {"codec": "zstd"}, {"codec": "lz4"}, {"codec": "blosc"},
               {"codec": "blosc", "shuffle": "bit"}):
+        if z["codec"] not in app_codecs(ctx):
+            print(f"{z['codec']}: not in this build, skipped")
+            continue
         job = Job(ctx, z, name=z["codec"] + z.get("shuffle", ""))
         report = os.path.join(job.d, "report.json")
         r = job.run("--report", report)
@@ -558,7 +575,7 @@ def case_contiguous_part_beside_compressed(ctx):
     first part compressed, the others contiguous, the partial readable and exact. Then the directory
     becomes the torn file a kill mid-compression leaves; the rerun compresses the two parts left (the
     first untouched), exact."""
-    z = {"codec": "blosc", "shuffle": "bit"}
+    z = {"codec": "blosc", "shuffle": "bit"} if "blosc" in app_codecs(ctx) else {"codec": "deflate"}
     job = Job(ctx, z)
     hold = E.Hold(ctx, DATES)
     proc = job.start(hold)
@@ -589,7 +606,7 @@ def case_contiguous_part_beside_compressed(ctx):
     E.poison(blocker, 100_000)  # what a kill while writing it leaves
     report = os.path.join(job.d, "report.json")
     r = job.run("--report", report)
-    compression_line(r, "blosc 5 + bitshuffle", 2)
+    compression_line(r, describe(z), 2)
     E.check(E.file_digest(parts[0]) == first, "the part compressed before was compressed again")
     facts, _ = check_parts(job, z)
     with open(report) as f:
@@ -648,6 +665,9 @@ def case_verify_flipped_chunk_byte(ctx):
     """verify passes on each codec's output, and fails with one line after one byte in the middle of a
     full chunk of the second part is flipped (found with h5py's get_chunk_info)."""
     for z in ({"codec": "deflate"}, {"codec": "zstd"}, {"codec": "lz4"}, {"codec": "blosc"}):
+        if z["codec"] not in app_codecs(ctx):
+            print(f"{z['codec']}: not in this build, skipped")
+            continue
         job = Job(ctx, z, shape=(9, 20011, 5), name=z["codec"])
         job.run()
         r = job.verify()
