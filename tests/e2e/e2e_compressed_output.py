@@ -229,18 +229,14 @@ def check_parts(job, z, dtype=np.float64, chunks=None, masks_zero=True):
         if masks_zero:
             skipped = [i.chunk_offset for i in infos if i.filter_mask != 0]
             E.check(not skipped, f"{name}: chunks stored with filters skipped: {skipped[:5]}")
-        got, how = read_with_h5py(part, dtype)
-        if got is not None:
-            same_bits(got, want, f"{name} read by h5py")
-            readers.add("h5py")
-        else:
-            readers.add(f"not h5py ({how})")
-        got, how = decode_part(part, dtype)
-        if got is not None:
-            same_bits(got, want, f"{name} decoded chunk by chunk")
-            readers.add("own decoder")
-        else:
-            readers.add(f"not the own decoder ({how})")
+        for read, label, reader in ((read_with_h5py, "read by h5py", "h5py"),
+                                    (decode_part, "decoded chunk by chunk", "the own decoder")):
+            got, how = read(part, dtype)
+            if got is not None:
+                same_bits(got, want, f"{name} {label}")
+                readers.add(reader)
+            else:
+                readers.add(f"not {reader} ({how})")
         facts[name] = (shape, pchunks, infos, os.path.getsize(part))
     print(f"{len(parts)} parts, filters {filters}, chunks {pchunks}: read by {', '.join(sorted(readers))}")
     return facts, readers
