@@ -14,6 +14,7 @@
 
 #include "commands/commands.hpp"
 #include "commands/job.hpp"
+#include "io/part_compress.hpp"
 #include "io/output.hpp"
 #include "pipeline/pipeline.hpp"
 #include "pipeline/system_memory.hpp"
@@ -186,6 +187,18 @@ void print_output_and_ranks(const Job& job) {
                                                                  : "")
               << "\n";
     std::cout << "layout         " << layout_text(spec) << "\n";
+    if (spec.output.compression.enabled()) {
+      const CompressionEstimate z =
+          estimate_compression(*job.input, spec.pipeline.dates, spec.pipeline.ids, spec.output.dtype,
+                               spec.output.compression, plan.output_bytes());
+      char line[320];
+      std::snprintf(line, sizeof line,
+                    "%s: about %s stored (ratio %.2f on a sample of %s of this job's values); %.0f MB/s on one "
+                    "thread, so about %.1f s on %u threads after the last slab",
+                    describe_compression(spec.output.compression).c_str(), format_bytes(z.stored_bytes).c_str(),
+                    z.ratio, format_bytes(z.sample_bytes).c_str(), z.thread_rate * 1e-6, z.seconds, z.threads);
+      std::cout << "compression    " << line << "\n";
+    }
   }
   if (ranks::multi())
     std::cout << "ranks          " << ranks::size()

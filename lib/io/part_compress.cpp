@@ -21,6 +21,7 @@
 #include "io/chunk_reader.hpp"
 #include "io/hdf5_filters.hpp"
 #include "io/hdf5_handle.hpp"
+#include "io/input.hpp"
 #include "io/output_parts.hpp"
 #include "io/posix_io.hpp"
 #include "io/stored_type.hpp"
@@ -273,6 +274,54 @@ CompressStats compress_part(const std::string& path, const std::array<std::int64
   stats.busy_seconds = static_cast<double>(busy_ns.load()) * 1e-9;
   stats.threads = threads_used;
   return stats;
+}
+
+CompressionEstimate estimate_compression(InputSource& input, Range dates, Range ids, OutputType dtype,
+                                         const CompressionConfig& z, std::uint64_t output_bytes) {
+  CompressionEstimate e;
+  const std::int64_t nums = input.shape().nums;
+  const std::size_t element = stored_bytes(dtype);
+  // About one auto chunk per piece, whole nums.
+  const auto rows =
+      std::max<std::int64_t>(1, std::min<std::int64_t>(ids.size(), static_cast<std::int64_t>(kChunkTarget / element) /
+                                                                       std::max<std::int64_t>(1, nums)));
+  const int pieces = static_cast<int>(std::min<std::int64_t>(4, dates.size()));
+  std::vector<double> disc(static_cast<std::size_t>(rows * nums)), mult(disc.size());
+  std::vector<std::uint8_t> raw(disc.size() * element), stored;
+  const codec::Pipeline pipeline = output_pipeline(z, element, raw.size());
+  codec::Workspace workspace;
+  std::uint64_t raw_total = 0, stored_total = 0;
+  double seconds = 0;
+  const Range sample_ids{ids.begin, ids.begin + rows};
+  input.read_multiplier(sample_ids, mult.data());
+  for (int p = 0; p < pieces; ++p) {
+    const std::int64_t d = dates.begin + dates.size() * p / std::max(1, pieces);
+    input.read_discount({d, d + 1}, sample_ids, disc.data());
+    // The input's axis order: one date's [ids x nums] block either way when
+    // the file is [date, id, num]; other orders are sampled in the same
+    // shape, which estimates their ratio less exactly.
+    for (std::size_t j = 0; j < disc.size(); ++j) {
+      const double v = mult[j] * disc[j];
+      if (dtype == OutputType::float32) {
+        const auto f = static_cast<float>(v);
+        std::memcpy(raw.data() + j * 4, &f, 4);
+      } else {
+        std::memcpy(raw.data() + j * 8, &v, 8);
+      }
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    codec::encode(pipeline, raw.data(), raw.size(), stored, &workspace);
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    raw_total += raw.size();
+    stored_total += stored.size();
+  }
+  e.sample_bytes = raw_total;
+  e.ratio = stored_total ? static_cast<double>(raw_total) / static_cast<double>(stored_total) : 0;
+  e.thread_rate = seconds > 0 ? static_cast<double>(raw_total) / seconds : 0;
+  e.threads = ChunkReader::threads();
+  e.stored_bytes = e.ratio > 0 ? static_cast<std::uint64_t>(static_cast<double>(output_bytes) / e.ratio) : 0;
+  e.seconds = e.thread_rate > 0 ? static_cast<double>(output_bytes) / (e.thread_rate * e.threads) : 0;
+  return e;
 }
 
 void read_compressed_part(hid_t dataset, OutputType dtype, const std::array<std::int64_t, 3>& start,

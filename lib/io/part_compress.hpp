@@ -19,6 +19,7 @@
 #include <string>
 
 #include "codec/codec.hpp"
+#include "common/range.hpp"
 #include "config/config.hpp"
 
 namespace discount {
@@ -54,6 +55,23 @@ bool part_is_compressed(const std::string& path);
 // as `dtype`) in place, as described above. Throws io_error naming the part.
 CompressStats compress_part(const std::string& path, const std::array<std::int64_t, 3>& dims, OutputType dtype,
                             const CompressionConfig& z);
+
+// What output.compression will make of this job's output, from a sample of
+// its own values (up to four one-date pieces of about a chunk each, spread
+// over the selection, multiplied as the run multiplies them), encoded on
+// one thread: the ratio, that thread's rate, and from them the stored size
+// and the compression's time on `threads` threads. For `plan`.
+struct CompressionEstimate {
+  std::uint64_t sample_bytes = 0;
+  double ratio = 0;        // raw / stored
+  double thread_rate = 0;  // raw bytes per second, one thread
+  std::uint64_t stored_bytes = 0;
+  double seconds = 0;
+  unsigned threads = 0;
+};
+class InputSource;
+CompressionEstimate estimate_compression(InputSource& input, Range dates, Range ids, OutputType dtype,
+                                         const CompressionConfig& z, std::uint64_t output_bytes);
 
 // Reads the box at `start` of `count` of a compressed part's dataset, as
 // stored (float32 values packed), through HDF5's filters.

@@ -734,6 +734,28 @@ def case_settings_without_codec(ctx):
                               f"{r.stderr.strip()!r}; expected exit 78 naming output.compression.codec")
 
 
+def case_plan_estimates_the_stored_size(ctx):
+    """`plan` compresses a sample of the job's own values: its predicted stored size is within 10% of what
+    the run then stores (realistic data; the report's compression object)."""
+    for z in ({"codec": "deflate"}, {"codec": "zstd", "level": 5}):
+        if z["codec"] not in app_codecs(ctx):
+            print(f"{z['codec']}: not in this build, skipped")
+            continue
+        job = Job(ctx, z, name=z["codec"])
+        p = E.expect_rc(E.app(ctx, "plan", job.yaml, cwd=job.d), 0, "plan")
+        m = re.search(r"^compression +(.+?): about ([\d.]+) (B|KiB|MiB|GiB) stored \(ratio ([\d.]+) on a sample", p.stdout,
+                      re.M)
+        E.check(m is not None, f"plan prints no compression line:\n{p.stdout}")
+        predicted = float(m.group(2)) * {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}[m.group(3)]
+        report = os.path.join(job.d, "report.json")
+        job.run("--report", report)
+        with open(report) as f:
+            stored = json.load(f)["compression"]["stored_bytes"]
+        E.check(abs(predicted - stored) <= 0.10 * stored,
+                f"{z}: plan predicted {predicted:.0f} bytes stored, the run stored {stored}")
+        print(f"{m.group(1)}: plan predicted {predicted / 1e6:.2f} MB, the run stored {stored / 1e6:.2f} MB")
+
+
 CASES = [
     ("deflate_default", roundtrip({"codec": "deflate"}, line="deflate 4 + shuffle", chunks=(1, 27161, 5))),
     ("gzip_level9_no_shuffle_random", roundtrip({"codec": "gzip", "level": 9, "shuffle": "none"}, data=random_data,
@@ -772,6 +794,7 @@ CASES = [
     ("verify_flipped_chunk_byte", case_verify_flipped_chunk_byte),
     ("config_errors_exit_78", case_config_errors_exit_78),
     ("settings_without_codec_refused", case_settings_without_codec),
+    ("plan_estimates_the_stored_size", case_plan_estimates_the_stored_size),
 ]
 
 if __name__ == "__main__":
