@@ -190,7 +190,7 @@ void choose_chunk_axis(const std::optional<Axis>& configured, const SystemFacts&
 }
 
 // An input whose chunks the app decodes: slabs along the chunk grid, and
-// (memory.max_slab: auto) large enough to hold four chunks for every
+// (memory.max_slab: auto) large enough to hold eight chunks for every
 // decoding thread, so that every core inflates at once and the last round
 // of a slab leaves few idle. The budgets still cap them (make_plan).
 static void align_to_chunks(const Config& config, const InputFacts& input, PlanRequest& request) {
@@ -198,7 +198,7 @@ static void align_to_chunks(const Config& config, const InputFacts& input, PlanR
   if (grid.threads == 0) return;
   request.align = request.chunk_axis == Axis::date ? grid.dates : grid.ids;
   if (!config.memory.max_slab)
-    request.max_slab = std::max(request.max_slab, std::uint64_t{4} * grid.threads * grid.bytes);
+    request.max_slab = std::max(request.max_slab, std::uint64_t{8} * grid.threads * grid.bytes);
 }
 
 void check_config(const Config& config) {
