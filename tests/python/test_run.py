@@ -51,6 +51,20 @@ def test_run_from_a_yaml_file_returns_the_report(tmp_path, rng):
     assert seen[-1]["eta_seconds"] == 0
 
 
+def test_run_writes_compressed_output(tmp_path, rng):
+    """output.compression through run(dict): deflate parts (which every HDF5 reads), exact, and the report's
+    compression object says what was stored."""
+    mult, disc = make_input(tmp_path / "in.h5", rng, dates=7, ids=40001)
+    report = discount_app.run({"input": {"file": str(tmp_path / "in.h5")},
+                               "output": {"file": str(tmp_path / "cv.h5"), "compression": {"codec": "deflate"}}})
+    assert_bit_exact(read_cv(tmp_path / "cv.h5"), expected_cv(mult, disc))
+    z = report["compression"]
+    assert z["codec"] == "deflate 4 + shuffle" and z["raw_bytes"] == mult.size * 7 * 8
+    parts = [p for p in os.listdir(tmp_path) if p.startswith("cv.h5.parts-")]
+    with h5py.File(tmp_path / parts[0] / "part-00000.h5", "r") as f:
+        assert f["cv"].compression == "gzip" and f["cv"].shuffle
+
+
 def test_report_has_the_cli_reports_content(tmp_path, rng, app_binary):
     make_input(tmp_path / "in.h5", rng)
     report = discount_app.run(write_job(tmp_path, JOB))
