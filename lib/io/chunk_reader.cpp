@@ -292,13 +292,23 @@ void ChunkReader::read(const std::array<std::int64_t, 3>& start_in, const std::a
     try {
       for (std::size_t i = next++; i < chunks.size() && !failed; i = next++) {
         const Chunk& c = chunks[i];
+        // Every chunk's elements are visited, however they arrived (the
+        // visitor may be the fused multiply).
+        const auto visit_whole = [&] {
+          if (visit && all_whole)
+            visit(((c.origin[0] - start[0]) * count[1] + (c.origin[1] - start[1])) * count[2] +
+                      (c.origin[2] - start[2]),
+                  static_cast<std::int64_t>(chunk_bytes_ / 8));
+        };
         if (hits[i]) {
           place(c, hits[i]->data(), start, count, buffer);
           ++hits_here;
+          visit_whole();
           continue;
         }
         if (c.address == HADDR_UNDEF) {
           fill(c, start, count, buffer);
+          visit_whole();
           continue;
         }
         stored.resize(c.stored);
@@ -327,9 +337,7 @@ void ChunkReader::read(const std::array<std::int64_t, 3>& start_in, const std::a
         }
         if (!in_place) place(c, into, start, count, buffer);
         if (own) keep(c.origin, std::move(own));
-        if (visit && all_whole)
-          visit(((c.origin[0] - start[0]) * count[1] + (c.origin[1] - start[1])) * count[2] + (c.origin[2] - start[2]),
-                static_cast<std::int64_t>(chunk_bytes_ / 8));
+        visit_whole();
         stored_here += c.stored;
         decoded_here += chunk_bytes_;
       }

@@ -21,7 +21,9 @@ reads back from the same file.
   and date), several decoding threads; the reads of each chunk counted with
   strace: a chunk that date or id slabs cut is decoded once, kept for the
   next slab.
-- Chunks never written: the dataset's fill value (2.5), float64 and float32.
+- Chunks never written: the dataset's fill value (2.5), float64 and float32,
+  with edge chunks and with every chunk whole in its slab (the fused
+  multiply visits each chunk as it lands).
 - The read path the header's `input` line and the JSON report's
   datasets[].read_path name: parallel chunk reads for these; HDF5 reads for
   chunks under 64 KiB, big-endian data and bzip2 (exact; bzip2 65 when HDF5
@@ -495,9 +497,10 @@ def case_id_slabs_decode_each_chunk_once(ctx):
 # Chunks never written
 
 
-def partly_written(dtype, chunks, seed):
+def partly_written(dtype, chunks, seed, shape=(7, 60013, 5)):
+    """shape (7, 60000, 5) with chunks (1, 20000, 5): every chunk lands whole in its slab, so the fused
+    multiply visits each as it lands, the never-written ones too."""
     def case(ctx):
-        shape = (7, 60013, 5)
         m, disc = random_data(seed, shape, dtype)
         src = os.path.join(ctx.dir("data"), "in.h5")
         with h5py.File(src, "w") as f:
@@ -841,6 +844,7 @@ CASES = [
     # chunks never written
     ("partly_written_fill_value", partly_written(np.float64, (1, 20000, 5), 30)),
     ("partly_written_fill_value_float32_edge", partly_written(np.float32, (3, 7001, 5), 31)),
+    ("partly_written_fill_value_whole_chunks", partly_written(np.float64, (1, 20000, 5), 32, shape=(7, 60000, 5))),
     # read paths
     ("small_chunks_hdf5_path", case_small_chunks_hdf5_path),
     ("lzf_refused", case_lzf_refused),
