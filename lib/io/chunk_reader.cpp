@@ -296,9 +296,9 @@ void ChunkReader::read(const std::array<std::int64_t, 3>& start_in, const std::a
         // visitor may be the fused multiply).
         const auto visit_whole = [&] {
           if (visit && all_whole)
-            visit(((c.origin[0] - start[0]) * count[1] + (c.origin[1] - start[1])) * count[2] +
-                      (c.origin[2] - start[2]),
-                  static_cast<std::int64_t>(chunk_bytes_ / 8));
+            visit(
+                ((c.origin[0] - start[0]) * count[1] + (c.origin[1] - start[1])) * count[2] + (c.origin[2] - start[2]),
+                static_cast<std::int64_t>(chunk_bytes_ / 8));
         };
         if (hits[i]) {
           place(c, hits[i]->data(), start, count, buffer);
