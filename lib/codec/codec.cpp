@@ -132,9 +132,12 @@ void decode(const Pipeline& pipeline, unsigned mask, const std::uint8_t* stored,
   // up to the one compressor (only Fletcher32 changes it there), and
   // backward from the stored size after it.
   const std::size_t n = pipeline.size();
-  std::size_t compressor = n;
-  for (std::size_t i = 0; i < n; ++i)
-    if (!((mask >> i) & 1u) && is_compressor(pipeline[i].id)) compressor = i;
+  std::size_t compressor = n, first = n;  // the compressor, and the first filter applied
+  for (std::size_t i = n; i-- > 0;)
+    if (!((mask >> i) & 1u)) {
+      if (is_compressor(pipeline[i].id) && compressor == n) compressor = i;
+      first = i;
+    }
   std::vector<std::size_t> size_before(n + 1, chunk_bytes);
   for (std::size_t i = 0; i < n; ++i) {
     const bool skipped = (mask >> i) & 1u;
@@ -152,12 +155,9 @@ void decode(const Pipeline& pipeline, unsigned mask, const std::uint8_t* stored,
       if (f.id == kFletcher32 && size < 4) throw DamagedChunk("Fletcher32: the chunk is shorter than its checksum");
       want = f.id == kFletcher32 ? size - 4 : size;
     }
-    // The last step writes straight into `out`.
-    bool last = true;
-    for (std::size_t j = i; j-- > 0;)
-      if (!((mask >> j) & 1u)) last = false;
+    // The last step (the first filter applied on write) writes straight into `out`.
     std::uint8_t* dest = out;
-    if (!last) {
+    if (i != first) {
       if (next->size() < want) next->resize(want);
       dest = next->data();
     }

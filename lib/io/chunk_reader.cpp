@@ -197,13 +197,19 @@ void ChunkReader::keep(const std::array<std::int64_t, 3>& origin, Decoded decode
   }
 }
 
+ChunkReader::Overlap ChunkReader::overlap(const Chunk& chunk, const std::array<std::int64_t, 3>& start,
+                                          const std::array<std::int64_t, 3>& count) const {
+  Overlap o;
+  for (int j = 0; j < 3; ++j) {
+    o.lo[j] = std::max(chunk.origin[j], start[j]);
+    o.hi[j] = std::min({chunk.origin[j] + chunk_[j], start[j] + count[j], dims_[j]});
+  }
+  return o;
+}
+
 void ChunkReader::place(const Chunk& chunk, const std::uint8_t* decoded, const std::array<std::int64_t, 3>& start,
                         const std::array<std::int64_t, 3>& count, double* buffer) const {
-  std::array<std::int64_t, 3> lo{}, hi{};
-  for (int j = 0; j < 3; ++j) {
-    lo[j] = std::max(chunk.origin[j], start[j]);
-    hi[j] = std::min({chunk.origin[j] + chunk_[j], start[j] + count[j], dims_[j]});
-  }
+  const auto [lo, hi] = overlap(chunk, start, count);
   const std::int64_t run = hi[2] - lo[2];
   for (std::int64_t a = lo[0]; a < hi[0]; ++a)
     for (std::int64_t b = lo[1]; b < hi[1]; ++b) {
@@ -221,11 +227,7 @@ void ChunkReader::place(const Chunk& chunk, const std::uint8_t* decoded, const s
 
 void ChunkReader::fill(const Chunk& chunk, const std::array<std::int64_t, 3>& start,
                        const std::array<std::int64_t, 3>& count, double* buffer) const {
-  std::array<std::int64_t, 3> lo{}, hi{};
-  for (int j = 0; j < 3; ++j) {
-    lo[j] = std::max(chunk.origin[j], start[j]);
-    hi[j] = std::min({chunk.origin[j] + chunk_[j], start[j] + count[j], dims_[j]});
-  }
+  const auto [lo, hi] = overlap(chunk, start, count);
   for (std::int64_t a = lo[0]; a < hi[0]; ++a)
     for (std::int64_t b = lo[1]; b < hi[1]; ++b) {
       double* to = buffer + ((a - start[0]) * count[1] + (b - start[1])) * count[2] + (lo[2] - start[2]);
@@ -233,7 +235,7 @@ void ChunkReader::fill(const Chunk& chunk, const std::array<std::int64_t, 3>& st
     }
 }
 
-void ChunkReader::read(const std::array<std::int64_t, 3>& start_in, const std::array<std::int64_t, 3>& count_in,
+bool ChunkReader::read(const std::array<std::int64_t, 3>& start_in, const std::array<std::int64_t, 3>& count_in,
                        double* buffer, const std::string& what, const Visit& visit) {
   // Rank 2 (or 1) as rank 3 with leading extents of 1.
   std::array<std::int64_t, 3> start{0, 0, 0}, count{1, 1, 1};
@@ -242,10 +244,10 @@ void ChunkReader::read(const std::array<std::int64_t, 3>& start_in, const std::a
     start[j + shift] = start_in[j];
     count[j + shift] = count_in[j];
   }
-  if (count[0] <= 0 || count[1] <= 0 || count[2] <= 0) return;
+  if (count[0] <= 0 || count[1] <= 0 || count[2] <= 0) return false;
   const std::array<std::int64_t, 3>&dims = dims_, &chunk = chunk_;
   // The chunks the box touches, in file order.
-  std::vector<Chunk> chunks, to_locate;
+  std::vector<Chunk> chunks;
   for (std::int64_t a = start[0] / chunk[0] * chunk[0]; a < start[0] + count[0]; a += chunk[0])
     for (std::int64_t b = start[1] / chunk[1] * chunk[1]; b < start[1] + count[1]; b += chunk[1])
       for (std::int64_t c = start[2] / chunk[2] * chunk[2]; c < start[2] + count[2]; c += chunk[2]) {
@@ -355,13 +357,7 @@ void ChunkReader::read(const std::array<std::int64_t, 3>& start_in, const std::a
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - begin).count());
   });
   if (error) std::rethrow_exception(error);
-  if (visit && !all_whole) {
-    const std::int64_t n = count[0] * count[1] * count[2];
-    constexpr auto kPiece = static_cast<std::int64_t>(kCachePieceBytes / sizeof(double));
-    host_parallel(n, io_threads(), [&](std::int64_t b, std::int64_t e, unsigned) {
-      for (std::int64_t s = b; s < e; s += kPiece) visit(s, std::min(e, s + kPiece) - s);
-    });
-  }
+  return visit && all_whole;
 }
 
 }  // namespace discount

@@ -50,12 +50,13 @@ class ChunkReader {
   // Reads the box at `start` of `count` (rank 2 or 3; unused trailing
   // entries 1) into `buffer`, packed, as float64. `what`: "reading
   // 'discount' from in.h5", for errors. Thread-safe.
-  // With `visit`, every element of the box is handed to visit(first,
-  // count) once (offsets in the packed buffer): right after its chunk is
-  // decoded, on the decoding thread, while it is in cache, when every chunk
-  // lands whole as one run of the box; else in pieces after the read.
+  // With `visit`, when every chunk lands whole as one run of the box, each
+  // element is handed to visit(first, count) once (offsets in the packed
+  // buffer), right after its chunk is decoded, on the decoding thread, while
+  // it is in cache; then read returns true. False: nothing was visited (the
+  // caller visits the buffer after the read).
   using Visit = std::function<void(std::int64_t first, std::int64_t count)>;
-  void read(const std::array<std::int64_t, 3>& start, const std::array<std::int64_t, 3>& count, double* buffer,
+  bool read(const std::array<std::int64_t, 3>& start, const std::array<std::int64_t, 3>& count, double* buffer,
             const std::string& what, const Visit& visit = {});
 
   // "parallel chunk reads (shuffle + deflate 4, 16 threads)"
@@ -89,6 +90,12 @@ class ChunkReader {
 
   ChunkReader() = default;
   void locate(std::vector<Chunk>& chunks, const std::string& what);
+  // The part of `chunk` inside the box (and the dataset): [lo, hi) per axis.
+  struct Overlap {
+    std::array<std::int64_t, 3> lo{}, hi{};
+  };
+  Overlap overlap(const Chunk& chunk, const std::array<std::int64_t, 3>& start,
+                  const std::array<std::int64_t, 3>& count) const;
   void place(const Chunk& chunk, const std::uint8_t* decoded, const std::array<std::int64_t, 3>& start,
              const std::array<std::int64_t, 3>& count, double* buffer) const;
   void fill(const Chunk& chunk, const std::array<std::int64_t, 3>& start, const std::array<std::int64_t, 3>& count,

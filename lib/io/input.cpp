@@ -185,8 +185,9 @@ class Hdf5Input final : public InputSource {
   void read_discount_visited(Range dates, Range ids, double* buffer, const PieceVisitor& visit) override {
     if (disc_.chunks) {
       const FileBox box = discount_box(shape_, axes_, dates, ids);
-      disc_.chunks->read(box.start, box.count, buffer, "reading '" + config_.discount + "' from " + config_.file,
-                         visit);
+      if (!disc_.chunks->read(box.start, box.count, buffer, "reading '" + config_.discount + "' from " + config_.file,
+                              visit))
+        visit_in_pieces(dates.size() * ids.size() * shape_.nums, visit);
       return;
     }
     if (!disc_.fast) {

@@ -98,6 +98,7 @@ class FileOutput final : public OutputSink {
   // Checks that every unit is recorded as done, stamps the end time, renames;
   // with split, then removes the part folder of the output it replaced.
   void publish() override;
+  CompressStats compression() const override { return compression_; }
   // A fresh output given up (bad input data): the partial and its parts go.
   void discard();
   std::string describe() const override;
@@ -169,9 +170,6 @@ class FileOutput final : public OutputSink {
   HeldLock lock_;                 // from construction to destruction: one job per output
   h5::Id mpio_file_, mpio_data_;  // when writing through MPI-IO; the dataset closes first
   CompressStats compression_;     // what compress_parts() did (nothing: all 0)
-
- public:
-  CompressStats compression() const override { return compression_; }
 };
 
 }  // namespace discount

@@ -337,7 +337,7 @@ int kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, int rep
 // Host kernel mode: every slicing on host memory, out of place and in place,
 // against glibc memcpy in the same process. The variants run interleaved: each
 // round times every variant once (starting at a different variant each round),
-// so that other work on the machine hits them all alike; round 0 is a warm-up
+// so that other work on the machine hits them all alike; the first is a warm-up
 // and checks every result element by element. Prints median, min and max.
 struct HostVariant {
   std::string name;
