@@ -16,6 +16,15 @@ or the `report:` key) and writes one PNG with two panels per report:
   report carries one (`limit_gb_per_s` in the stage, or the top-level `limits`
   table), annotated with the GB/s and the percentage of the limit.
 
+A report with a `decompression` object (the input's chunks decoded on the
+app's threads) or a `compression` object (output.compression's parts encoded)
+gets a row for each in both panels, in their own colour: in the time panel the
+busy thread-seconds spread over the threads (busy / threads: the time had all
+of them worked at once) against the wall time; in the rates panel the raw GB
+over the seconds they took (decoding: the read stage's busy seconds, which
+hold it; encoding: the compression's own seconds after the last slab) over the
+limit, one thread's rate times the threads.
+
 Each report's panels are titled with what tells compared runs apart: the
 chunk axis, the slab count, the execution space and the input's layout (axis
 order), read from the report's structured `input` and `plan` objects
@@ -50,6 +59,7 @@ BOTTLENECK_COLOR = "#c44e52"
 LIMIT_COLOR = "#8c8c8c"
 NO_STAGE_COLOR = "#dd8452"
 IN_STAGE_COLOR = "#55a868"
+CODEC_COLOR = "#8172b3"
 
 
 class ReportError(Exception):
@@ -149,7 +159,43 @@ def normalise(doc, path):
         "ranks": ranks,
         "stages": stages,
         "time": time_accounting(wall, stages, _number(doc.get("any_stage_seconds"))),
+        "codecs": codec_stages(doc, stages),
     }
+
+
+def codec_stages(doc, stages):
+    """The report's decompression and compression objects as rows like the stages': raw bytes, busy
+    thread-seconds, threads, busy / threads (`seconds`), one thread's rate, the rate reached (raw bytes
+    over the seconds they took: the read stage's busy seconds for decoding, the compression's own for
+    encoding) and the limit (one thread's rate times the threads; derived when the report lacks it)."""
+    read = next((st["seconds"] for st in stages if st["name"] == "read"), 0.0)
+    rows = []
+    for key, name, what, over in (("decompression", "decompress", "pipeline", read),
+                                  ("compression", "compress", "codec", None)):
+        obj = doc.get(key)
+        if not isinstance(obj, dict):
+            continue
+        raw = _number(obj.get("raw_bytes")) or 0.0
+        busy = _number(obj.get("busy_seconds")) or 0.0
+        threads = _count(obj.get("threads")) or 0
+        if raw <= 0:
+            continue
+        thread_rate = _number(obj.get("thread_rate_bytes_per_s"))
+        if thread_rate is None:
+            thread_rate = raw / busy if busy > 0 else 0.0
+        limit = _number(obj.get("limit_bytes_per_s"))
+        if limit is None:
+            limit = thread_rate * threads
+        over = (_number(obj.get("seconds")) or 0.0) if over is None else over
+        rate = raw / over / 1e9 if over > 0 else 0.0
+        limit = limit / 1e9 if limit > 0 else None
+        rows.append({"name": name, "codec": True, "what": str(obj.get(what, "?")), "raw_bytes": raw,
+                     "stored_bytes": _number(obj.get("stored_bytes")) or 0.0, "busy_s": busy, "threads": threads,
+                     "seconds": busy / threads if threads else busy, "over_s": over,
+                     "over": "read stage" if name == "decompress" else "compression",
+                     "thread_gb_per_s": thread_rate / 1e9, "gb_per_s": rate, "limit": limit,
+                     "fraction": rate / limit if limit else None})
+    return rows
 
 
 def time_accounting(wall, stages, any_stage):
@@ -276,7 +322,27 @@ def summary(r):
                      f"{pct_of_wall(st['seconds'], r['wall']):>4} of wall "
                      f"{fmt_rate(st['gb_per_s']):>9} GB/s   {status}{mark}")
     lines.append(f"  {no_stage_text(r)}")
+    for c in r["codecs"]:
+        lines.append(f"  {c['name']} {c['what']}: {c['stored_bytes'] / 1e9:.3f} GB stored, "
+                     f"{c['raw_bytes'] / 1e9:.3f} GB raw; {codec_time_text(c, r['wall'])}; "
+                     f"{fmt_rate(c['gb_per_s'])} GB/s over the {c['over']}'s {c['over_s']:.3f} s, "
+                     f"{codec_limit_text(c)}")
     return "\n".join(lines)
+
+
+def codec_time_text(c, wall):
+    """'busy 0.412 thread-s on 2 threads = 0.206 s, 9% of wall'"""
+    return (f"busy {c['busy_s']:.3f} thread-s on {c['threads']} threads = {c['seconds']:.3f} s, "
+            f"{pct_of_wall(c['seconds'], wall)} of wall")
+
+
+def codec_limit_text(c):
+    """'52% of the 1.31 GB/s limit (655 MB/s per thread x 2)'"""
+    if c["limit"] is None:
+        return "limit unknown"
+    pct = f"{100 * c['fraction']:.0f}% of the " if c["fraction"] is not None else "the "
+    return (f"{pct}{fmt_rate(c['limit'])} GB/s limit ({c['thread_gb_per_s'] * 1e3:.0f} MB/s per thread x "
+            f"{c['threads']})")
 
 
 def pct_of_wall(seconds, wall):
@@ -331,22 +397,25 @@ def title_of(r, label_path):
 
 def rate_range(reports):
     """Smallest and largest positive GB/s (rates and limits) over the reports: one scale for all panels."""
-    positive = [v for r in reports for st in r["stages"] for v in (st["gb_per_s"], st["limit"]) if v]
+    positive = [v for r in reports for st in r["stages"] + r["codecs"] for v in (st["gb_per_s"], st["limit"]) if v]
     return (min(positive), max(positive)) if positive else (1.0, 1.0)
 
 
 def draw_panel(ax, r, scale, label_path, lo, hi):
-    stages = r["stages"]
-    y = list(range(len(stages)))[::-1]  # first stage on top
+    stages, codecs = r["stages"], r["codecs"]
+    rows = stages + codecs  # the codec rows below the stages
+    y = list(range(len(rows)))[::-1]  # first stage on top
     use_log = scale == "log" or (scale == "auto" and lo > 0 and hi / lo > 50)
 
     any_limit = False
-    for yi, st in zip(y, stages):
+    for yi, st in zip(y, rows):
         if st["limit"] is not None:
             any_limit = True
             ax.barh(yi, st["limit"], height=0.72, color="none", edgecolor=LIMIT_COLOR, hatch="///",
                     linewidth=1.0, zorder=1)
         color = BOTTLENECK_COLOR if st["name"] == r["bottleneck"] else BAR_COLOR
+        if st.get("codec"):
+            color = CODEC_COLOR
         if st["gb_per_s"] > 0:
             ax.barh(yi, st["gb_per_s"], height=0.5, color=color, zorder=2)
 
@@ -357,9 +426,11 @@ def draw_panel(ax, r, scale, label_path, lo, hi):
     else:
         ax.set_xlim(0, hi * 1.9)
 
-    for yi, st in zip(y, stages):
+    for yi, st in zip(y, rows):
         end = max(st["gb_per_s"], st["limit"] or 0)
-        if not ran(st):
+        if st.get("codec"):
+            text = f"{fmt_rate(st['gb_per_s'])} GB/s over the {st['over']}, {codec_limit_text(st)}"
+        elif not ran(st):
             text = "did not run"
         else:
             text = f"{fmt_rate(st['gb_per_s'])} GB/s, {limit_text(st)}"
@@ -372,17 +443,17 @@ def draw_panel(ax, r, scale, label_path, lo, hi):
             x = ax.get_xlim()[0] * (1.2 if use_log else 1) + (0 if use_log else hi * 0.02)
         ax.text(x, yi, text, va="center", ha="left", fontsize=8.5, fontweight=weight, zorder=3)
 
-    labels = []
-    for st in stages:
-        extra = f"\n{st['bytes'] / 1e9:.3g} GB, {st['seconds']:.3g} s"
-        labels.append(st["name"] + extra)
+    labels = [f"{st['name']}\n{st['bytes'] / 1e9:.3g} GB, {st['seconds']:.3g} s" for st in stages]
+    labels += [f"{c['name']}\n{c['raw_bytes'] / 1e9:.3g} GB raw, {c['over_s']:.3g} s" for c in codecs]
     ax.set_yticks(y)
     ax.set_yticklabels(labels, fontsize=9)
-    for tick, st in zip(ax.get_yticklabels(), stages):
+    for tick, st in zip(ax.get_yticklabels(), rows):
         if st["name"] == r["bottleneck"]:
             tick.set_color(BOTTLENECK_COLOR)
             tick.set_fontweight("bold")
-    ax.set_ylim(-0.6, len(stages) - 0.4)
+        elif st.get("codec"):
+            tick.set_color(CODEC_COLOR)
+    ax.set_ylim(-0.6, len(rows) - 0.4)
     ax.set_xlabel("GB/s (bytes moved by the stage / its busy seconds)" + (", log scale" if use_log else ""))
     ax.grid(axis="x", which="major", linestyle=":", color="#bbbbbb", zorder=0)
     ax.set_axisbelow(True)
@@ -394,10 +465,11 @@ def draw_time_panel(ax, r, label_path, longest_wall):
     """Seconds: the wall time split into in a stage / in no stage, each stage's busy time
     against the wall time, and the time in no stage. `longest_wall`: the longest wall time of
     the reports drawn, so every time panel has the same scale."""
-    t, wall, stages = r["time"], r["wall"], r["stages"]
-    rows = len(stages) + 2
+    t, wall, stages, codecs = r["time"], r["wall"], r["stages"], r["codecs"]
+    rows = len(stages) + len(codecs) + 2
     y_wall, y_none = rows - 1, 0
-    ys = list(range(rows - 2, 0, -1))  # stages, first on top, between the two
+    ys = list(range(rows - 2, len(codecs), -1))  # stages, first on top, below the wall
+    y_codecs = list(range(len(codecs), 0, -1))  # then the codecs, above the time in no stage
     right = longest_wall if longest_wall > 0 else 1.0
 
     def text(x, y, words, **kw):
@@ -425,6 +497,11 @@ def draw_time_panel(ax, r, label_path, longest_wall):
         text(right * 1.02, y, f"busy {st['seconds']:.3g} s, {pct_of_wall(st['seconds'], wall)} of wall",
              fontweight="bold" if st["name"] == r["bottleneck"] else "normal")
 
+    for y, c in zip(y_codecs, codecs):
+        ax.barh(y, wall, height=0.72, color="none", edgecolor=LIMIT_COLOR, linewidth=0.8, zorder=1)
+        ax.barh(y, c["seconds"], height=0.5, color=CODEC_COLOR, zorder=2)
+        text(right * 1.02, y, codec_time_text(c, wall))
+
     ax.barh(y_none, wall, height=0.72, color="none", edgecolor=LIMIT_COLOR, linewidth=0.8, zorder=1)
     if t["exact"]:
         ax.barh(y_none, t["no_stage_s"], height=0.5, color=NO_STAGE_COLOR, zorder=2)
@@ -441,6 +518,8 @@ def draw_time_panel(ax, r, label_path, longest_wall):
     labels = {y_wall: "wall", y_none: "in no stage\n(start-up, end, gaps)"}
     for y, st in zip(ys, stages):
         labels[y] = st["name"]
+    for y, c in zip(y_codecs, codecs):
+        labels[y] = f"{c['name']}\n(busy / {c['threads']} threads)"
     ax.set_yticks(sorted(labels))
     ax.set_yticklabels([labels[y] for y in sorted(labels)], fontsize=9)
     for tick, y in zip(ax.get_yticklabels(), sorted(labels)):
@@ -448,6 +527,8 @@ def draw_time_panel(ax, r, label_path, longest_wall):
         if name == r["bottleneck"]:
             tick.set_color(BOTTLENECK_COLOR)
             tick.set_fontweight("bold")
+        elif y in y_codecs:
+            tick.set_color(CODEC_COLOR)
     ax.set_ylim(-0.6, rows - 0.4)
     ax.set_xlim(0, right * 1.9)  # one scale for every report; room for the labels on the right
     ax.set_xlabel("seconds (busy: the stage's thread working on a slab; the box is the wall time)")
@@ -461,7 +542,8 @@ def plot(plt, reports, out, scale, dpi):
 
     heights = []
     for r in reports:
-        heights += [1.7 + 0.5 * (len(r["stages"]) + 2), 1.0 + 0.62 * len(r["stages"])]
+        rows = len(r["stages"]) + len(r["codecs"])
+        heights += [1.7 + 0.5 * (rows + 2), 1.0 + 0.62 * rows]
     fig, axes = plt.subplots(len(heights), 1, figsize=(10, sum(heights) + 0.5),
                              gridspec_kw={"height_ratios": heights}, squeeze=False)
     any_limit = False
@@ -472,6 +554,8 @@ def plot(plt, reports, out, scale, dpi):
         any_limit |= draw_panel(axes[2 * i + 1, 0], r, scale, len(reports) > 1, lo, hi)
     handles = [Patch(color=BAR_COLOR, label="stage busy s / GB/s"), Patch(color=BOTTLENECK_COLOR, label="bottleneck"),
                Patch(color=IN_STAGE_COLOR, label="in a stage"), Patch(color=NO_STAGE_COLOR, label="in no stage")]
+    if any(r["codecs"] for r in reports):
+        handles.append(Patch(color=CODEC_COLOR, label="(de)compression"))
     if not all(r["time"]["exact"] for r in reports):
         handles.append(Patch(facecolor="none", edgecolor=LIMIT_COLOR, hatch="xx", label="unknown (bounds)"))
     if any_limit:
@@ -519,7 +603,8 @@ def main(argv=None):
     parser.add_argument("--dpi", type=int, default=90, help="resolution of the PNG (default 90)")
     parser.add_argument("--json", metavar="drawn.json",
                         help="also write the figures drawn (per report: wall, busy and idle seconds per stage, "
-                             "time in a stage and in no stage, rates and limits) as JSON")
+                             "time in a stage and in no stage, rates and limits, and the (de)compression rows) "
+                             "as JSON")
     parser.add_argument("--panels", metavar="panels.json",
                         help="also write each panel's title, axis limits and scale, and the run facts in its "
                              "title (chunk axis, slabs, space, layout), as JSON")
@@ -543,7 +628,8 @@ def main(argv=None):
         write_json(args.panels, panels)
     if args.json:
         drawn = [{"report": r["path"], "bottleneck": r["bottleneck"], "time": r["time"],
-                  "rates": [{k: st[k] for k in ("name", "gb_per_s", "limit", "fraction")} for st in r["stages"]]}
+                  "rates": [{k: st[k] for k in ("name", "gb_per_s", "limit", "fraction")} for st in r["stages"]],
+                  "codecs": [{k: v for k, v in c.items() if k != "codec"} for c in r["codecs"]]}
                  for r in reports]
         write_json(args.json, drawn)
     return 0

@@ -176,6 +176,18 @@ void print_header(const Job& job) {
   std::cout << "kernel         " << execution_space_name(spec.pipeline.space) << ", " << spec.report.slicing << "\n";
 }
 
+// An input whose discount the app decodes itself: one thread's rate on a
+// few of its own chunks, and what the decoding threads reach at most.
+void print_decompression(const Job& job) {
+  const DecodeSample d = job.input->sample_decoding();
+  if (d.chunks == 0) return;
+  char line[400];
+  std::snprintf(line, sizeof line, "%s: %.0f MB/s per thread on a sample of %llu chunks, limit %.2f GB/s on %u threads",
+                d.pipeline.c_str(), d.thread_rate() * 1e-6, static_cast<unsigned long long>(d.chunks),
+                d.thread_rate() * d.threads * 1e-9, d.threads);
+  std::cout << "decompression  " << line << "\n";
+}
+
 void print_output_and_ranks(const Job& job) {
   const JobSpec& spec = job.spec;
   const Plan& plan = job.plan;
@@ -290,6 +302,7 @@ int print_plan(const Job& job, const PlanRates& rates, bool verbose) {
   const Limits& limits = rates.limits;
   const Plan& plan = job.plan;
   print_header(job);
+  print_decompression(job);
   std::cout << plan.describe();
   print_output_and_ranks(job);
   for (const auto& warning : rates.warnings) std::cout << "warning        " << warning << "\n";

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "commands/commands.hpp"
 #include "commands/job.hpp"
@@ -203,6 +204,27 @@ std::exception_ptr run_slabs(const Job& job, const RunOptions& options, OutputSi
   }
 }
 
+// The input's chunk decoding after this rank's slabs, made the job's: bytes,
+// chunks and thread-seconds summed over the ranks, the most threads any
+// rank decoded on. Every rank reads the same input, so names the same
+// pipeline. Collective.
+void add_decompression(RunReport& report, const InputSource& input) {
+  DecodeStats d = input.decode_stats();
+  if (ranks::multi()) {
+    std::vector<std::uint64_t> counts{d.stored_bytes, d.raw_bytes, d.chunks};
+    std::vector<double> busy{d.decode_busy_seconds, d.read_busy_seconds};
+    ranks::sum(counts);
+    ranks::sum(busy);
+    d.stored_bytes = counts[0];
+    d.raw_bytes = counts[1];
+    d.chunks = counts[2];
+    d.decode_busy_seconds = busy[0];
+    d.read_busy_seconds = busy[1];
+    d.threads = static_cast<unsigned>(ranks::max(static_cast<int>(d.threads)));
+  }
+  report.decompression = d;
+}
+
 // Every rank, whatever its outcome, before rank 0 reopens the file alone.
 void close_output(FileOutput* output, std::exception_ptr& failure) {
   if (!output) return;
@@ -332,6 +354,7 @@ int run_command(const Config& config, const RunOptions& options) {
                                          !options.quiet || !report_path.empty() || options.report_out, talk);
   report.ranks = ranks::size();
   report.startup = startup::breakdown();
+  add_decompression(report, *job.input);
   combine_rank_reports(report);
   report.kernel_on_pieces = job.plan.request.kernel_on_pieces();
   apply_limits(report, limits);

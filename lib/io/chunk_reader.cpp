@@ -136,8 +136,96 @@ std::uint64_t ChunkReader::memory_bytes() const {
   return threads() * per_thread + cache_chunks_ * chunk_bytes_;
 }
 
-ChunkReadStats ChunkReader::stats() const {
-  return {chunks_.load(), hits_.load(), stored_bytes_.load(), decoded_bytes_.load(), busy_ns_.load() * 1e-9};
+DecodeStats ChunkReader::stats() const {
+  DecodeStats s;
+  s.pipeline = codec::describe(pipeline_);
+  s.stored_bytes = totals_.stored.load();
+  s.raw_bytes = totals_.raw.load();
+  s.chunks = totals_.chunks.load();
+  s.decode_busy_seconds = static_cast<double>(totals_.decode_ns.load()) * 1e-9;
+  s.read_busy_seconds = static_cast<double>(totals_.read_ns.load()) * 1e-9;
+  s.threads = s.chunks ? totals_.workers.load() : 0;
+  return s;
+}
+
+void ChunkReader::add(const Tally& tally, unsigned workers) {
+  totals_.chunks += tally.chunks;
+  totals_.hits += tally.hits;
+  totals_.stored += tally.stored;
+  totals_.raw += tally.raw;
+  totals_.read_ns += tally.read_ns;
+  totals_.decode_ns += tally.decode_ns;
+  if (tally.chunks == 0) return;
+  unsigned most = totals_.workers.load();
+  while (most < workers && !totals_.workers.compare_exchange_weak(most, workers)) {}
+}
+
+std::array<std::int64_t, 3> ChunkReader::in_file(const std::array<std::int64_t, 3>& origin) const {
+  std::array<std::int64_t, 3> u{0, 0, 0};
+  for (int j = 0; j < rank_; ++j) u[j] = origin[j + 3 - rank_];
+  return u;
+}
+
+void ChunkReader::load(const Chunk& c, Buffers& b, std::uint8_t* into, const std::string& what, Tally& tally) const {
+  using Clock = std::chrono::steady_clock;
+  const auto ns = [](Clock::duration d) {
+    return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count());
+  };
+  b.stored.resize(c.stored);
+  const auto begin = Clock::now();
+  read_fully(fd_, b.stored.data(), b.stored.size(), c.address, what);
+  const auto read = Clock::now();
+  try {
+    codec::decode(pipeline_, c.mask, b.stored.data(), b.stored.size(), into, chunk_bytes_, &b.workspace);
+  } catch (const codec::DamagedChunk& e) {
+    throw data_error(what + ": the chunk at " + origin_text(in_file(c.origin), rank_) + " (" +
+                     std::to_string(c.stored) + " bytes at byte " + std::to_string(c.address) + ") is damaged (" +
+                     e.what() + "); running again cannot help: check the file with h5dump");
+  }
+  tally.read_ns += ns(read - begin);
+  tally.decode_ns += ns(Clock::now() - read);
+  ++tally.chunks;
+  tally.stored += c.stored;
+  tally.raw += chunk_bytes_;
+}
+
+DecodeSample ChunkReader::sample_rate(const std::string& what, unsigned max_chunks, double max_seconds) {
+  DecodeSample sample;
+  sample.pipeline = codec::describe(pipeline_);
+  sample.threads = threads();
+  // Chunks spread evenly over the grid, in its order; never-written ones skipped.
+  std::array<std::int64_t, 3> along{};
+  std::int64_t grid = 1;
+  for (int j = 0; j < 3; ++j) grid *= along[j] = (dims_[j] + chunk_[j] - 1) / chunk_[j];
+  const std::int64_t n = std::min<std::int64_t>(std::max(1U, max_chunks), grid);
+  std::vector<Chunk> look(static_cast<std::size_t>(n));
+  std::vector<std::array<std::int64_t, 3>> origins(look.size());
+  for (std::size_t k = 0; k < look.size(); ++k) {
+    std::int64_t at = static_cast<std::int64_t>(k) * grid / n;
+    for (int j = 2; j >= 0; --j) {
+      origins[k][j] = at % along[j] * chunk_[j];
+      at /= along[j];
+    }
+    look[k].origin = in_file(origins[k]);
+  }
+  locate(look, what);
+  Buffers b;
+  std::vector<std::uint8_t> decoded(chunk_bytes_);
+  Tally tally, warm;
+  const auto begin = std::chrono::steady_clock::now();
+  for (std::size_t k = 0; k < look.size(); ++k) {
+    Chunk& c = look[k];
+    if (c.address == HADDR_UNDEF) continue;
+    c.origin = origins[k];
+    if (warm.chunks == 0) load(c, b, decoded.data(), what, warm);  // buffers and the codec's scratch made once
+    load(c, b, decoded.data(), what, tally);
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count() > max_seconds) break;
+  }
+  sample.chunks = tally.chunks;
+  sample.stored_bytes = tally.stored;
+  sample.raw_bytes = tally.raw;
+  sample.seconds = static_cast<double>(tally.decode_ns) * 1e-9;
+  return sample;
 }
 
 void ChunkReader::locate(std::vector<Chunk>& chunks, const std::string& what) {
@@ -255,12 +343,6 @@ bool ChunkReader::read(const std::array<std::int64_t, 3>& start_in, const std::a
         ch.origin = {a, b, c};
         chunks.push_back(ch);
       }
-  // Coordinates as HDF5 takes them (rank_ entries), for locate().
-  auto unshifted = [&](const std::array<std::int64_t, 3>& o) {
-    std::array<std::int64_t, 3> u{0, 0, 0};
-    for (int j = 0; j < rank_; ++j) u[j] = o[j + shift];
-    return u;
-  };
   bool all_whole = true;
   for (const Chunk& c : chunks) all_whole = all_whole && lands_whole(c, start, count);
   std::vector<Decoded> hits(chunks.size());
@@ -271,7 +353,7 @@ bool ChunkReader::read(const std::array<std::int64_t, 3>& start_in, const std::a
   }
   {
     std::vector<Chunk> look(misses.size());
-    for (std::size_t m = 0; m < misses.size(); ++m) look[m].origin = unshifted(chunks[misses[m]].origin);
+    for (std::size_t m = 0; m < misses.size(); ++m) look[m].origin = in_file(chunks[misses[m]].origin);
     locate(look, what);
     for (std::size_t m = 0; m < misses.size(); ++m) {
       Chunk& c = chunks[misses[m]];
@@ -287,10 +369,8 @@ bool ChunkReader::read(const std::array<std::int64_t, 3>& start_in, const std::a
   const unsigned workers =
       static_cast<unsigned>(std::min<std::size_t>(threads(), std::max<std::size_t>(1, chunks.size())));
   run_on_threads(workers, [&](unsigned) {
-    const auto begin = std::chrono::steady_clock::now();
     std::unique_ptr<Buffers> mine = take_buffers();
-    std::vector<std::uint8_t>&stored = mine->stored, &decoded = mine->decoded;
-    std::uint64_t decoded_here = 0, stored_here = 0, hits_here = 0;
+    Tally tally;
     try {
       for (std::size_t i = next++; i < chunks.size() && !failed; i = next++) {
         const Chunk& c = chunks[i];
@@ -304,7 +384,7 @@ bool ChunkReader::read(const std::array<std::int64_t, 3>& start_in, const std::a
         };
         if (hits[i]) {
           place(c, hits[i]->data(), start, count, buffer);
-          ++hits_here;
+          ++tally.hits;
           visit_whole();
           continue;
         }
@@ -313,8 +393,6 @@ bool ChunkReader::read(const std::array<std::int64_t, 3>& start_in, const std::a
           visit_whole();
           continue;
         }
-        stored.resize(c.stored);
-        read_fully(fd_, stored.data(), stored.size(), c.address, what);
         // A chunk the box cuts is decoded into a buffer of its own, kept
         // for the next slab; others into this thread's buffer.
         bool cut = false;
@@ -323,25 +401,17 @@ bool ChunkReader::read(const std::array<std::int64_t, 3>& start_in, const std::a
         auto own = cut ? std::make_shared<std::vector<std::uint8_t>>(chunk_bytes_) : nullptr;
         // A whole chunk that is one run of the box decodes in place.
         const bool in_place = !own && lands_whole(c, start, count);
-        if (!own && !in_place) decoded.resize(chunk_bytes_);
+        if (!own && !in_place) mine->decoded.resize(chunk_bytes_);
         std::uint8_t* into =
             own        ? own->data()
             : in_place ? reinterpret_cast<std::uint8_t*>(
                              buffer + ((c.origin[0] - start[0]) * count[1] + (c.origin[1] - start[1])) * count[2] +
                              (c.origin[2] - start[2]))
-                       : decoded.data();
-        try {
-          codec::decode(pipeline_, c.mask, stored.data(), stored.size(), into, chunk_bytes_, &mine->workspace);
-        } catch (const codec::DamagedChunk& e) {
-          throw data_error(what + ": the chunk at " + origin_text(unshifted(c.origin), rank_) + " (" +
-                           std::to_string(c.stored) + " bytes at byte " + std::to_string(c.address) + ") is damaged (" +
-                           e.what() + "); running again cannot help: check the file with h5dump");
-        }
+                       : mine->decoded.data();
+        load(c, *mine, into, what, tally);
         if (!in_place) place(c, into, start, count, buffer);
         if (own) keep(c.origin, std::move(own));
         visit_whole();
-        stored_here += c.stored;
-        decoded_here += chunk_bytes_;
       }
     } catch (...) {
       failed = true;
@@ -349,12 +419,7 @@ bool ChunkReader::read(const std::array<std::int64_t, 3>& start_in, const std::a
       if (!error) error = std::current_exception();
     }
     give_buffers(std::move(mine));
-    chunks_ += decoded_here ? decoded_here / chunk_bytes_ : 0;
-    hits_ += hits_here;
-    stored_bytes_ += stored_here;
-    decoded_bytes_ += decoded_here;
-    busy_ns_ += static_cast<std::uint64_t>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - begin).count());
+    add(tally, workers);
   });
   if (error) std::rethrow_exception(error);
   return visit && all_whole;

@@ -27,17 +27,9 @@
 #include <vector>
 
 #include "codec/codec.hpp"
+#include "io/input.hpp"
 
 namespace discount {
-
-// What the chunk reads did, summed over a run (the report's codec stage).
-struct ChunkReadStats {
-  std::uint64_t chunks = 0;         // chunks decoded
-  std::uint64_t cache_hits = 0;     // chunks taken from the cache instead
-  std::uint64_t stored_bytes = 0;   // bytes read from the file
-  std::uint64_t decoded_bytes = 0;  // bytes the chunks decoded to
-  double busy_seconds = 0;          // thread-seconds spent reading and decoding
-};
 
 class ChunkReader {
  public:
@@ -65,7 +57,13 @@ class ChunkReader {
   // Host memory the reads take: per thread a stored and a decoded chunk,
   // and the cache.
   std::uint64_t memory_bytes() const;
-  ChunkReadStats stats() const;
+  // What the reads decoded so far (the report's decompression object).
+  DecodeStats stats() const;
+  // Up to `max_chunks` stored chunks spread over the dataset, read and
+  // decoded on the calling thread through the reads' own code, stopping
+  // after `max_seconds`: one thread's decoding rate, for the plan. `what`
+  // as for read. Adds nothing to stats().
+  DecodeSample sample_rate(const std::string& what, unsigned max_chunks = 8, double max_seconds = 0.3);
   static unsigned threads();
 
  private:
@@ -82,6 +80,10 @@ class ChunkReader {
     std::vector<std::uint8_t> stored, decoded;
     codec::Workspace workspace;
   };
+  // One thread's figures for one read, added to the reader's at its end.
+  struct Tally {
+    std::uint64_t chunks = 0, hits = 0, stored = 0, raw = 0, read_ns = 0, decode_ns = 0;
+  };
   std::unique_ptr<Buffers> take_buffers();
   void give_buffers(std::unique_ptr<Buffers> buffers);
   // The chunk, fully inside the box, is one run of the packed buffer.
@@ -90,6 +92,12 @@ class ChunkReader {
 
   ChunkReader() = default;
   void locate(std::vector<Chunk>& chunks, const std::string& what);
+  // A rank-3 origin as HDF5 takes it (rank_ entries).
+  std::array<std::int64_t, 3> in_file(const std::array<std::int64_t, 3>& origin) const;
+  // Reads the located chunk `c` into `b.stored` and decodes it into `into`
+  // (chunk_bytes_), timing each part in `tally`.
+  void load(const Chunk& c, Buffers& b, std::uint8_t* into, const std::string& what, Tally& tally) const;
+  void add(const Tally& tally, unsigned workers);
   // The part of `chunk` inside the box (and the dataset): [lo, hi) per axis.
   struct Overlap {
     std::array<std::int64_t, 3> lo{}, hi{};
@@ -121,7 +129,11 @@ class ChunkReader {
   std::list<std::array<std::int64_t, 3>> cache_order_;  // oldest first
   std::size_t cache_chunks_ = 0;                        // capacity
 
-  std::atomic<std::uint64_t> chunks_{0}, hits_{0}, stored_bytes_{0}, decoded_bytes_{0}, busy_ns_{0};
+  // Every read's tallies added up (stats()).
+  struct Totals {
+    std::atomic<std::uint64_t> chunks{0}, hits{0}, stored{0}, raw{0}, read_ns{0}, decode_ns{0};
+    std::atomic<unsigned> workers{0};  // the most threads one read decoded on
+  } totals_;
 };
 
 }  // namespace discount

@@ -261,6 +261,16 @@ class Hdf5Input final : public InputSource {
         facts("discount", config_.discount, disc_, {axis_name(axes_[0]), axis_name(axes_[1]), axis_name(axes_[2])})};
   }
   std::string hdf5_file() const override { return config_.file; }
+  DecodeStats decode_stats() const override {
+    DecodeStats stats;
+    for (const DatasetInfo* info : {&disc_, &mult_})
+      if (info->chunks) stats += info->chunks->stats();
+    return stats;
+  }
+  DecodeSample sample_decoding() override {
+    if (!disc_.chunks) return {};
+    return disc_.chunks->sample_rate("reading '" + config_.discount + "' from " + config_.file);
+  }
   ChunkGrid chunk_grid() const override {
     if (!disc_.chunks) return {};
     ChunkGrid grid;

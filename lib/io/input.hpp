@@ -32,6 +32,42 @@ struct ChunkGrid {
   unsigned threads = 0;
 };
 
+// What decoding the input's compressed chunks on the app's own threads
+// took (io/chunk_reader.hpp), summed over the datasets read that way. All 0
+// (pipeline empty): no dataset takes that path.
+struct DecodeStats {
+  std::string pipeline;            // codec::describe's "shuffle + deflate 4"; two differing: "a; b"
+  std::uint64_t stored_bytes = 0;  // read from the file, compressed
+  std::uint64_t raw_bytes = 0;     // decoded (whole chunks, edge chunks included)
+  std::uint64_t chunks = 0;        // chunks decoded (those the cache held are not)
+  double decode_busy_seconds = 0;  // thread-seconds in the codec
+  double read_busy_seconds = 0;    // thread-seconds in pread
+  unsigned threads = 0;            // the most threads that decoded at once
+  DecodeStats& operator+=(const DecodeStats& other) {
+    if (pipeline.empty())
+      pipeline = other.pipeline;
+    else if (!other.pipeline.empty() && other.pipeline != pipeline)
+      pipeline += "; " + other.pipeline;
+    stored_bytes += other.stored_bytes;
+    raw_bytes += other.raw_bytes;
+    chunks += other.chunks;
+    decode_busy_seconds += other.decode_busy_seconds;
+    read_busy_seconds += other.read_busy_seconds;
+    threads = std::max(threads, other.threads);
+    return *this;
+  }
+};
+
+// One thread's decoding rate on a sample of the discount's own chunks
+// (plan). chunks 0: not measured (the discount is not decoded here).
+struct DecodeSample {
+  std::string pipeline;
+  std::uint64_t chunks = 0, stored_bytes = 0, raw_bytes = 0;
+  double seconds = 0;    // in the codec, on one thread
+  unsigned threads = 0;  // the threads a run decodes on
+  double thread_rate() const { return seconds > 0 ? static_cast<double>(raw_bytes) / seconds : 0.0; }
+};
+
 struct InputShape {
   std::int64_t dates = 0, ids = 0, nums = 0;  // full extents in the source
 };
@@ -118,6 +154,12 @@ class InputSource {
   // The discount's chunk grid when the app decodes its chunks (the plan
   // aligns slabs to it and makes them hold chunks for every thread).
   virtual ChunkGrid chunk_grid() const { return {}; }
+  // The decoding of the datasets read by parallel chunk reads so far, both
+  // datasets summed; zero when none is.
+  virtual DecodeStats decode_stats() const { return {}; }
+  // A few of the discount's chunks decoded on the calling thread, for the
+  // plan's decompression line; zero chunks when it is not read that way.
+  virtual DecodeSample sample_decoding() { return {}; }
   // The multiplier's and the discount's facts, for the JSON report.
   virtual std::vector<DatasetFacts> datasets() const { return {}; }
   // The HDF5 file that holds both datasets, for plain HDF5 reads (verify):

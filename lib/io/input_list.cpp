@@ -121,6 +121,9 @@ class ListInput final : public InputSource {
   std::uint64_t read_memory_bytes() const override { return inner_->read_memory_bytes(); }
   std::string read_advice() const override { return inner_->read_advice(); }
   std::string hdf5_file() const override { return inner_->hdf5_file(); }
+  // The virtual dataset is read through HDF5 (not chunked): zeros, passed on.
+  DecodeStats decode_stats() const override { return inner_->decode_stats(); }
+  DecodeSample sample_decoding() override { return inner_->sample_decoding(); }
 
  private:
   std::vector<ListPart> parts_;

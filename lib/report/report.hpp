@@ -89,6 +89,9 @@ struct RunReport {
   std::uint64_t compression_raw_bytes = 0, compression_stored_bytes = 0;
   double compression_seconds = 0, compression_busy_seconds = 0;
   unsigned compression_threads = 0;
+  // The input's chunks decoded on the app's threads (raw_bytes 0: none),
+  // the ranks' summed.
+  DecodeStats decompression;
   // The link limits the stages were held against (apply_limits).
   Limits limits;
   // The multiply ran piece by piece beside the I/O (compute.kernel: fused, or

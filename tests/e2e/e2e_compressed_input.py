@@ -29,6 +29,13 @@ reads back from the same file.
   chunks under 64 KiB, big-endian data and bzip2 (exact; bzip2 65 when HDF5
   has no plugin for it); lzf with no plugin: 65 naming the filter and
   HDF5_PLUGIN_PATH.
+- The decoding's figures: the JSON report's decompression object on a
+  shuffle + deflate discount and multBy (chunks, stored bytes as h5py lists
+  the chunks, raw bytes, ratio and rates exact; busy seconds positive) and
+  the summary's decompression line; neither for a contiguous input nor for
+  chunks HDF5 decodes; `plan`'s decompression line (one thread's rate on a
+  sample of the input's chunks, the limit on the decoding threads) for a
+  gzip input and none for a contiguous one.
 - Damage: bytes flipped in one chunk (deflate, LZ4, Blosc), one byte flipped
   under Fletcher32, a chunk past the end of the file (the superblock's end
   moved with it, so HDF5 opens it; the input check's sample of chunks and
@@ -251,6 +258,114 @@ def h5py_product(path):
 
 def h5py_cannot_read(path):
     E.check(h5py_product(path) is None, f"h5py reads {path} whole: the damage is not damage")
+
+
+# --------------------------------------------------------------------------
+# The decoding's figures: report, summary line, plan
+
+
+DECOMPRESSION_LINE = re.compile(r"^decompression  (?P<pipeline>.+): (?P<stored>[\d.]+) GB -> (?P<raw>[\d.]+) GB, "
+                                r"(?P<busy>[\d.]+) s busy on (?P<threads>\d+) threads \((?P<rate>\d+) MB/s per "
+                                r"thread, limit (?P<limit>[\d.]+) GB/s\)$", re.M)
+PLAN_LINE = re.compile(r"^decompression  (?P<pipeline>.+): (?P<rate>\d+) MB/s per thread on a sample of "
+                       r"(?P<chunks>\d+) chunks, limit (?P<limit>[\d.]+) GB/s on (?P<threads>\d+) threads$", re.M)
+
+
+def stored_chunks(path, name):
+    """(count, stored bytes, raw bytes) of every chunk of `name` as h5py reports them."""
+    with h5py.File(path, "r") as f:
+        ds = f[name]
+        infos = [ds.id.get_chunk_info(i) for i in range(ds.id.get_num_chunks())]
+        raw = int(np.prod(ds.chunks)) * ds.dtype.itemsize
+    return len(infos), sum(int(i.size) for i in infos), len(infos) * raw
+
+
+def near(a, b):
+    return abs(a - b) <= 1e-9 * max(abs(a), abs(b), 1e-300)
+
+
+def decoding_threads(text):
+    """N of the first 'parallel chunk reads (..., N threads)' in `text`."""
+    m = re.search(r"parallel chunk reads \([^)]*, (\d+) threads\)", text)
+    E.check(m, f"no parallel chunk reads named in:\n{text}")
+    return int(m.group(1))
+
+
+def case_decompression_report(ctx):
+    """A whole-dataset run on shuffle + deflate discount and multBy, one date per slab: the report's
+    decompression object counts every chunk of both datasets once, bytes as h5py sees them stored;
+    the summary line says the same."""
+    m, disc = realistic_data(40, SMALL)
+    src = write(os.path.join(ctx.dir("data"), "in.h5"), m, disc, (1, 50000, 5), gzip(4, shuffle=True),
+                mult_chunks=(50000, 5), mult_filters=gzip(4, shuffle=True))
+    r, report = run_job(ctx, src, memory={"max_slab": SMALL[1] * SMALL[2] * 8, "chunk_axis": "date"})
+    expect_exact(src)
+    E.check(report["plan"]["slabs"] == SMALL[0] and not report["plan"]["multiplier_per_slab"],
+            f"expected {SMALL[0]} date slabs with multBy read once: {report['plan']}")
+    counts = [stored_chunks(src, name) for name in ("discount", "multBy")]
+    chunks, stored, raw = (sum(c[k] for c in counts) for k in range(3))
+    d = report.get("decompression")
+    E.check(isinstance(d, dict), f"the report has no decompression object: {sorted(report)}")
+    want = {"pipeline": "shuffle + deflate 4", "chunks": chunks, "stored_bytes": stored, "raw_bytes": raw}
+    E.check({k: d.get(k) for k in want} == want, f"decompression {d}, expected {want}")
+    E.check(raw >= disc.nbytes + m.nbytes, f"{raw} raw bytes decoded, the selection holds {disc.nbytes + m.nbytes}")
+    threads = decoding_threads(read_path(report))
+    E.check(d["busy_seconds"] > 0 and d["read_busy_seconds"] > 0 and 1 <= d["threads"] <= threads,
+            f"decompression {d}: busy seconds or threads (1 to {threads}) wrong")
+    E.check(near(d["ratio"], raw / stored) and near(d["thread_rate_bytes_per_s"], raw / d["busy_seconds"])
+            and near(d["limit_bytes_per_s"], d["thread_rate_bytes_per_s"] * d["threads"]),
+            f"decompression {d}: ratio or rates inconsistent")
+    lines = list(DECOMPRESSION_LINE.finditer(r.stdout))
+    E.check(len(lines) == 1, f"expected one decompression line in the summary:\n{r.stdout}")
+    g = lines[0]
+    E.check(g["pipeline"] == d["pipeline"] and g["stored"] == f"{stored / 1e9:.2f}" and g["raw"] == f"{raw / 1e9:.2f}"
+            and g["busy"] == f"{d['busy_seconds']:.2f}" and int(g["threads"]) == d["threads"]
+            and g["rate"] == f"{d['thread_rate_bytes_per_s'] / 1e6:.0f}"
+            and g["limit"] == f"{d['limit_bytes_per_s'] / 1e9:.2f}",
+            f"the summary line {g.group(0)!r} does not match the report's {d}")
+    print(f"{chunks} chunks, {stored} -> {raw} bytes; {g.group(0)}")
+
+
+def case_no_decompression_without_chunk_reads(ctx):
+    """A contiguous input, and one whose small gzip chunks HDF5 decodes: no decompression object,
+    no summary line."""
+    m, disc = random_data(41, SMALL)
+    inputs = {"contiguous": E.write_input(os.path.join(ctx.dir("contiguous"), "in.h5"), m, disc),
+              "hdf5_chunks": write(os.path.join(ctx.dir("small"), "in.h5"), m, disc, (1, 1000, 5), gzip(4))}
+    for what, src in inputs.items():
+        r, report = run_job(ctx, src)
+        expect_exact(src)
+        E.check(not read_path(report).startswith(PARALLEL), f"{what}: read_path {read_path(report)!r}")
+        E.check("decompression" not in report, f"{what}: decompression {report.get('decompression')}")
+        E.check(not re.search(r"^decompression", r.stdout, re.M),
+                f"{what}: the summary has a decompression line:\n{r.stdout}")
+        print(f"{what} ({read_path(report)}): no decompression object or line")
+
+
+def case_plan_decompression_line(ctx):
+    """plan on a gzip input: one line with one thread's decoding rate on a sample of its chunks and the
+    limit on the decoding threads; none for a contiguous input."""
+    m, disc = random_data(42, SMALL)
+    src = write(os.path.join(ctx.dir("gzip"), "in.h5"), m, disc, (1, 20000, 5), gzip(1, shuffle=True))
+    plain = E.write_input(os.path.join(ctx.dir("plain"), "in.h5"), m, disc)
+    for path in (src, plain):
+        d = os.path.dirname(path)
+        job = E.write_job(os.path.join(d, "job.yaml"), "in.h5", "out.h5", output={"overwrite": True})
+        r = E.expect_rc(E.app(ctx, "plan", "--no-measure", job, cwd=d), 0, "plan")
+        lines = list(PLAN_LINE.finditer(r.stdout))
+        if path == plain:
+            E.check(not re.search(r"^decompression", r.stdout, re.M), f"contiguous: a decompression line:\n{r.stdout}")
+            continue
+        E.check(len(lines) == 1, f"expected one decompression line:\n{r.stdout}")
+        g = lines[0]
+        threads, total = decoding_threads(r.stdout), stored_chunks(src, "discount")[0]
+        rate, limit = int(g["rate"]), float(g["limit"])
+        E.check(g["pipeline"] == "shuffle + deflate 1" and 1 <= int(g["chunks"]) <= min(8, total)
+                and int(g["threads"]) == threads and rate > 0,
+                f"plan line {g.group(0)!r}: pipeline, chunks (1 to {min(8, total)}), threads ({threads}) or rate")
+        E.check(abs(limit - rate * threads / 1e3) <= 0.005 + threads * 0.5e-3 + 1e-9,
+                f"plan line {g.group(0)!r}: limit is not the rate x {threads} threads")
+        print(f"plan: {g.group(0)}")
 
 
 # --------------------------------------------------------------------------
@@ -841,6 +956,10 @@ CASES = [
     ("host_budget_cuts_chunks", case_host_budget_cuts_chunks),
     ("cut_chunks_decoded_once_date", case_cut_chunks_decoded_once_date),
     ("id_slabs_decode_each_chunk_once", case_id_slabs_decode_each_chunk_once),
+    # the decoding's figures
+    ("decompression_report", case_decompression_report),
+    ("no_decompression_without_chunk_reads", case_no_decompression_without_chunk_reads),
+    ("plan_decompression_line", case_plan_decompression_line),
     # chunks never written
     ("partly_written_fill_value", partly_written(np.float64, (1, 20000, 5), 30)),
     ("partly_written_fill_value_float32_edge", partly_written(np.float32, (3, 7001, 5), 31)),

@@ -24,11 +24,13 @@ verify` alone, and the case says why.
 Cases: each codec and shuffle round-trips, with the declared filters and
 their parameters; float32; explicit chunks, also not dividing the part and
 in a transposed axis order; stored sizes below raw and as the stderr line
-reports them; xarray (h5netcdf, netcdf4) and ncdump read the output; kill -9
-mid-run and before the compression, a part left contiguous beside compressed
-ones, and an uncompressed partial resumed with compression; overwrite of a
-compressed set; verify passes and fails on one flipped byte in a chunk;
-configuration errors exit 78 with one line.
+and the report's compression object give them (its per-thread rate and
+limit consistent with its bytes, busy seconds and threads); xarray
+(h5netcdf, netcdf4) and ncdump read the output; kill -9 mid-run and before
+the compression, a part left contiguous beside compressed ones, and an
+uncompressed partial resumed with compression; overwrite of a compressed
+set; verify passes and fails on one flipped byte in a chunk; configuration
+errors exit 78 with one line.
 """
 
 import glob
@@ -413,7 +415,8 @@ def case_sizes_and_stderr_line(ctx):
     """Realistic data: every codec stores each part in fewer bytes than its raw values; the stderr line
     and the JSON report's compression object give the parts' raw bytes and the stored bytes and ratio of
     the chunks in the files (the report exactly, the line to its rounding), and each file exceeds its
-    chunks by HDF5's overhead only."""
+    chunks by HDF5's overhead only. The object's thread_rate_bytes_per_s is raw_bytes / busy_seconds and
+    its limit_bytes_per_s that times threads."""
     for z in ({"codec": "deflate"}, {"codec": "zstd"}, {"codec": "lz4"}, {"codec": "blosc"},
               {"codec": "blosc", "shuffle": "bit"}):
         if z["codec"] not in app_codecs(ctx):
@@ -447,6 +450,12 @@ def case_sizes_and_stderr_line(ctx):
                 and doc.get("stored_bytes") == stored and abs(doc.get("ratio", 0) - raw / stored) < 1e-9
                 and doc.get("threads") == int(m.group("threads")),
                 f"{z}: the report's compression object {doc}, the parts: {raw} raw, {stored} stored in chunks")
+        rate, limit = doc.get("thread_rate_bytes_per_s", 0), doc.get("limit_bytes_per_s", 0)
+        E.check(doc["busy_seconds"] > 0 and rate > 0 and limit > 0
+                and abs(rate - raw / doc["busy_seconds"]) <= 1e-9 * rate
+                and abs(limit - rate * doc["threads"]) <= 1e-9 * limit,
+                f"{z}: the report's compression object {doc}: thread_rate_bytes_per_s is not raw_bytes / "
+                f"busy_seconds, or limit_bytes_per_s not that x threads")
         print(f"{z}: {raw} -> {stored} bytes (ratio {raw / stored:.3f}); line: {m.group(0)}")
 
 

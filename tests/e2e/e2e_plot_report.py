@@ -18,6 +18,8 @@ h5py reads it, the plan's slab count and the YAML config; two real runs that
 differ in chunk axis, slab count, space and layout get panel titles that name
 each (--panels), their time panels share one time axis, and a schema 1 copy
 (text input/plan/config) still plots with the same facts taken from its text.
+A run on a compressed input into a compressed output gets a decompression and
+a compression row in both panels, with the report's figures (--json).
 Cases that draw skip (77) when this Python cannot import matplotlib
 (scripts/deps.sh installs python3-matplotlib).
 """
@@ -348,6 +350,69 @@ def case_compare_titles_and_time_axis(ctx):
         E.check(old_panels[0][key] == panels[0][key], f"schema 1 {key}: {old_panels[0][key]!r} != {panels[0][key]!r}")
 
 
+def case_codec_rows(ctx):
+    """A real run on a shuffle + deflate input into a deflate-compressed split output: its report's
+    decompression and compression objects become a row each in both panels (--json: busy / threads
+    against the wall, raw GB over the read stage's or the compression's seconds, the limit the
+    report gives), the summary names them, and copies without the limits or without the objects
+    derive the limits or draw no such rows."""
+    need_matplotlib()
+    import numpy as np
+    d = ctx.dir("codecs")
+    rng = np.random.default_rng(11)
+    mult, disc = rng.uniform(1, 2, (IDS, NUMS)), np.round(rng.uniform(0.5, 1, (DATES, IDS, NUMS)), 4)
+    E.write_input(os.path.join(d, "in.h5"), mult, disc,
+                  disc_kwargs={"chunks": (1, IDS, NUMS), "compression": "gzip", "compression_opts": 4, "shuffle": True})
+    job = E.write_job(os.path.join(d, "job.yaml"), "in.h5", "out.h5", memory={"max_slab": 3 * IDS * NUMS * 8},
+                      output={"overwrite": True, "parts": 2, "compression": {"codec": "deflate"}})
+    report = os.path.join(d, "run.json")
+    E.expect_rc(E.app(ctx, "run", "-q", job, "--report", report, cwd=d), 0, "run --report (compressed)")
+    with open(report) as f:
+        doc = json.load(f)
+    dec, com = doc.get("decompression"), doc.get("compression")
+    E.check(isinstance(dec, dict) and isinstance(com, dict), f"report lacks decompression or compression: {sorted(doc)}")
+    read = next(s["seconds"] for s in doc["stages"] if s["name"] == "read")
+
+    drawn_path, panels_path = os.path.join(d, "drawn.json"), os.path.join(d, "panels.json")
+    r = plot(ctx, report, "-o", os.path.join(d, "run.png"), "--json", drawn_path, "--panels", panels_path)
+    expect_plotted(r, "plot_report.py with codec rows")
+    check_png(os.path.join(d, "run.png"))
+    with open(drawn_path) as f:
+        codecs = json.load(f)[0]["codecs"]
+    E.check([c["name"] for c in codecs] == ["decompress", "compress"], f"codec rows {codecs}")
+    for c, obj, over in ((codecs[0], dec, read), (codecs[1], com, com["seconds"])):
+        E.check(c["raw_bytes"] == obj["raw_bytes"] and c["threads"] == obj["threads"] and c["over_s"] == over,
+                f"{c['name']}: {c} against the report's {obj}")
+        near(c["seconds"], obj["busy_seconds"] / obj["threads"], f"{c['name']} busy / threads")
+        near(c["gb_per_s"], obj["raw_bytes"] / over / 1e9, f"{c['name']} GB/s")
+        near(c["limit"], obj["limit_bytes_per_s"] / 1e9, f"{c['name']} limit")
+        near(c["fraction"], c["gb_per_s"] / c["limit"], f"{c['name']} fraction of the limit")
+    for name, what in (("decompress", dec["pipeline"]), ("compress", com["codec"])):
+        E.check(f"  {name} {what}: " in r.stdout, f"stdout lacks the {name} row:\n{r}")
+    with open(panels_path) as f:
+        panels = {p["kind"]: p for p in json.load(f)}
+    rows = len(doc["stages"]) + 2
+    E.check(panels["time"]["ylim"] == [-0.6, rows + 2 - 0.4] and panels["rates"]["ylim"] == [-0.6, rows - 0.4],
+            f"the panels do not hold the two codec rows: {panels}")
+
+    # Limits derived where a report lacks them; no objects, no rows.
+    limit = com["limit_bytes_per_s"]
+    for key in ("thread_rate_bytes_per_s", "limit_bytes_per_s"):
+        del doc["compression"][key]
+    older = E.write_text(os.path.join(d, "older.json"), json.dumps(doc))
+    expect_plotted(plot(ctx, older, "-o", os.path.join(d, "older.png"), "--json", drawn_path), "older report")
+    with open(drawn_path) as f:
+        near(json.load(f)[0]["codecs"][1]["limit"], limit / 1e9, "derived compression limit")
+    del doc["compression"], doc["decompression"]
+    plain = E.write_text(os.path.join(d, "plain.json"), json.dumps(doc))
+    r = plot(ctx, plain, "-o", os.path.join(d, "plain.png"), "--json", drawn_path)
+    expect_plotted(r, "report without codec objects")
+    with open(drawn_path) as f:
+        E.check(json.load(f)[0]["codecs"] == [] and "compress" not in r.stdout, f"codec rows without objects:\n{r}")
+    print(f"decompress {codecs[0]['gb_per_s']:.3f} GB/s of {codecs[0]['limit']:.3f}; "
+          f"compress {codecs[1]['gb_per_s']:.3f} GB/s of {codecs[1]['limit']:.3f}")
+
+
 CASES = [
     ("plot_run_report", case_plot_run_report),
     ("time_accounting", case_time_accounting),
@@ -356,6 +421,7 @@ CASES = [
     ("bad_report_exit_2", case_bad_report_exit_2),
     ("structured_report", case_structured_report),
     ("compare_titles_and_time_axis", case_compare_titles_and_time_axis),
+    ("codec_rows", case_codec_rows),
 ]
 
 if __name__ == "__main__":

@@ -39,6 +39,50 @@ TEST(Report, NamesTheBusiestStageAndPrintsRates) {
   EXPECT_NE(json.find("\"gb_per_s\": 4.0"), std::string::npos) << json;
 }
 
+// The input's decoding: a JSON object and a summary line only when chunks
+// were decoded; the output's compression gets its per-thread rate and limit.
+TEST(Report, DecompressionAndCompressionRates) {
+  RunReport report;
+  EXPECT_EQ(report.to_text().find("decompression"), std::string::npos);
+  nlohmann::json j = nlohmann::json::parse(report.to_json());
+  EXPECT_FALSE(j.contains("decompression"));
+  EXPECT_FALSE(j.contains("compression"));
+
+  report.decompression.pipeline = "shuffle + deflate 4";
+  report.decompression.stored_bytes = 1'000'000'000;
+  report.decompression.raw_bytes = 2'000'000'000;
+  report.decompression.chunks = 1000;
+  report.decompression.decode_busy_seconds = 4.0;
+  report.decompression.read_busy_seconds = 0.5;
+  report.decompression.threads = 8;
+  report.compression_codec = "lz4";
+  report.compression_raw_bytes = 3'000'000'000;
+  report.compression_stored_bytes = 2'000'000'000;
+  report.compression_seconds = 1.0;
+  report.compression_busy_seconds = 3.0;
+  report.compression_threads = 4;
+  j = nlohmann::json::parse(report.to_json());
+  const nlohmann::json& d = j.at("decompression");
+  EXPECT_EQ(d.at("pipeline"), "shuffle + deflate 4");
+  EXPECT_EQ(d.at("stored_bytes"), 1'000'000'000U);
+  EXPECT_EQ(d.at("raw_bytes"), 2'000'000'000U);
+  EXPECT_EQ(d.at("chunks"), 1000U);
+  EXPECT_EQ(d.at("threads"), 8U);
+  EXPECT_DOUBLE_EQ(d.at("ratio").get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(d.at("busy_seconds").get<double>(), 4.0);
+  EXPECT_DOUBLE_EQ(d.at("read_busy_seconds").get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(d.at("thread_rate_bytes_per_s").get<double>(), 5e8);
+  EXPECT_DOUBLE_EQ(d.at("limit_bytes_per_s").get<double>(), 4e9);
+  const nlohmann::json& z = j.at("compression");
+  EXPECT_DOUBLE_EQ(z.at("thread_rate_bytes_per_s").get<double>(), 1e9);
+  EXPECT_DOUBLE_EQ(z.at("limit_bytes_per_s").get<double>(), 4e9);
+  const std::string text = report.to_text();
+  EXPECT_NE(text.find("decompression  shuffle + deflate 4: 1.00 GB -> 2.00 GB, 4.00 s busy on 8 threads (500 MB/s "
+                      "per thread, limit 4.00 GB/s)\n"),
+            std::string::npos)
+      << text;
+}
+
 TEST(Report, NoStagesNoBottleneck) {
   RunReport report;
   EXPECT_EQ(report.bottleneck(), nullptr);
