@@ -244,20 +244,40 @@ std::exception_ptr agree_on_outcome(const std::exception_ptr& failure) {
   } catch (...) { return std::current_exception(); }
 }
 
-// Only a job every rank finished is published; then the checksums of every
-// rank are added up. Collective.
+// The ranks' compression figures added up (the slowest rank's time), the
+// line on stderr from rank 0, and the report's object. Collective.
+void report_compression(const OutputSink& sink, RunReport& report) {
+  CompressStats z = sink.compression();
+  std::vector<std::uint64_t> counts{z.parts, z.raw_bytes, z.stored_bytes, z.threads, z.parts > 0 ? 1u : 0u};
+  ranks::sum(counts);
+  std::vector<double> busy{z.busy_seconds};
+  ranks::sum(busy);
+  z.parts = counts[0];
+  z.raw_bytes = counts[1];
+  z.stored_bytes = counts[2];
+  z.threads = static_cast<unsigned>(counts[3]);
+  z.busy_seconds = busy[0];
+  z.seconds = ranks::max(z.seconds);
+  if (z.raw_bytes == 0) return;
+  if (ranks::is_root()) std::cerr << "discount_app: compression: " << z.codec << ", " << describe_stats(z) << std::endl;
+  report.compression_codec = z.codec;
+  report.compression_raw_bytes = z.raw_bytes;
+  report.compression_stored_bytes = z.stored_bytes;
+  report.compression_seconds = z.seconds;
+  report.compression_busy_seconds = z.busy_seconds;
+  report.compression_threads = z.threads;
+  report.compression_ranks = static_cast<int>(counts[4]);
+}
+
+// Only a job every rank finished is published: each rank first does its
+// share of the finishing work (compressing its parts), then rank 0 makes the
+// result visible; then the checksums of every rank are added up. Collective.
 void publish(OutputSink& sink, RunReport& report) {
+  ranks::collectively([&] { sink.finish_share(ranks::rank(), ranks::size()); });
   ranks::collectively([&] {
     if (ranks::is_root()) sink.publish();
   });
-  if (const CompressStats z = sink.compression(); z.raw_bytes > 0) {
-    report.compression_codec = z.codec;
-    report.compression_raw_bytes = z.raw_bytes;
-    report.compression_stored_bytes = z.stored_bytes;
-    report.compression_seconds = z.seconds;
-    report.compression_busy_seconds = z.busy_seconds;
-    report.compression_threads = z.threads;
-  }
+  report_compression(sink, report);
   if (auto* checksum = dynamic_cast<ChecksumOutput*>(&sink)) {
     checksum->combine_ranks([](std::vector<double>& v) { ranks::sum(v); },
                             [](std::vector<std::uint64_t>& v) { ranks::sum(v); });

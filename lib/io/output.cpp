@@ -388,24 +388,37 @@ void FileOutput::flush() {
   fd_ = -1;
 }
 
+void FileOutput::check_all_done() const {
+  // Every rank's done ranges, as the file holds them: a unit missing here
+  // is a bug in the slab distribution, and the result stays partial.
+  const std::string partial = partial_path();
+  h5::QuietErrors quiet;
+  const RangeTable table = [&] {
+    UniqueFd fd(::open(partial.c_str(), O_RDONLY | O_CLOEXEC));
+    if (fd.get() < 0) throw io_error("cannot read the progress record of '" + partial + "'");
+    return read_table(fd.get(), layout_, partial);
+  }();
+  const std::int64_t missing = unit_count() - (table.covers(0, unit_count()) ? unit_count() : table.units_covered());
+  if (missing > 0)
+    throw internal_error("'" + partial + "': " + std::to_string(missing) + " " + axis_name(spec_.chunk_axis) +
+                         "(s) not recorded as done at the end of the run; the partial is kept, rerun to finish it");
+}
+
+void FileOutput::finish_share(int rank, int ranks) {
+  if (state_ == State::already_complete || !spec_.compression.enabled() || parts_folder_.empty()) return;
+  flush();
+  check_all_done();
+  compress_parts(rank, ranks);
+}
+
 void FileOutput::publish() {
   if (state_ == State::already_complete) return;
   flush();
   const std::string partial = partial_path();
   {
-    // Every rank's done ranges, as the file holds them: a unit missing here
-    // is a bug in the slab distribution, and the result stays partial.
-    h5::QuietErrors quiet;
-    const RangeTable table = [&] {
-      UniqueFd fd(::open(partial.c_str(), O_RDONLY | O_CLOEXEC));
-      if (fd.get() < 0) throw io_error("cannot read the progress record of '" + partial + "'");
-      return read_table(fd.get(), layout_, partial);
-    }();
-    const std::int64_t missing = unit_count() - (table.covers(0, unit_count()) ? unit_count() : table.units_covered());
-    if (missing > 0)
-      throw internal_error("'" + partial + "': " + std::to_string(missing) + " " + axis_name(spec_.chunk_axis) +
-                           "(s) not recorded as done at the end of the run; the partial is kept, rerun to finish it");
-    if (spec_.compression.enabled() && !parts_folder_.empty()) compress_parts();
+    check_all_done();
+    // Parts a rank left (none when every rank ran finish_share).
+    if (spec_.compression.enabled() && !parts_folder_.empty()) compress_parts(0, 1);
     h5::Id file = h5::file(H5Fopen(partial.c_str(), H5F_ACC_RDWR, H5P_DEFAULT));
     if (!file) throw io_error("cannot open '" + partial + "' to finish it");
     // The provenance's end time: the only metadata change after creation,
@@ -433,10 +446,10 @@ void FileOutput::publish() {
     remove_part_set_or_warn(dir_of(spec_.path) + "/" + old, spec_.path);
 }
 
-void FileOutput::compress_parts() {
-  CompressStats all;
-  int compressed = 0;
+void FileOutput::compress_parts(int rank, int ranks) {
+  compression_.codec = describe_compression(spec_.compression);
   for (std::size_t f = 0; f + 1 < bounds_.size(); ++f) {
+    if (static_cast<int>(f % static_cast<std::size_t>(ranks)) != rank) continue;
     const std::string path = parts_folder_ + "/" + part_file_name(f);
     if (part_is_compressed(path)) continue;
     // This process's handles on the contiguous part go first: the part is
@@ -445,26 +458,8 @@ void FileOutput::compress_parts() {
       files_[f]->direct.reset();
       files_[f]->fd.reset();
     }
-    const CompressStats s = compress_part(path, part_dims(f), spec_.dtype, spec_.compression);
-    all.raw_bytes += s.raw_bytes;
-    all.stored_bytes += s.stored_bytes;
-    all.seconds += s.seconds;
-    all.busy_seconds += s.busy_seconds;
-    all.threads = std::max(all.threads, s.threads);
-    ++compressed;
+    compression_.add(compress_part(path, part_dims(f), spec_.dtype, spec_.compression));
   }
-  if (compressed == 0) return;
-  all.codec = describe_compression(spec_.compression);
-  compression_ = all;
-  char line[256];
-  std::snprintf(line, sizeof line,
-                "%d part(s), %.3f GB -> %.3f GB (ratio %.2f) in %.2f s on %u threads: %.2f GB/s, %.0f MB/s per thread",
-                compressed, static_cast<double>(all.raw_bytes) * 1e-9, static_cast<double>(all.stored_bytes) * 1e-9,
-                all.stored_bytes ? static_cast<double>(all.raw_bytes) / static_cast<double>(all.stored_bytes) : 0.0,
-                all.seconds, all.threads,
-                all.seconds > 0 ? static_cast<double>(all.raw_bytes) * 1e-9 / all.seconds : 0.0,
-                all.busy_seconds > 0 ? static_cast<double>(all.raw_bytes) * 1e-6 / all.busy_seconds : 0.0);
-  std::cerr << "discount_app: compression: " << describe_compression(spec_.compression) << ", " << line << std::endl;
 }
 
 void FileOutput::discard() {

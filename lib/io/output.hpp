@@ -97,6 +97,7 @@ class FileOutput final : public OutputSink {
   void flush() override;
   // Checks that every unit is recorded as done, stamps the end time, renames;
   // with split, then removes the part folder of the output it replaced.
+  void finish_share(int rank, int ranks) override;
   void publish() override;
   CompressStats compression() const override { return compression_; }
   // A fresh output given up (bad input data): the partial and its parts go.
@@ -142,9 +143,12 @@ class FileOutput final : public OutputSink {
   void write_run_record(int fd) const;
   void stamp_run_record() const;
   void remove_stale_parts(const std::string& keep_also) const;
-  // output.compression: every part not yet compressed, compressed in place
-  // (publish, once all units are durable); one line on stderr says how.
-  void compress_parts();
+  // Throws internal_error when the progress record misses a unit.
+  void check_all_done() const;
+  // output.compression: the parts f with f % ranks == rank not yet
+  // compressed, compressed in place once all units are durable; one line on
+  // stderr says how.
+  void compress_parts(int rank, int ranks);
 
   OutputSpec spec_;
   std::shared_ptr<const ExistingOutput> existing_;

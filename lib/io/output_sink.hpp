@@ -64,10 +64,15 @@ class OutputSink {
   virtual void checkpoint() {}
   // This rank is done: everything it wrote is durable and recorded.
   virtual void flush() {}
-  // Once every rank has flushed, on rank 0 only: the result becomes visible.
+  // Once every rank has flushed, on every rank: this rank's share of the
+  // finishing work that parallelises (output.compression: part f of a split
+  // output is compressed by rank f % ranks). Throws where the run left a unit
+  // undone, as publish() does.
+  virtual void finish_share(int /*rank*/, int /*ranks*/) {}
+  // Then, on rank 0 only: the result becomes visible.
   virtual void publish() {}
-  // What publish() did to store the output compressed (output.compression);
-  // all 0 when it compressed nothing.
+  // What this rank's finish_share() and publish() did to store the output
+  // compressed (output.compression); all 0 when it compressed nothing.
   virtual CompressStats compression() const { return {}; }
   virtual std::string describe() const = 0;
 };

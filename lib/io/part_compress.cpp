@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <mutex>
@@ -103,6 +104,27 @@ bool part_is_compressed(const std::string& path) {
   h5::Id data = file ? h5::dataset(H5Dopen2(file.get(), kPartDataset, H5P_DEFAULT)) : h5::Id{};
   h5::Id dcpl = data ? h5::plist(H5Dget_create_plist(data.get())) : h5::Id{};
   return dcpl && H5Pget_layout(dcpl.get()) == H5D_CHUNKED;
+}
+
+void CompressStats::add(const CompressStats& part) {
+  parts += part.parts;
+  raw_bytes += part.raw_bytes;
+  stored_bytes += part.stored_bytes;
+  seconds += part.seconds;
+  busy_seconds += part.busy_seconds;
+  threads = std::max(threads, part.threads);
+}
+
+std::string describe_stats(const CompressStats& z) {
+  const double raw = static_cast<double>(z.raw_bytes);
+  char line[256];
+  std::snprintf(
+      line, sizeof line,
+      "%llu part(s), %.3f GB -> %.3f GB (ratio %.2f) in %.2f s on %u threads: %.2f GB/s, %.0f MB/s per thread",
+      static_cast<unsigned long long>(z.parts), raw * 1e-9, static_cast<double>(z.stored_bytes) * 1e-9,
+      z.stored_bytes ? raw / static_cast<double>(z.stored_bytes) : 0.0, z.seconds, z.threads,
+      z.seconds > 0 ? raw * 1e-9 / z.seconds : 0.0, z.busy_seconds > 0 ? raw * 1e-6 / z.busy_seconds : 0.0);
+  return line;
 }
 
 CompressStats compress_part(const std::string& path, const std::array<std::int64_t, 3>& dims, OutputType dtype,
@@ -268,6 +290,7 @@ CompressStats compress_part(const std::string& path, const std::array<std::int64
   }
   fsync_dir(dir_of(path));
   CompressStats stats;
+  stats.parts = 1;
   stats.raw_bytes = raw_bytes;
   stats.stored_bytes = stored_total;
   stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count();

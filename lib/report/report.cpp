@@ -33,6 +33,7 @@ nlohmann::json compression_json(const RunReport& r) {
           {"seconds", r.compression_seconds},
           {"busy_seconds", r.compression_busy_seconds},
           {"threads", r.compression_threads},
+          {"ranks", r.compression_ranks},
           {"thread_rate_bytes_per_s", rate},
           {"limit_bytes_per_s", rate * r.compression_threads}};
 }

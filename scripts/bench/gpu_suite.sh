@@ -8,7 +8,7 @@
 # Steps: build kernel_large kernel_seed pcie stream kernel_host host_slicings host_slicings_large peers_gpu
 #        ctest stream_large ctest_mpi pcie_all scale_gpu scale_gpu_path scale_host scale_host_unbound full_scale file16
 #        file80 (80 GB in and out: the 4-GPU kind's disk) startup16 startup_ids lifecycle storage_split io_threads
-#        pinning python_host python_large python_calls
+#        pinning python_host python_large python_calls compressed full_zstd
 # --mpi: build the cuda-mpi preset (needed by ctest_mpi, scale_gpu, scale_host).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -211,6 +211,32 @@ s_python_large() {
     --json "$logs/python_large.json"
 }
 
+# Compressed data at the node's size (scripts/bench/compressed.py), and the
+# full-scale 100 x 10M x 5 realistic job on the GPU with zstd 3 + shuffle
+# output on /dev/shm, every element checked chunk by chunk with the
+# system's libzstd (the node's h5py has no zstd filter).
+s_compressed() {
+  step compressed 400 $py scripts/bench/compressed.py --app $app --dir /dev/shm/bz --dates 10 --ids 2500000 \
+    --repeat 1 --skip-xarray --json "$logs/compressed.json"
+  rm -rf /dev/shm/bz
+}
+s_full_zstd() {
+  local dir=/dev/shm/discount_full_zstd
+  rm -rf "$dir"; mkdir -p "$dir"
+  cat > "$dir/job.yaml" <<YAML
+input: {file: in.h5}
+output: {file: out.h5, layout: split, compression: {codec: zstd, level: 3, shuffle: byte}}
+compute: {space: device}
+report: run.json
+YAML
+  step generate_zstd 200 $app generate --dates 100 --ids 10000000 --nums 5 --values realistic --seed 7 \
+    --out "$dir/in.h5" --force
+  step full_zstd 300 $app run "$dir/job.yaml"
+  step check_zstd 300 $py scripts/bench/check_compressed_parts.py "$dir/in.h5" "$dir/out.h5"
+  cp "$dir/run.json" "$logs/full_zstd_run.json" 2>/dev/null
+  rm -rf "$dir"
+}
+
 # Full size, file to file (80 GB in, 80 GB out: needs about 170 GB of disk),
 # one rank per GPU when the build has MPI, against the disk's O_DIRECT write
 # speed measured in the same call; verified by sampling and by h5py on whole dates.
@@ -245,7 +271,7 @@ esac
 for s in $steps; do "s_$s"; done
 
 echo; echo "===== summary tables ====="
-for f in kernel_large kernel_seed pcie stream stream_large kernel_host host_slicings host_slicings_large peers_gpu ctest ctest_mpi pcie_all scale_gpu scale_gpu_path scale_host scale_host_unbound full_scale generate16 file16 cp16 verify16 h5py16 startup16 startup_ids lifecycle storage_split_tmpfs storage_split_disk io_threads pinning_register pinning_alloc pinning_256m python_host python_large python_calls disk80 generate80 file80 verify80 h5py80; do
+for f in kernel_large kernel_seed pcie stream stream_large kernel_host host_slicings host_slicings_large peers_gpu ctest ctest_mpi pcie_all scale_gpu scale_gpu_path scale_host scale_host_unbound full_scale generate16 file16 cp16 verify16 h5py16 startup16 startup_ids lifecycle storage_split_tmpfs storage_split_disk io_threads pinning_register pinning_alloc pinning_256m python_host python_large python_calls compressed generate_zstd full_zstd check_zstd disk80 generate80 file80 verify80 h5py80; do
   [[ -f $logs/$f.log ]] || continue
   echo "--- $f"; grep -vE "^\[deps\]|OMP_PROC_BIND|OpenMP 4.0|OpenMP 3.1|unit testing" "$logs/$f.log" | tail -25
 done

@@ -10,6 +10,7 @@ ranks are oversubscribed (one OpenMP thread each). Checked:
     with one rank killed by SIGKILL, resumes under 3 ranks to the same bits;
   - bad data met by one rank: every rank stops, exit 65, one stderr line
     naming the rank, no output and no partial left;
+  - output.compression: each rank compresses its own parts;
   - `plan` prints once; every rank measures the link limits at once;
 """
 
@@ -119,6 +120,43 @@ def case_split_layout_ranks_write_parts(ctx):
         path = os.path.join(d, f"split{ranks}.h5")
         E.check_output(path, expected, what=f"split under {ranks} ranks")
         E.check(not E.leftovers(path), f"{ranks} ranks left {E.leftovers(path)}")
+
+
+def case_split_compressed_ranks_share_parts(ctx):
+    """output.compression under 2 and 3 ranks: each rank compresses its own
+    parts before rank 0 publishes (the report counts the ranks that did), one
+    compression line on stderr, every part stored as deflate + shuffle chunks
+    and the dataset equal to NumPy through h5py's own filters."""
+    import h5py
+    d = ctx.dir("job")
+    src = E.generate(ctx, os.path.join(d, "in.h5"), 12, 20011, 3, seed=15)
+    expected = E.expected_cv(src)
+    for ranks in (2, 3):
+        out = f"z{ranks}.h5"
+        report = os.path.join(d, f"z{ranks}.json")
+        yaml = E.write_job(os.path.join(d, f"z{ranks}.yaml"), src, out,
+                           output={"layout": "split", "parts": 6,
+                                   "compression": {"codec": "deflate", "level": 1, "shuffle": "byte"}},
+                           memory={"max_slab": 20011 * 3 * 8})
+        r = E.expect_rc(mpi(ctx, ranks, "run", "--report", report, yaml), 0, f"compressed under {ranks} ranks")
+        lines = [line for line in app_errors(r.stderr) if line.startswith("discount_app: compression: ")]
+        E.check(len(lines) == 1 and " 6 part(s), " in lines[0] and len(app_errors(r.stderr)) == 1,
+                f"{ranks} ranks: expected one compression line for 6 parts\n{r}")
+        with open(report) as f:
+            z = json.load(f)["compression"]
+        E.check(z["ranks"] == ranks and z["raw_bytes"] == 12 * 20011 * 3 * 8 and 0 < z["stored_bytes"] < z["raw_bytes"],
+                f"{ranks} ranks: report's compression object {z}")
+        path = os.path.join(d, out)
+        E.check_output(path, expected, what=f"compressed under {ranks} ranks")
+        E.check(not E.leftovers(path), f"{ranks} ranks left {E.leftovers(path)}")
+        with h5py.File(path, "r") as f:
+            sources = {v.file_name for v in f["cv"].virtual_sources()}
+        E.check(len(sources) == 6, f"{ranks} ranks: {len(sources)} parts mapped")
+        for name in sources:
+            with h5py.File(os.path.join(d, name), "r") as p:
+                ds = p["cv"]
+                E.check(ds.chunks is not None and ds.compression == "gzip" and ds.shuffle,
+                        f"{ranks} ranks: part {name} is not stored as deflate + shuffle chunks")
 
 
 def case_mpi_hints_single_layout(ctx):
@@ -305,6 +343,7 @@ CASES = [
     ("more_ranks_than_slabs", case_more_ranks_than_slabs),
     ("checksum_independent_of_ranks", case_checksum_independent_of_ranks),
     ("split_layout_ranks_write_parts", case_split_layout_ranks_write_parts),
+    ("split_compressed_ranks_share_parts", case_split_compressed_ranks_share_parts),
     ("mpi_hints_single_layout", case_mpi_hints_single_layout),
     ("stop_under_2_resume_under_3", case_stop_under_2_resume_under_3),
     ("kill9_one_rank_resume_under_3", case_kill9_one_rank_resume_under_3),
