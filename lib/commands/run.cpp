@@ -212,7 +212,7 @@ void add_decompression(RunReport& report, const InputSource& input) {
   DecodeStats d = input.decode_stats();
   if (ranks::multi()) {
     std::vector<std::uint64_t> counts{d.stored_bytes, d.raw_bytes, d.chunks};
-    std::vector<double> busy{d.decode_busy_seconds, d.read_busy_seconds};
+    std::vector<double> busy{d.decode_busy_seconds, d.read_busy_seconds, d.locate_busy_seconds};
     ranks::sum(counts);
     ranks::sum(busy);
     d.stored_bytes = counts[0];
@@ -220,6 +220,7 @@ void add_decompression(RunReport& report, const InputSource& input) {
     d.chunks = counts[2];
     d.decode_busy_seconds = busy[0];
     d.read_busy_seconds = busy[1];
+    d.locate_busy_seconds = busy[2];
     d.threads = static_cast<unsigned>(ranks::max(static_cast<int>(d.threads)));
   }
   report.decompression = d;

@@ -19,6 +19,11 @@ namespace discount {
 
 namespace {
 
+using Clock = std::chrono::steady_clock;
+std::uint64_t ns(Clock::duration d) {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count());
+}
+
 // Decoded chunks kept for the next slab: at most this many bytes, and at
 // most one layer of chunks across the first or the second axis (what a slab
 // boundary along either can cut).
@@ -144,6 +149,7 @@ DecodeStats ChunkReader::stats() const {
   s.chunks = totals_.chunks.load();
   s.decode_busy_seconds = static_cast<double>(totals_.decode_ns.load()) * 1e-9;
   s.read_busy_seconds = static_cast<double>(totals_.read_ns.load()) * 1e-9;
+  s.locate_busy_seconds = static_cast<double>(totals_.locate_ns.load()) * 1e-9;
   s.threads = s.chunks ? totals_.workers.load() : 0;
   return s;
 }
@@ -155,6 +161,7 @@ void ChunkReader::add(const Tally& tally, unsigned workers) {
   totals_.raw += tally.raw;
   totals_.read_ns += tally.read_ns;
   totals_.decode_ns += tally.decode_ns;
+  totals_.locate_ns += tally.locate_ns;
   if (tally.chunks == 0) return;
   unsigned most = totals_.workers.load();
   while (most < workers && !totals_.workers.compare_exchange_weak(most, workers)) {}
@@ -167,10 +174,6 @@ std::array<std::int64_t, 3> ChunkReader::in_file(const std::array<std::int64_t, 
 }
 
 void ChunkReader::load(const Chunk& c, Buffers& b, std::uint8_t* into, const std::string& what, Tally& tally) const {
-  using Clock = std::chrono::steady_clock;
-  const auto ns = [](Clock::duration d) {
-    return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count());
-  };
   b.stored.resize(c.stored);
   const auto begin = Clock::now();
   read_fully(fd_, b.stored.data(), b.stored.size(), c.address, what);
@@ -230,19 +233,21 @@ DecodeSample ChunkReader::sample_rate(const std::string& what, unsigned max_chun
 
 void ChunkReader::locate(std::vector<Chunk>& chunks, const std::string& what) {
   std::lock_guard<std::mutex> lock(h5::library_mutex());
+  for (Chunk& c : chunks) locate_one(c, what);
+}
+
+void ChunkReader::locate_one(Chunk& c, const std::string& what) const {
   h5::QuietErrors quiet;
-  for (Chunk& c : chunks) {
-    hsize_t offset[3] = {0, 0, 0};
-    for (int j = 0; j < rank_; ++j) offset[j] = static_cast<hsize_t>(c.origin[j]);
-    if (H5Dget_chunk_info_by_coord(dataset_, offset, &c.mask, &c.address, &c.stored) < 0)
-      throw data_error(what + ": the chunk index entry of the chunk at " + origin_text(c.origin, rank_) +
-                       " cannot be read (" + h5::error_messages() + "); check the file with h5dump");
-    if (c.address == HADDR_UNDEF) continue;  // never written: the fill value
-    if (c.stored == 0 || c.address >= file_size_ || c.stored > file_size_ - c.address)
-      throw data_error(what + ": the chunk at " + origin_text(c.origin, rank_) + " (" + std::to_string(c.stored) +
-                       " bytes at byte " + std::to_string(c.address) + ") lies outside the file of " +
-                       std::to_string(file_size_) + " bytes; the file is truncated or damaged");
-  }
+  hsize_t offset[3] = {0, 0, 0};
+  for (int j = 0; j < rank_; ++j) offset[j] = static_cast<hsize_t>(c.origin[j]);
+  if (H5Dget_chunk_info_by_coord(dataset_, offset, &c.mask, &c.address, &c.stored) < 0)
+    throw data_error(what + ": the chunk index entry of the chunk at " + origin_text(c.origin, rank_) +
+                     " cannot be read (" + h5::error_messages() + "); check the file with h5dump");
+  if (c.address == HADDR_UNDEF) return;  // never written: the fill value
+  if (c.stored == 0 || c.address >= file_size_ || c.stored > file_size_ - c.address)
+    throw data_error(what + ": the chunk at " + origin_text(c.origin, rank_) + " (" + std::to_string(c.stored) +
+                     " bytes at byte " + std::to_string(c.address) + ") lies outside the file of " +
+                     std::to_string(file_size_) + " bytes; the file is truncated or damaged");
 }
 
 std::unique_ptr<ChunkReader::Buffers> ChunkReader::take_buffers() {
@@ -323,6 +328,20 @@ void ChunkReader::fill(const Chunk& chunk, const std::array<std::int64_t, 3>& st
     }
 }
 
+void ChunkReader::find(Chunk& c, const std::string& what, Tally& tally) const {
+  const auto begin = Clock::now();
+  Chunk f;
+  f.origin = in_file(c.origin);
+  {
+    std::lock_guard<std::mutex> lock(h5::library_mutex());
+    locate_one(f, what);
+  }
+  c.address = f.address;
+  c.stored = f.stored;
+  c.mask = f.mask;
+  tally.locate_ns += ns(Clock::now() - begin);
+}
+
 bool ChunkReader::read(const std::array<std::int64_t, 3>& start_in, const std::array<std::int64_t, 3>& count_in,
                        double* buffer, const std::string& what, const Visit& visit) {
   // Rank 2 (or 1) as rank 3 with leading extents of 1.
@@ -345,23 +364,11 @@ bool ChunkReader::read(const std::array<std::int64_t, 3>& start_in, const std::a
       }
   bool all_whole = true;
   for (const Chunk& c : chunks) all_whole = all_whole && lands_whole(c, start, count);
+  // Cached chunks are taken now (a later slab's read may evict them); the
+  // others are located by the decoding threads, one at a time under HDF5's
+  // lock, so that decoding starts with the first chunk found.
   std::vector<Decoded> hits(chunks.size());
-  std::vector<std::size_t> misses;
-  for (std::size_t i = 0; i < chunks.size(); ++i) {
-    hits[i] = cached(chunks[i].origin);
-    if (!hits[i]) misses.push_back(i);
-  }
-  {
-    std::vector<Chunk> look(misses.size());
-    for (std::size_t m = 0; m < misses.size(); ++m) look[m].origin = in_file(chunks[misses[m]].origin);
-    locate(look, what);
-    for (std::size_t m = 0; m < misses.size(); ++m) {
-      Chunk& c = chunks[misses[m]];
-      c.address = look[m].address;
-      c.stored = look[m].stored;
-      c.mask = look[m].mask;
-    }
-  }
+  for (std::size_t i = 0; i < chunks.size(); ++i) hits[i] = cached(chunks[i].origin);
   std::atomic<std::size_t> next{0};
   std::atomic<bool> failed{false};
   std::exception_ptr error;
@@ -373,7 +380,8 @@ bool ChunkReader::read(const std::array<std::int64_t, 3>& start_in, const std::a
     Tally tally;
     try {
       for (std::size_t i = next++; i < chunks.size() && !failed; i = next++) {
-        const Chunk& c = chunks[i];
+        Chunk& c = chunks[i];
+        if (!hits[i]) find(c, what, tally);
         // Every chunk's elements are visited, however they arrived (the
         // visitor may be the fused multiply).
         const auto visit_whole = [&] {

@@ -82,7 +82,7 @@ class ChunkReader {
   };
   // One thread's figures for one read, added to the reader's at its end.
   struct Tally {
-    std::uint64_t chunks = 0, hits = 0, stored = 0, raw = 0, read_ns = 0, decode_ns = 0;
+    std::uint64_t chunks = 0, hits = 0, stored = 0, raw = 0, read_ns = 0, decode_ns = 0, locate_ns = 0;
   };
   std::unique_ptr<Buffers> take_buffers();
   void give_buffers(std::unique_ptr<Buffers> buffers);
@@ -92,6 +92,11 @@ class ChunkReader {
 
   ChunkReader() = default;
   void locate(std::vector<Chunk>& chunks, const std::string& what);
+  // One chunk's address, stored size and filter mask, from its origin in the
+  // file's rank (in_file); the caller holds HDF5's lock.
+  void locate_one(Chunk& c, const std::string& what) const;
+  // locate_one for a chunk of rank-3 origin, under HDF5's lock, timed.
+  void find(Chunk& c, const std::string& what, Tally& tally) const;
   // A rank-3 origin as HDF5 takes it (rank_ entries).
   std::array<std::int64_t, 3> in_file(const std::array<std::int64_t, 3>& origin) const;
   // Reads the located chunk `c` into `b.stored` and decodes it into `into`
@@ -131,7 +136,7 @@ class ChunkReader {
 
   // Every read's tallies added up (stats()).
   struct Totals {
-    std::atomic<std::uint64_t> chunks{0}, hits{0}, stored{0}, raw{0}, read_ns{0}, decode_ns{0};
+    std::atomic<std::uint64_t> chunks{0}, hits{0}, stored{0}, raw{0}, read_ns{0}, decode_ns{0}, locate_ns{0};
     std::atomic<unsigned> workers{0};  // the most threads one read decoded on
   } totals_;
 };

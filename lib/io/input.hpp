@@ -42,6 +42,7 @@ struct DecodeStats {
   std::uint64_t chunks = 0;        // chunks decoded (those the cache held are not)
   double decode_busy_seconds = 0;  // thread-seconds in the codec
   double read_busy_seconds = 0;    // thread-seconds in pread
+  double locate_busy_seconds = 0;  // thread-seconds finding chunks in HDF5's index (its lock's waits included)
   unsigned threads = 0;            // the most threads that decoded at once
   DecodeStats& operator+=(const DecodeStats& other) {
     if (pipeline.empty())
@@ -53,6 +54,7 @@ struct DecodeStats {
     chunks += other.chunks;
     decode_busy_seconds += other.decode_busy_seconds;
     read_busy_seconds += other.read_busy_seconds;
+    locate_busy_seconds += other.locate_busy_seconds;
     threads = std::max(threads, other.threads);
     return *this;
   }

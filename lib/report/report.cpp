@@ -49,6 +49,7 @@ nlohmann::json decompression_json(const DecodeStats& d) {
           {"chunks", d.chunks},
           {"busy_seconds", d.decode_busy_seconds},
           {"read_busy_seconds", d.read_busy_seconds},
+          {"locate_busy_seconds", d.locate_busy_seconds},
           {"threads", d.threads},
           {"thread_rate_bytes_per_s", rate},
           {"limit_bytes_per_s", rate * d.threads}};
