@@ -181,10 +181,12 @@ void print_header(const Job& job) {
 void print_decompression(const Job& job) {
   const DecodeSample d = job.input->sample_decoding();
   if (d.chunks == 0) return;
-  char line[400];
-  std::snprintf(line, sizeof line, "%s: %.0f MB/s per thread on a sample of %llu chunks, limit %.2f GB/s on %u threads",
+  char line[480];
+  std::snprintf(line, sizeof line,
+                "%s: %.0f MB/s per thread on a sample of %llu chunks, limit %.2f GB/s on %u threads; %.2f GB/s "
+                "with all %u decoding at once",
                 d.pipeline.c_str(), d.thread_rate() * 1e-6, static_cast<unsigned long long>(d.chunks),
-                d.thread_rate() * d.threads * 1e-9, d.threads);
+                d.thread_rate() * d.threads * 1e-9, d.threads, d.together_rate() * 1e-9, d.threads);
   std::cout << "decompression  " << line << "\n";
 }
 

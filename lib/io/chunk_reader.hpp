@@ -97,6 +97,9 @@ class ChunkReader {
   void locate_one(Chunk& c, const std::string& what) const;
   // locate_one for a chunk of rank-3 origin, under HDF5's lock, timed.
   void find(Chunk& c, const std::string& what, Tally& tally) const;
+  // Wall seconds of every decoding thread decoding all of `chunks` at once
+  // (located ones), each into buffers of its own (sample_rate).
+  double decode_together(const std::vector<Chunk>& chunks, const std::string& what);
   // A rank-3 origin as HDF5 takes it (rank_ entries).
   std::array<std::int64_t, 3> in_file(const std::array<std::int64_t, 3>& origin) const;
   // Reads the located chunk `c` into `b.stored` and decodes it into `into`

@@ -61,13 +61,20 @@ struct DecodeStats {
 };
 
 // One thread's decoding rate on a sample of the discount's own chunks
-// (plan). chunks 0: not measured (the discount is not decoded here).
+// (plan), and the same chunks decoded by every decoding thread at once, each
+// on its own copy: what the cores reach together (clock and memory shared),
+// which may be less than one thread's rate times the threads. chunks 0: not
+// measured (the discount is not decoded here).
 struct DecodeSample {
   std::string pipeline;
   std::uint64_t chunks = 0, stored_bytes = 0, raw_bytes = 0;
-  double seconds = 0;    // in the codec, on one thread
-  unsigned threads = 0;  // the threads a run decodes on
+  double seconds = 0;           // in the codec, on one thread
+  unsigned threads = 0;         // the threads a run decodes on
+  double together_seconds = 0;  // wall time of every thread decoding the sample at once
   double thread_rate() const { return seconds > 0 ? static_cast<double>(raw_bytes) / seconds : 0.0; }
+  double together_rate() const {
+    return together_seconds > 0 ? static_cast<double>(raw_bytes) * threads / together_seconds : 0.0;
+  }
 };
 
 struct InputShape {

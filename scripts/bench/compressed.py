@@ -87,6 +87,11 @@ COMPRESSION_LINE = re.compile(r"compression: (?P<what>.*?), \d+ part\(s\), (?P<r
                               r"(?P<per>[\d.]+) MB/s per thread")
 
 
+PLAN_DECODE = re.compile(r"^decompression  .*: (?P<per_thread_mb>\d+) MB/s per thread on a sample of \d+ chunks, limit "
+                         r"(?P<limit_gb>[\d.]+) GB/s on (?P<threads>\d+) threads; (?P<together_gb>[\d.]+) GB/s with all",
+                         re.M)
+
+
 def run_app(app, cfg, folder, repeat, env=None):
     """The best of `repeat` runs (the first can meet the page cache still
     writing the inputs out)."""
@@ -153,10 +158,11 @@ def main(argv=None) -> int:
 
     # ---------------------------------------------------------------- reads
     bl.log("1-2: the app on the contiguous and the gzip input ...")
-    res["app_contig_s"] = run(job(folder, "contig", contig, out))["app_s"]
+    r = run(job(folder, "contig", contig, out))
+    res["app_contig_s"], res["contig_report"] = r["app_s"], r["report"]
     check_dates(out, mult, disc)
     r = run(job(folder, "gzip", gz, out))
-    res["app_gzip_s"] = r["app_s"]
+    res["app_gzip_s"], res["gzip_report"] = r["app_s"], r["report"]
     res["app_gzip_read_stage"] = read_stage(r)
     res["gzip_read_path"] = {k: d.get("read_path") for k, d in r["report"]["input"]["datasets"].items()}
     check_dates(out, mult, disc)
@@ -190,6 +196,11 @@ def main(argv=None) -> int:
     r_one = run(cs, env={"DISCOUNT_IO_THREADS": "1"})
     res["decode_all_s"], res["decode_one_s"] = r_all["app_s"], r_one["app_s"]
     res["decode_all_stage"], res["decode_one_stage"] = read_stage(r_all), read_stage(r_one)
+    res["decode_all_report"] = r_all["report"].get("decompression")
+    # plan's sample: one thread's rate, and every decoding thread at once on its own copy of the chunks
+    plan = subprocess.run([app, "plan", cs], capture_output=True, text=True)
+    m = PLAN_DECODE.search(plan.stdout)
+    res["plan_decode"] = {k: float(v) for k, v in m.groupdict().items()} if m else None
 
     # ---------------------------------------------------------------- writes
     writes = {}
@@ -315,6 +326,13 @@ def main(argv=None) -> int:
     if a.get("busy_s") and o.get("busy_s"):
         print(f"  decode, read stage busy: {o['busy_s']:.2f} s on one thread, {a['busy_s']:.2f} s on {cores}: "
               f"{o['busy_s'] / a['busy_s'] / cores:.2f} of the parallel limit (>= 0.80)")
+    p = res.get("plan_decode")
+    if p and a.get("busy_s"):
+        stage = raw / a["busy_s"] / 1e9
+        print(f"  decode, read stage {stage:.2f} GB/s of raw discount; plan's sample: one thread x "
+              f"{p['threads']:.0f} = {p['limit_gb']:.2f} GB/s, all {p['threads']:.0f} decoding at once "
+              f"{p['together_gb']:.2f} GB/s (together / one x threads: {p['together_gb'] / p['limit_gb']:.2f}); "
+              f"read stage / together: {stage / p['together_gb']:.2f}")
     for codec, w in writes.items():
         h = w.get("h5py")
         a = w.get("app") or {}

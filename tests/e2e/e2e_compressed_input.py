@@ -268,7 +268,8 @@ DECOMPRESSION_LINE = re.compile(r"^decompression  (?P<pipeline>.+): (?P<stored>[
                                 r"(?P<busy>[\d.]+) s busy on (?P<threads>\d+) threads \((?P<rate>\d+) MB/s per "
                                 r"thread, limit (?P<limit>[\d.]+) GB/s\)$", re.M)
 PLAN_LINE = re.compile(r"^decompression  (?P<pipeline>.+): (?P<rate>\d+) MB/s per thread on a sample of "
-                       r"(?P<chunks>\d+) chunks, limit (?P<limit>[\d.]+) GB/s on (?P<threads>\d+) threads$", re.M)
+                       r"(?P<chunks>\d+) chunks, limit (?P<limit>[\d.]+) GB/s on (?P<threads>\d+) threads; "
+                       r"(?P<together>[\d.]+) GB/s with all (?P<all>\d+) decoding at once$", re.M)
 
 
 def stored_chunks(path, name):
@@ -365,6 +366,8 @@ def case_plan_decompression_line(ctx):
                 f"plan line {g.group(0)!r}: pipeline, chunks (1 to {min(8, total)}), threads ({threads}) or rate")
         E.check(abs(limit - rate * threads / 1e3) <= 0.005 + threads * 0.5e-3 + 1e-9,
                 f"plan line {g.group(0)!r}: limit is not the rate x {threads} threads")
+        E.check(int(g["all"]) == threads and float(g["together"]) > 0,
+                f"plan line {g.group(0)!r}: no rate of all {threads} threads decoding at once")
         print(f"plan: {g.group(0)}")
 
 
