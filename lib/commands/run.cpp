@@ -251,13 +251,14 @@ void report_compression(const OutputSink& sink, RunReport& report) {
   CompressStats z = sink.compression();
   std::vector<std::uint64_t> counts{z.parts, z.raw_bytes, z.stored_bytes, z.threads, z.parts > 0 ? 1u : 0u};
   ranks::sum(counts);
-  std::vector<double> busy{z.busy_seconds};
+  std::vector<double> busy{z.busy_seconds, z.writer_seconds};
   ranks::sum(busy);
   z.parts = counts[0];
   z.raw_bytes = counts[1];
   z.stored_bytes = counts[2];
   z.threads = static_cast<unsigned>(counts[3]);
   z.busy_seconds = busy[0];
+  z.writer_seconds = busy[1];
   z.seconds = ranks::max(z.seconds);
   if (z.raw_bytes == 0) return;
   if (ranks::is_root()) std::cerr << "discount_app: compression: " << z.codec << ", " << describe_stats(z) << std::endl;
@@ -266,6 +267,7 @@ void report_compression(const OutputSink& sink, RunReport& report) {
   report.compression_stored_bytes = z.stored_bytes;
   report.compression_seconds = z.seconds;
   report.compression_busy_seconds = z.busy_seconds;
+  report.compression_writer_seconds = z.writer_seconds;
   report.compression_threads = z.threads;
   report.compression_ranks = static_cast<int>(counts[4]);
 }

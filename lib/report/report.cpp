@@ -32,6 +32,7 @@ nlohmann::json compression_json(const RunReport& r) {
           {"ratio", ratio(r.compression_raw_bytes, r.compression_stored_bytes)},
           {"seconds", r.compression_seconds},
           {"busy_seconds", r.compression_busy_seconds},
+          {"writer_busy_seconds", r.compression_writer_seconds},
           {"threads", r.compression_threads},
           {"ranks", r.compression_ranks},
           {"thread_rate_bytes_per_s", rate},

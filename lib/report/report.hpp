@@ -87,7 +87,7 @@ struct RunReport {
   // output.compression: the parts compressed at publication (codec empty: none).
   std::string compression_codec;
   std::uint64_t compression_raw_bytes = 0, compression_stored_bytes = 0;
-  double compression_seconds = 0, compression_busy_seconds = 0;
+  double compression_seconds = 0, compression_busy_seconds = 0, compression_writer_seconds = 0;
   unsigned compression_threads = 0;
   int compression_ranks = 0;  // ranks that compressed at least one part
   // The input's chunks decoded on the app's threads (raw_bytes 0: none),

@@ -84,7 +84,7 @@ def job(folder, name, src, out, extra_output=None, mode="file"):
 
 COMPRESSION_LINE = re.compile(r"compression: (?P<what>.*?), \d+ part\(s\), (?P<raw>[\d.]+) GB -> (?P<stored>[\d.]+) GB "
                               r"\(ratio [\d.]+\) in (?P<s>[\d.]+) s on (?P<threads>\d+) threads: (?P<rate>[\d.]+) GB/s, "
-                              r"(?P<per>[\d.]+) MB/s per thread")
+                              r"(?P<per>[\d.]+) MB/s per thread(?:; HDF5's chunk writes busy (?P<writer>[\d.]+) s)?")
 
 
 PLAN_DECODE = re.compile(r"^decompression  .*: (?P<per_thread_mb>\d+) MB/s per thread on a sample of \d+ chunks, limit "
@@ -101,7 +101,8 @@ def run_app(app, cfg, folder, repeat, env=None):
         if r is None or one["app_s"] < r["app_s"]:
             r = one
     m = COMPRESSION_LINE.search(r["stderr"])
-    r["compression"] = {k: (float(v) if k not in ("what",) else v) for k, v in m.groupdict().items()} if m else None
+    r["compression"] = ({k: (float(v) if k not in ("what",) else v) for k, v in m.groupdict().items() if v is not None}
+                        if m else None)
     return r
 
 
@@ -312,6 +313,11 @@ def main(argv=None) -> int:
                        None, None, None])
     bl.print_table(["writing compressed", "s (job)", "GB/s", "limit GB/s", "of limit", "ratio"], wrows,
                    "Compressed output (the app's rate is its compression stage; limit = one thread's rate x cores)")
+    for codec, w in writes.items():
+        a = w.get("app") or {}
+        if a.get("writer") is not None and a.get("s"):
+            print(f"  {codec}: the one thread handing chunks to HDF5 was busy {a['writer']:.2f} s of the stage's "
+                  f"{a['s']:.2f} s ({a['writer'] / a['s']:.0%}; near 100%: that writer is the cap)")
 
     print("\nratios (targets: node | this machine):")
     print(f"  gzip-input job speed / contiguous job speed: {res['app_contig_s'] / res['app_gzip_s']:.2f} "

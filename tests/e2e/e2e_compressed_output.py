@@ -456,6 +456,10 @@ def case_sizes_and_stderr_line(ctx):
                 and abs(limit - rate * doc["threads"]) <= 1e-9 * limit,
                 f"{z}: the report's compression object {doc}: thread_rate_bytes_per_s is not raw_bytes / "
                 f"busy_seconds, or limit_bytes_per_s not that x threads")
+        # One writer per part, within the compression's wall time; the line says the same.
+        E.check(0 < doc.get("writer_busy_seconds", 0) <= doc["seconds"]
+                and re.search(r"; HDF5's chunk writes busy [\d.]+ s$", m.string[m.start():].splitlines()[0]),
+                f"{z}: the writer's busy time: {doc}, line {m.string[m.start():].splitlines()[0]!r}")
         print(f"{z}: {raw} -> {stored} bytes (ratio {raw / stored:.3f}); line: {m.group(0)}")
 
 
