@@ -259,17 +259,11 @@ void report_compression(const OutputSink& sink, RunReport& report) {
   z.threads = static_cast<unsigned>(counts[3]);
   z.busy_seconds = busy[0];
   z.writer_seconds = busy[1];
+  z.ranks = static_cast<unsigned>(counts[4]);
   z.seconds = ranks::max(z.seconds);
   if (z.raw_bytes == 0) return;
   if (ranks::is_root()) std::cerr << "discount_app: compression: " << z.codec << ", " << describe_stats(z) << std::endl;
-  report.compression_codec = z.codec;
-  report.compression_raw_bytes = z.raw_bytes;
-  report.compression_stored_bytes = z.stored_bytes;
-  report.compression_seconds = z.seconds;
-  report.compression_busy_seconds = z.busy_seconds;
-  report.compression_writer_seconds = z.writer_seconds;
-  report.compression_threads = z.threads;
-  report.compression_ranks = static_cast<int>(counts[4]);
+  report.compression = z;
 }
 
 // Only a job every rank finished is published: each rank first does its

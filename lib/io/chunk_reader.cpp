@@ -158,7 +158,6 @@ DecodeStats ChunkReader::stats() const {
 
 void ChunkReader::add(const Tally& tally, unsigned workers) {
   totals_.chunks += tally.chunks;
-  totals_.hits += tally.hits;
   totals_.stored += tally.stored;
   totals_.raw += tally.raw;
   totals_.read_ns += tally.read_ns;
@@ -433,7 +432,6 @@ bool ChunkReader::read(const std::array<std::int64_t, 3>& start_in, const std::a
         };
         if (hits[i]) {
           place(c, hits[i]->data(), start, count, buffer);
-          ++tally.hits;
           visit_whole();
           continue;
         }

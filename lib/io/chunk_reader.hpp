@@ -82,7 +82,7 @@ class ChunkReader {
   };
   // One thread's figures for one read, added to the reader's at its end.
   struct Tally {
-    std::uint64_t chunks = 0, hits = 0, stored = 0, raw = 0, read_ns = 0, decode_ns = 0, locate_ns = 0;
+    std::uint64_t chunks = 0, stored = 0, raw = 0, read_ns = 0, decode_ns = 0, locate_ns = 0;
   };
   std::unique_ptr<Buffers> take_buffers();
   void give_buffers(std::unique_ptr<Buffers> buffers);
@@ -139,7 +139,7 @@ class ChunkReader {
 
   // Every read's tallies added up (stats()).
   struct Totals {
-    std::atomic<std::uint64_t> chunks{0}, hits{0}, stored{0}, raw{0}, read_ns{0}, decode_ns{0}, locate_ns{0};
+    std::atomic<std::uint64_t> chunks{0}, stored{0}, raw{0}, read_ns{0}, decode_ns{0}, locate_ns{0};
     std::atomic<unsigned> workers{0};  // the most threads one read decoded on
   } totals_;
 };

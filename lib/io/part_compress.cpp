@@ -113,16 +113,6 @@ std::uint64_t elapsed_ns(std::chrono::steady_clock::time_point since) {
 }
 }  // namespace
 
-void CompressStats::add(const CompressStats& part) {
-  parts += part.parts;
-  raw_bytes += part.raw_bytes;
-  stored_bytes += part.stored_bytes;
-  seconds += part.seconds;
-  busy_seconds += part.busy_seconds;
-  writer_seconds += part.writer_seconds;
-  threads = std::max(threads, part.threads);
-}
-
 std::string describe_stats(const CompressStats& z) {
   const double raw = static_cast<double>(z.raw_bytes);
   char line[320];

@@ -21,6 +21,7 @@
 #include "codec/codec.hpp"
 #include "common/range.hpp"
 #include "config/config.hpp"
+#include "io/compress_stats.hpp"
 
 namespace discount {
 
@@ -40,16 +41,6 @@ std::array<std::int64_t, 3> output_chunks(const CompressionConfig& z, const std:
 // library was not found).
 void check_compression_available(const CompressionConfig& z);
 
-struct CompressStats {
-  std::string codec;  // describe_compression()
-  std::uint64_t parts = 0, raw_bytes = 0, stored_bytes = 0;
-  double seconds = 0;         // wall time
-  double busy_seconds = 0;    // thread-seconds gathering and encoding (not waiting for the writer)
-  double writer_seconds = 0;  // seconds the one writer thread spent in HDF5's direct chunk writes
-  unsigned threads = 0;
-  // One more part compressed by the same process, after the others.
-  void add(const CompressStats& part);
-};
 // "3 part(s), 1.000 GB -> 0.400 GB (ratio 2.50) in 0.50 s on 16 threads: 2.00
 // GB/s, 150 MB/s per thread; HDF5's chunk writes busy 0.20 s", the figures of
 // the stderr line.

@@ -24,19 +24,19 @@ double thread_rate(std::uint64_t bytes, double busy_seconds) {
 
 // output.compression's parts, and what its threads could encode at once:
 // one thread's rate times the threads.
-nlohmann::json compression_json(const RunReport& r) {
-  const double rate = thread_rate(r.compression_raw_bytes, r.compression_busy_seconds);
-  return {{"codec", r.compression_codec},
-          {"raw_bytes", r.compression_raw_bytes},
-          {"stored_bytes", r.compression_stored_bytes},
-          {"ratio", ratio(r.compression_raw_bytes, r.compression_stored_bytes)},
-          {"seconds", r.compression_seconds},
-          {"busy_seconds", r.compression_busy_seconds},
-          {"writer_busy_seconds", r.compression_writer_seconds},
-          {"threads", r.compression_threads},
-          {"ranks", r.compression_ranks},
+nlohmann::json compression_json(const CompressStats& z) {
+  const double rate = thread_rate(z.raw_bytes, z.busy_seconds);
+  return {{"codec", z.codec},
+          {"raw_bytes", z.raw_bytes},
+          {"stored_bytes", z.stored_bytes},
+          {"ratio", ratio(z.raw_bytes, z.stored_bytes)},
+          {"seconds", z.seconds},
+          {"busy_seconds", z.busy_seconds},
+          {"writer_busy_seconds", z.writer_seconds},
+          {"threads", z.threads},
+          {"ranks", z.ranks},
           {"thread_rate_bytes_per_s", rate},
-          {"limit_bytes_per_s", rate * r.compression_threads}};
+          {"limit_bytes_per_s", rate * z.threads}};
 }
 
 // The input's chunks decoded on the app's threads; the limit is what those
@@ -233,7 +233,7 @@ std::string RunReport::to_json() const {
     for (const auto& phase : startup.phases)
       j["startup_phases"].push_back({{"name", phase.name}, {"seconds", phase.seconds}});
   }
-  if (!compression_codec.empty()) j["compression"] = compression_json(*this);
+  if (!compression.codec.empty()) j["compression"] = compression_json(compression);
   if (decompression.raw_bytes > 0) j["decompression"] = decompression_json(decompression);
   if (has_checksum) {
     char hex[17];

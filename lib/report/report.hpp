@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/startup.hpp"
+#include "io/compress_stats.hpp"
 #include "io/input.hpp"
 #include "plan/limits.hpp"
 #include "plan/plan.hpp"
@@ -84,12 +85,9 @@ struct RunReport {
   std::vector<std::uint64_t> date_bits;
   std::uint64_t global_bits = 0;
   bool has_checksum = false;
-  // output.compression: the parts compressed at publication (codec empty: none).
-  std::string compression_codec;
-  std::uint64_t compression_raw_bytes = 0, compression_stored_bytes = 0;
-  double compression_seconds = 0, compression_busy_seconds = 0, compression_writer_seconds = 0;
-  unsigned compression_threads = 0;
-  int compression_ranks = 0;  // ranks that compressed at least one part
+  // output.compression: the parts compressed at publication, the ranks'
+  // summed (codec empty: none).
+  CompressStats compression;
   // The input's chunks decoded on the app's threads (raw_bytes 0: none),
   // the ranks' summed.
   DecodeStats decompression;

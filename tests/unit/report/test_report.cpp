@@ -55,12 +55,12 @@ TEST(Report, DecompressionAndCompressionRates) {
   report.decompression.decode_busy_seconds = 4.0;
   report.decompression.read_busy_seconds = 0.5;
   report.decompression.threads = 8;
-  report.compression_codec = "lz4";
-  report.compression_raw_bytes = 3'000'000'000;
-  report.compression_stored_bytes = 2'000'000'000;
-  report.compression_seconds = 1.0;
-  report.compression_busy_seconds = 3.0;
-  report.compression_threads = 4;
+  report.compression.codec = "lz4";
+  report.compression.raw_bytes = 3'000'000'000;
+  report.compression.stored_bytes = 2'000'000'000;
+  report.compression.seconds = 1.0;
+  report.compression.busy_seconds = 3.0;
+  report.compression.threads = 4;
   j = nlohmann::json::parse(report.to_json());
   const nlohmann::json& d = j.at("decompression");
   EXPECT_EQ(d.at("pipeline"), "shuffle + deflate 4");

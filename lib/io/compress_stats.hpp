@@ -1,0 +1,32 @@
+// What output.compression did: the figures of one part, of one process's
+// parts, or (summed over the ranks) of the job; the report's compression
+// object. Pure data.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+namespace discount {
+
+struct CompressStats {
+  std::string codec;  // describe_compression(); empty: nothing compressed
+  std::uint64_t parts = 0, raw_bytes = 0, stored_bytes = 0;
+  double seconds = 0;         // wall time
+  double busy_seconds = 0;    // thread-seconds gathering and encoding (not waiting for the writer)
+  double writer_seconds = 0;  // seconds the one writer thread spent in HDF5's direct chunk writes
+  unsigned threads = 0;
+  unsigned ranks = 0;  // the job's figures only: ranks that compressed at least one part
+  // One more part compressed by the same process, after the others.
+  void add(const CompressStats& part) {
+    parts += part.parts;
+    raw_bytes += part.raw_bytes;
+    stored_bytes += part.stored_bytes;
+    seconds += part.seconds;
+    busy_seconds += part.busy_seconds;
+    writer_seconds += part.writer_seconds;
+    threads = std::max(threads, part.threads);
+  }
+};
+
+}  // namespace discount
