@@ -1,48 +1,21 @@
 #!/usr/bin/env python3
 """Chart a discount_app run report: where the wall time went, and each stage's rate against its limit.
 
-Reads one or more JSON run reports (`discount_app run job.yaml --report run.json`,
-or the `report:` key) and writes one PNG with two panels per report:
-
-- time: the wall time split into time in at least one stage and time in no
-  stage (start-up, the last sync and rename, gaps between slabs), then one bar
-  per pipeline stage (read, h2d, kernel, d2h, write) at its busy seconds over a
-  box as long as the wall time, and a bar for the time in no stage. Stages
-  overlap, so their busy seconds add up to more than the time in a stage; the
-  report's `any_stage_seconds` (their union) gives the split. Reports written
-  before that key existed give only bounds, drawn hatched: at least
-  wall - (sum of busy seconds), at most wall - (the longest busy time);
-- rates: one bar per stage at its GB/s, drawn over the stage's limit when the
-  report carries one (`limit_gb_per_s` in the stage, or the top-level `limits`
-  table), annotated with the GB/s and the percentage of the limit.
-
-A report with a `decompression` object (the input's chunks decoded on the
-app's threads) or a `compression` object (output.compression's parts encoded)
-gets a row for each in both panels, in their own colour: in the time panel the
-busy thread-seconds spread over the threads (busy / threads: the time had all
-of them worked at once) against the wall time; in the rates panel the raw GB
-over the seconds they took (decoding: the read stage's busy seconds, which
-hold it; encoding: the compression's own seconds after the last slab) over the
-limit, one thread's rate times the threads.
-
-Each report's panels are titled with what tells compared runs apart: the
-chunk axis, the slab count, the execution space and the input's layout (axis
-order), read from the report's structured `input` and `plan` objects
-(schema_version 2; older reports give what their text holds). With several
-reports the time panels share one time axis, so a slow run looks slow.
-
-The bottleneck stage (busy longest) is drawn in red. A summary of each report
-is printed on stdout; --json writes the figures drawn, --panels each panel's
-title and axis limits.
+Reads one or more JSON run reports (`--report run.json` or the `report:` key)
+and writes one PNG with two panels per report. Time: the wall time split into
+time in at least one stage and in none (exact with `any_stage_seconds`, else
+hatched bounds), each stage's busy seconds against the wall time. Rates: each
+stage's GB/s over its limit (hatched) with the percentage. A `decompression`
+or `compression` object adds a row to both (busy thread-seconds over the
+threads; raw GB over the seconds they took against one thread's rate times the
+threads). Titles name chunk axis, slabs, space and input layout; several
+reports share one time axis; the bottleneck is red. --json writes the figures
+drawn, --panels each panel's title and axis limits.
 
   scripts/plot_report.py out/run.json                 writes out/run.png
   scripts/plot_report.py a.json b.json -o compare.png  two panels per report
   scripts/plot_report.py run.json --json drawn.json   also the figures drawn, as JSON
   scripts/plot_report.py a.json b.json --panels p.json  also each panel's title and limits
-
-Exit status: 0 written; 1 matplotlib missing or the PNG cannot be written;
-2 a report is missing, unreadable, not JSON or not a run report (one line on
-stderr).
 """
 
 import argparse
@@ -164,10 +137,8 @@ def normalise(doc, path):
 
 
 def codec_stages(doc, stages):
-    """The report's decompression and compression objects as rows like the stages': raw bytes, busy
-    thread-seconds, threads, busy / threads (`seconds`), one thread's rate, the rate reached (raw bytes
-    over the seconds they took: the read stage's busy seconds for decoding, the compression's own for
-    encoding) and the limit (one thread's rate times the threads; derived when the report lacks it)."""
+    """The decompression and compression objects as rows like the stages': busy / threads as `seconds`,
+    raw bytes over the read stage's (decoding) or their own (encoding) seconds, one thread's rate x threads."""
     read = next((st["seconds"] for st in stages if st["name"] == "read"), 0.0)
     rows = []
     for key, name, what, over in (("decompression", "decompress", "pipeline", read),
@@ -199,12 +170,8 @@ def codec_stages(doc, stages):
 
 
 def time_accounting(wall, stages, any_stage):
-    """Where the wall time went: per stage busy and idle seconds (busy + idle = wall), and the
-    split of the wall time into time in at least one stage and time in no stage.
-
-    With the report's any_stage_seconds (the union of the stages' busy intervals) the split is
-    exact: in_stage + no_stage = wall. Without it, only bounds follow from the busy seconds: the
-    union is at least the longest busy time and at most their sum (or the wall time)."""
+    """Per stage busy and idle seconds, and the wall time split into in a stage / in none: exact from
+    any_stage_seconds (the union of busy intervals), else bounds (longest busy time .. their sum)."""
     busy = [st["seconds"] for st in stages]
     total, longest = sum(busy), max(busy, default=0.0)
     acc = {"wall_s": wall, "busy_sum_s": total,
@@ -401,6 +368,28 @@ def rate_range(reports):
     return (min(positive), max(positive)) if positive else (1.0, 1.0)
 
 
+def finish_axis(ax, r, labels, codec_ys, top, xlabel):
+    """Y tick labels ({y: text}), the bottleneck's in red and the codecs' in their colour; grid, limits."""
+    ys = sorted(labels)
+    ax.set_yticks(ys)
+    ax.set_yticklabels([labels[y] for y in ys], fontsize=9)
+    for tick, y in zip(ax.get_yticklabels(), ys):
+        if labels[y].split("\n")[0] == r["bottleneck"]:
+            tick.set_color(BOTTLENECK_COLOR)
+            tick.set_fontweight("bold")
+        elif y in codec_ys:
+            tick.set_color(CODEC_COLOR)
+    ax.set_ylim(-0.6, top - 0.4)
+    ax.set_xlabel(xlabel)
+    ax.grid(axis="x", which="major", linestyle=":", color="#bbbbbb", zorder=0)
+    ax.set_axisbelow(True)
+
+
+def box(ax, y, width):
+    """The outline a bar is drawn in: the wall time (time panel)."""
+    ax.barh(y, width, height=0.72, color="none", edgecolor=LIMIT_COLOR, linewidth=0.8, zorder=1)
+
+
 def draw_panel(ax, r, scale, label_path, lo, hi):
     stages, codecs = r["stages"], r["codecs"]
     rows = stages + codecs  # the codec rows below the stages
@@ -445,26 +434,15 @@ def draw_panel(ax, r, scale, label_path, lo, hi):
 
     labels = [f"{st['name']}\n{st['bytes'] / 1e9:.3g} GB, {st['seconds']:.3g} s" for st in stages]
     labels += [f"{c['name']}\n{c['raw_bytes'] / 1e9:.3g} GB raw, {c['over_s']:.3g} s" for c in codecs]
-    ax.set_yticks(y)
-    ax.set_yticklabels(labels, fontsize=9)
-    for tick, st in zip(ax.get_yticklabels(), rows):
-        if st["name"] == r["bottleneck"]:
-            tick.set_color(BOTTLENECK_COLOR)
-            tick.set_fontweight("bold")
-        elif st.get("codec"):
-            tick.set_color(CODEC_COLOR)
-    ax.set_ylim(-0.6, len(rows) - 0.4)
-    ax.set_xlabel("GB/s (bytes moved by the stage / its busy seconds)" + (", log scale" if use_log else ""))
-    ax.grid(axis="x", which="major", linestyle=":", color="#bbbbbb", zorder=0)
-    ax.set_axisbelow(True)
+    finish_axis(ax, r, dict(zip(y, labels)), y[len(stages):], len(rows),
+                "GB/s (bytes moved by the stage / its busy seconds)" + (", log scale" if use_log else ""))
     ax.set_title(f"Rates against their limits | {run_label(r)}", fontsize=9, loc="left")
     return any_limit
 
 
 def draw_time_panel(ax, r, label_path, longest_wall):
-    """Seconds: the wall time split into in a stage / in no stage, each stage's busy time
-    against the wall time, and the time in no stage. `longest_wall`: the longest wall time of
-    the reports drawn, so every time panel has the same scale."""
+    """The wall time split into in a stage / in none, each stage's busy time against it;
+    `longest_wall` (of all reports drawn) gives every time panel one scale."""
     t, wall, stages, codecs = r["time"], r["wall"], r["stages"], r["codecs"]
     rows = len(stages) + len(codecs) + 2
     y_wall, y_none = rows - 1, 0
@@ -491,18 +469,18 @@ def draw_time_panel(ax, r, label_path, longest_wall):
     text(right * 1.02, y_wall, words, fontweight="bold")
 
     for y, st in zip(ys, stages):
-        ax.barh(y, wall, height=0.72, color="none", edgecolor=LIMIT_COLOR, linewidth=0.8, zorder=1)
+        box(ax, y, wall)
         color = BOTTLENECK_COLOR if st["name"] == r["bottleneck"] else BAR_COLOR
         ax.barh(y, st["seconds"], height=0.5, color=color, zorder=2)
         text(right * 1.02, y, f"busy {st['seconds']:.3g} s, {pct_of_wall(st['seconds'], wall)} of wall",
              fontweight="bold" if st["name"] == r["bottleneck"] else "normal")
 
     for y, c in zip(y_codecs, codecs):
-        ax.barh(y, wall, height=0.72, color="none", edgecolor=LIMIT_COLOR, linewidth=0.8, zorder=1)
+        box(ax, y, wall)
         ax.barh(y, c["seconds"], height=0.5, color=CODEC_COLOR, zorder=2)
         text(right * 1.02, y, codec_time_text(c, wall))
 
-    ax.barh(y_none, wall, height=0.72, color="none", edgecolor=LIMIT_COLOR, linewidth=0.8, zorder=1)
+    box(ax, y_none, wall)
     if t["exact"]:
         ax.barh(y_none, t["no_stage_s"], height=0.5, color=NO_STAGE_COLOR, zorder=2)
         words = f"{t['no_stage_s']:.3g} s, {pct_of_wall(t['no_stage_s'], wall)} of wall"
@@ -516,24 +494,11 @@ def draw_time_panel(ax, r, label_path, longest_wall):
     text(right * 1.02, y_none, words)
 
     labels = {y_wall: "wall", y_none: "in no stage\n(start-up, end, gaps)"}
-    for y, st in zip(ys, stages):
-        labels[y] = st["name"]
-    for y, c in zip(y_codecs, codecs):
-        labels[y] = f"{c['name']}\n(busy / {c['threads']} threads)"
-    ax.set_yticks(sorted(labels))
-    ax.set_yticklabels([labels[y] for y in sorted(labels)], fontsize=9)
-    for tick, y in zip(ax.get_yticklabels(), sorted(labels)):
-        name = labels[y]
-        if name == r["bottleneck"]:
-            tick.set_color(BOTTLENECK_COLOR)
-            tick.set_fontweight("bold")
-        elif y in y_codecs:
-            tick.set_color(CODEC_COLOR)
-    ax.set_ylim(-0.6, rows - 0.4)
+    labels.update({y: st["name"] for y, st in zip(ys, stages)})
+    labels.update({y: f"{c['name']}\n(busy / {c['threads']} threads)" for y, c in zip(y_codecs, codecs)})
+    finish_axis(ax, r, labels, y_codecs, rows,
+                "seconds (busy: the stage's thread working on a slab; the box is the wall time)")
     ax.set_xlim(0, right * 1.9)  # one scale for every report; room for the labels on the right
-    ax.set_xlabel("seconds (busy: the stage's thread working on a slab; the box is the wall time)")
-    ax.grid(axis="x", which="major", linestyle=":", color="#bbbbbb", zorder=0)
-    ax.set_axisbelow(True)
     ax.set_title(title_of(r, label_path) + "\nWhere the wall time went", fontsize=10, loc="left")
 
 

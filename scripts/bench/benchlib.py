@@ -1,9 +1,5 @@
-"""Shared helpers for the discount_app benchmark scripts in scripts/bench/.
-
-Only the standard library is imported at module level, so `--help` works with
-any Python 3; the scripts themselves need /usr/bin/python3 (h5py, NumPy,
-Numba, dask). Nothing here asserts on timing: figures are printed, and the
-scripts compare them as ratios measured in the same run.
+"""Shared helpers for the benchmarks in scripts/bench/. Only the standard
+library is imported at module level, so `--help` works with any Python 3.
 """
 
 from __future__ import annotations
@@ -66,13 +62,16 @@ def median(values):
     return statistics.median(values) if values else float("nan")
 
 
-def median_time(fn, repeat: int) -> float:
-    """Median seconds of `repeat` calls of fn() after one warm-up call."""
+def median_time(fn, repeat: int, sync=None) -> float:
+    """Median seconds of `repeat` calls of fn() after one warm-up call; sync() ends each call."""
+    sync = sync or (lambda: None)
     fn()
+    sync()
     times = []
     for _ in range(repeat):
         t0 = time.perf_counter()
         fn()
+        sync()
         times.append(time.perf_counter() - t0)
     return median(times)
 

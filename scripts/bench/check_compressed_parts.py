@@ -1,15 +1,7 @@
 #!/usr/bin/env python3
-"""Checks every element of a compressed split output against NumPy, bit for bit,
-without HDF5's filters: for h5py builds that have no zstd or LZ4 filter (no
-hdf5plugin, as on the GPU node).
-
-Each part the master's virtual dataset maps is read chunk by chunk as stored
-(h5py's read_direct_chunk), decoded here (zstd through the system's libzstd
-by ctypes, deflate through Python's zlib, byte shuffle through NumPy; the
-Fletcher32 checksum is stripped unchecked) and compared with multBy * discount
-recomputed from the input. The parts are checked in a pool of processes.
-Input and output in the [date][id][num] order; output.dtype float64.
-Exit 0 when every element of every part matches, 1 otherwise.
+"""Every element of a compressed split output against NumPy, bit for bit,
+decoding the chunks here (libzstd by ctypes, zlib, NumPy shuffle) for an h5py
+without the codec's filter. Exit 0 when all match, 1 otherwise.
 
   scripts/bench/check_compressed_parts.py in.h5 out.h5 [--processes 16]
 """

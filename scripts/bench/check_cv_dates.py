@@ -1,9 +1,6 @@
 #!/usr/bin/env python3
-"""Checks whole dates of a discount_app output against NumPy, bit for bit.
-
-cv[date] of N random dates (plus the first and the last) is compared with
-multBy * discount[date] recomputed from the input, as uint64 bit patterns.
-Input and output in the [date][id][num] order (datasets multBy, discount, cv).
+"""Whole dates of a discount_app output against NumPy, bit for bit
+([date][id][num] order; the first, the last and N random dates).
 Exit 0 when every element matches, 1 otherwise.
 
   scripts/bench/check_cv_dates.py in.h5 out.h5 --dates 12

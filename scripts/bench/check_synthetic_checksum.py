@@ -1,8 +1,7 @@
 #!/usr/bin/env python3
-"""Independent check of a checksum-sink run over a synthetic source: recompute
-cv from the documented formula (lib/io/synthetic.hpp) with NumPy for chosen
-dates and compare the wrapping uint64 sums of cv's bit patterns with the
-run report's `date_bits` (and the global checksum when every date is given).
+"""A checksum-sink run over the synthetic source, rechecked: cv recomputed
+from the formula in lib/io/synthetic.hpp for chosen dates, its bit sums
+compared with the report's `date_bits`.
 
   check_synthetic_checksum.py run.json --dates 0,1,199 [--seed 1]
 """

@@ -1,31 +1,12 @@
 #!/usr/bin/env python3
-"""Compressed inputs and outputs: the app against what a user would run instead, in one call.
+"""Compressed inputs and outputs: the app against h5py, h5repack and xarray, in one call.
 
-On one folder (tmpfs on the GPU node, /tmp here) and on the same realistic
-data (discount exp(-r t) rounded to 8 decimals, r a rate of 0.5-8% with 4
-decimals, multBy in cents; --dates x --ids x 5 float64) it times:
-
-Reading a deflate + shuffle input (h5py's gzip level 4, chunks (1, 50000, 5)):
-  1. the app on the contiguous input (the uncompressed job, the baseline);
-  2. the app on the gzip input (parallel chunk reads);
-  3. an h5py script on the gzip input: whole arrays when they fit in memory
-     (read, multiply, write uncompressed), else blocks of dates;
-  4. `h5repack` to contiguous, then the app (the old advice);
-  5. the decode stage alone (output.mode: checksum) with every thread and
-     with one (DISCOUNT_IO_THREADS=1): one core's rate times the cores is the
-     parallel limit.
-Writing compressed output (from the contiguous input), for each codec:
-  6. the app with output.compression (deflate 4 + shuffle, zstd 3 + shuffle):
-     its compression line gives the rate; with DISCOUNT_IO_THREADS=1 again
-     for one core's rate;
-  7. h5py writing the same array with the same codec, level, shuffle and
-     chunks (zstd needs an hdf5plugin build with zstd: skipped otherwise);
-  8. xarray + dask `to_netcdf` with zlib=True, complevel 4 (when installed).
-Every output is checked exact against NumPy on a few dates. Figures are
-printed, never asserted; the ratios the targets name come last.
+On the same realistic data: the app on a contiguous and a gzip 4 + shuffle
+input, an h5py script and h5repack + app on the gzip file, the decode stage
+with all threads and one, and compressed output (deflate, zstd) against h5py
+and xarray + dask writing the same codec; every output checked against NumPy.
 
   /usr/bin/python3 scripts/bench/compressed.py --dir /tmp/bench_z --dates 40 --ids 200000
-  /usr/bin/python3 scripts/bench/compressed.py --dir /dev/shm/bench_z --dates 20 --ids 2500000 --json z.json
 """
 
 from __future__ import annotations

@@ -1,22 +1,8 @@
 #!/usr/bin/python3
-"""A user's first run, with the app's defaults, against what that user would
-write instead: does the default job beat an h5py + NumPy loop and xarray +
-dask, and does chunk_axis: auto pick the faster axis on a transposed file?
-
-Two inputs, both written by h5py as a user would (contiguous float64):
-  standard    discount [D, I, N], multBy [I, N]
-  transposed  discount [I, D, N] (the original question's layout), multBy [I, N]
-
-Variants, each timed until its output is durable (a `sync` follows and is
-counted), with the input in the page cache (read once before each run):
-  app              discount_app with a config that sets only input and output
-  h5py             an h5py + NumPy loop over blocks of about 64 MiB of dates
-  xarray           xarray.open_dataset(chunks=...) (dask), multiply, to_netcdf
-  app_date/app_id  (transposed) the app with memory.chunk_axis set by hand
-
-Variants run interleaved within each repeat, in a rotating order, and the
-median is reported with ratios measured in the same run. Each output is
-checked against NumPy on a few dates. Timing is printed, never asserted.
+"""A first run with the app's defaults against an h5py + NumPy loop and
+xarray + dask, each until durable, and on a transposed file ([id, date, num])
+the default chunk_axis against each explicit one. Medians of interleaved
+repeats; outputs checked against NumPy.
 """
 
 from __future__ import annotations

@@ -1,27 +1,18 @@
 #!/usr/bin/env python3
-"""GPU peers measured beside discount_app on the same node: CuPy's
-broadcast multiply with the data resident on the GPU, CuPy's device copy
-(the limit), and CuPy end to end from NumPy arrays (upload, multiply,
-download), at the seed size and at a large size. Results are checked against
-NumPy. Prints a table; --json writes the figures."""
+"""CuPy beside discount_app on the GPU node: the broadcast multiply on
+resident data, the device copy (the limit) and end to end from NumPy, checked
+against NumPy."""
 import argparse
 import json
+import os
 import socket
+import sys
 import time
 
 import numpy as np
 
-
-def median_time(fn, reps, sync):
-    fn()
-    sync()
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        sync()
-        times.append(time.perf_counter() - t0)
-    return sorted(times)[len(times) // 2]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import median_time  # noqa: E402
 
 
 def main():

@@ -1,20 +1,10 @@
 #!/usr/bin/python3
-"""Every slicing of the app's host kernel against the copy limits, NumPy and Numba, in memory.
+"""Every slicing of the host kernel against memcpy, NumPy and Numba, in memory.
 
-discount_bench --mode kernel --space host (C++) times every compute.parallel_dims
-choice of the app's host kernel, out of place and in place, kernel: blas,
-KokkosBlas::mult, the generic MDRange functor, the default with stores through
-the cache, and the copies (glibc memcpy on every thread and on one, Kokkos
-deep_copy). This script runs it --rounds times, each round followed by the
-Python peers on the same shape: NumPy copyto and a Numba prange copy (limits),
-NumPy multiply(m[None], d, out=o) and three Numba prange kernels (triple loop,
-rows flattened to M*O, fully flat with n % (M*O)). Every figure is the median
-of all its runs; every result is checked exactly. The limit is the fastest
-copy of the call. Timing is printed, never asserted; the targets' table says
-met or not.
-
-Run with /usr/bin/python3 (NumPy, Numba). `--slicings` is accepted for older
-command lines; it is the only mode.
+Runs `discount_bench --mode kernel --space host` --rounds times, each round
+followed by the Python peers (NumPy copyto and multiply, Numba prange copy and
+kernels) on the same shape; medians, every result checked exactly.
+`--slicings` is accepted for older command lines (the only mode).
 """
 
 from __future__ import annotations

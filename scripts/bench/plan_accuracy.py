@@ -1,20 +1,8 @@
 #!/usr/bin/env python3
-"""How close `discount_app plan`'s predicted wall time is to the run's.
+"""`discount_app plan`'s predicted wall time against the run's.
 
-For (a) the demo job (inputs/demo.yaml on data/demo.h5, made as scripts/demo.sh
-makes it) and (b) a ~2 GB file-to-file job (40 x 1,250,000 x 5 by default,
-generated under --workdir), each repeat does, per job:
-
-  1. `plan` with no earlier report: rates measured now (the input read, a
-     scratch file written in the output folder, the kernel's link);
-  2. the run, with its JSON report;
-  3. `plan --no-measure`: rates and the time in no stage from that report;
-  4. a second run.
-
-It prints predicted against measured wall time (the report's wall_seconds, the
-time plan predicts) and their ratio, plus the process's own time (which adds
-process start and, for the demo, its `verify: full`). Timings are printed,
-never asserted.
+The demo job and a ~2 GB job, each repeat: plan with rates measured now, the
+run, plan --no-measure from that run's report, a second run.
 
   /usr/bin/python3 scripts/bench/plan_accuracy.py --repeat 3
 """

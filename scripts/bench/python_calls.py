@@ -1,25 +1,11 @@
 #!/usr/bin/env python3
-"""What a discount_app.multiply call costs, quiet and on a busy machine, and what a budget does to it.
+"""What a discount_app.multiply call costs, quiet and busy, and what a budget does to it.
 
-All figures come from one run, as ratios against NumPy doing the same work:
-
-  small        multiply(mult, disc, out=out) at --small (the original question's 100 x 4000 x 5)
-               against np.multiply(mult[None], disc, out=out), median of --repeat calls each,
-               quiet and with --busy busy loops (other processes spinning) beside it
-               (targets: >= 1.0x quiet, >= 1/1.5 busy)
-  1x1x1        a 1 x 1 x 1 call after the first (target: under 0.1 ms)
-  sweep        the calling thread against the engine's thread team, forced either way, over sizes
-               from 16 KB to 256 MB of disc, quiet and busy: where the team starts to repay its
-               start-up is the threshold the package uses (discount_app._CALLER_MAX_BYTES)
-  budget       --budget-shape with host_budget="2GiB" against no budget (target: within 5%)
-  slicings     multiply with each compute.parallel_dims (the engine's host kernels) on --budget-shape
-               against a NumPy copy of the same bytes, np.copyto(out, disc) (target: >= 0.8x the copy)
-  memmap       an np.memmap disc of --memmap-gb under host_budget="256MiB" against a NumPy loop over
-               dates into the same out, warm page cache, and cold where the cache can be dropped
-               (target: >= 1.0x both)
-
-Needs the package importable (PYTHONPATH=build/openmp/python, or installed).
-Nothing asserts on time.
+Parts (ratios against NumPy doing the same work, one run): small (100 x 4000
+x 5 against np.multiply, quiet and with --busy spinners), 1x1x1, sweep (the
+calling thread against the thread team by size: the package's
+_CALLER_MAX_BYTES), budget, slicings (against np.copyto), memmap (under a
+256 MiB budget against a NumPy loop). Needs the package importable.
 """
 from __future__ import annotations
 

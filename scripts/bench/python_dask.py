@@ -1,25 +1,10 @@
 #!/usr/bin/env python3
 """discount_app under Dask against Dask's own product, same arrays, chunks and scheduler.
 
-  own         (mult[None] * disc) on dask arrays: what a Dask user writes
-  map_blocks  da.map_blocks(discount_app.multiply, mult, disc)
-  graph       discount_app.dask.multiply(mult, disc)
-  copy        disc.map_blocks(np.copy): each block of disc copied into a new
-              block, the least memory traffic any function that returns a
-              new block can move; own / copy is the most such a function
-              can gain over Dask's own product on these chunks (the limit)
-
-Under the threaded scheduler each is computed into memory (.compute()),
-stored into an HDF5 file (to_hdf5) and into one NumPy array two ways:
-da.store (each block made, then copied) and out= in blocks (each block's
-product written where it belongs: np.multiply(out=) against multiply(out=),
-no new block, no page of the result faulted in after the first run). The
-rounds interleave the contenders, so load that comes and goes on a shared
-machine hits each alike. Under a distributed LocalCluster of
-worker processes (--workers, one thread each) the inputs are persisted on the
-workers and each result is persisted there. Medians of
---repeat runs; ratios own / discount_app (target: >= 1.3). Nothing asserts on
-time; every result is checked bit for bit against NumPy once.
+Contenders: own (mult[None] * disc), map_blocks(discount_app.multiply),
+discount_app.dask.multiply, and disc.map_blocks(np.copy) (the limit); under
+threads into memory, to_hdf5 and into one NumPy array, and on a LocalCluster
+(--workers). Interleaved rounds, medians; results checked against NumPy once.
 """
 from __future__ import annotations
 

@@ -1,22 +1,10 @@
 #!/usr/bin/env python3
 """discount_app's Python module against its peers, as same-run ratios.
 
-  multiply    discount_app.multiply(mult, disc, out) on NumPy arrays in host RAM
-  copy        Numba prange out[n] = disc[n] over the same bytes, same thread count
-              (the host memory limit; target: multiply in host space >= 80% of it)
-  numba_mul   Numba prange out[n] = mult[...] * disc[n] (target on a GPU: multiply >= 1.5x it)
-  np.multiply np.multiply(mult[None], disc, out=out) (target: multiply >= 1.5x it)
-  cupy_chunks a hand-chunked CuPy loop (the best a CuPy user can do), if CuPy and a GPU are there;
-              cupy.asarray(disc) of the whole array is tried too and its outcome printed
-  run vs CLI  discount_app.run(job) against `discount_app run job` on the same HDF5 job
-              (target: run's wall within 5% of the CLI's)
-  overhead    a 1 x 1 x 1 multiply after the first call (target: under 10 ms)
-
-Sizes are arguments: the H200 node's case is
-    python_multiply.py --dates 100 --ids 10000000 --nums 5 --space device --threads 16
-Each variant is timed --repeat times after one warm-up call; the median is
-printed. Nothing asserts on time: the figures and ratios are for docs/performance.md.
-Needs the discount_app package importable (PYTHONPATH=build/openmp/python, or installed).
+multiply on NumPy arrays against a Numba prange copy (the limit) and multiply,
+np.multiply, a hand-chunked CuPy loop (device space), run() against the CLI,
+and a 1 x 1 x 1 call; medians of --repeat after a warm-up. Needs the package
+importable (PYTHONPATH=build/<preset>/python).
 """
 from __future__ import annotations
 

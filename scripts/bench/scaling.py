@@ -1,21 +1,11 @@
 #!/usr/bin/env python3
-"""Rank scaling of one job: `mpirun -n R discount_app job.yaml` for each R.
+"""Rank scaling: `mpirun -n R discount_app run job.yaml` for each R.
 
-The job is the synthetic source with the checksum sink (no disk in the way,
-so the figure is the ranks' own pipeline: generate, H2D, kernel, D2H,
-checksum), or, with --file, a generated HDF5 input written to an HDF5
-output. Every run's global checksum (or output digest) must equal the
-1-rank run's; the table prints wall time, throughput (discount bytes in +
-cv bytes out over the wall time), speed-up against the first R, and the
-bottleneck stage of the combined report.
+The synthetic job with the checksum sink (or --file: HDF5 to HDF5); every run's
+checksum must equal the 1-rank run's. --device-path times `discount_bench
+--mode stream` under mpirun instead.
 
---device-path times the device path alone instead: `mpirun -n R
-discount_bench --mode stream` (the C++ benchmark of an MPI build: the app's
-pipeline with a source that reads nothing and a sink that writes nothing).
-
-  scripts/bench/scaling.py --app build/cuda-mpi/app/discount_app --ranks 1,2 \\
-      --shape 200x10000000x5 --space device --device-budget 16GiB
-  scripts/bench/scaling.py --app build/mpi/app/discount_app --ranks 1,2 --space host --threads 1
+  scripts/bench/scaling.py --app build/cuda-mpi/app/discount_app --ranks 1,2 --space device
 """
 
 import argparse

@@ -1,20 +1,9 @@
 #!/usr/bin/env python3
-"""Start-up of a job: exec to the first read of input data, from the run's report.
+"""Start-up of a job, exec to the first read of input data, from the run's report.
 
-Default: a file-to-file job. Generates a --shape input (16 GB by default) in
---dir, then runs the job --repeat times after one run that measures the link
-limits afresh (`--remeasure`, an empty limits cache). `cp && sync` of the same
-input is timed in the same call for scale.
-
---wide-ids: a job with more ids than 2^31, cut into id slabs: the synthetic
-source (no input file), default 2 x (2^31+17) x 1, `chunk_axis: id`, the output
-written into --dir (34 GB: tmpfs on a node), once per space in --spaces.
-
-Each run prints its start-up time and phases (the report's "start-up" line),
-its wall time and its bottleneck. Printed, never asserted.
-
-  /usr/bin/python3 scripts/bench/startup.py --app build/cuda/app/discount_app --dir /tmp/discount_startup
-  /usr/bin/python3 scripts/bench/startup.py --app build/cuda/app/discount_app --wide-ids --dir /dev/shm/ids
+Default: a file-to-file job, first measuring the link limits, then with the
+cached ones, beside `cp && sync`. --wide-ids: a synthetic job with more than
+2^31 ids in id slabs, once per space in --spaces.
 """
 
 from __future__ import annotations

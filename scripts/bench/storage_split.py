@@ -1,28 +1,12 @@
 #!/usr/bin/env python3
 """output.layout: split against the storage's own limits, in one call.
 
-On one folder (a memory-backed /dev/shm, or a disk) this generates an input of
---size bytes (dates x ids x 5 float64, [date][id][num]) and times, in turn:
-  1. dd pair: --writers parallel `dd` reading the input's bytes (disjoint
-     ranges of the input file, to /dev/null) while --writers parallel `dd`
-     write the output's bytes into separate files (from /dev/zero): what the
-     job must move, at the separate-files rate;
-  2. `cp` of the input (the same bytes read and written, one stream);
-  3. an h5py + NumPy loop doing the job (read, multiply, write, in date blocks);
-  4. discount_app with output.layout: single;
-  5. discount_app with output.layout: split (output.parts: --parts).
-Each is followed by `sync` on a disk (its time included; on tmpfs sync is
-skipped). Every output is checked on a few whole dates against NumPy
-(check_cv_dates.py). It prints each time and the ratios the issue's targets
-name: split / dd pair (target <= 1.4), cp / split (>= 3), h5py / split (>= 4),
-single / split. Figures are printed, never asserted; --repeat takes the best.
-On a memory-backed folder the free memory is touched once before any
-contender (--warm-memory), so that none meets a VM's slow first touch of
-fresh pages that another does not.
+On one folder: a pair of parallel `dd` streams moving the job's bytes, `cp`,
+an h5py + NumPy loop, and the app with layout single and split, each followed
+by `sync` on a disk; outputs checked on whole dates (check_cv_dates.py).
+On memory-backed folders the free memory is touched first (--warm-memory).
 
-  /usr/bin/python3 scripts/bench/storage_split.py --dir /dev/shm/discount_split --size 20GB \\
-      --app build/cuda/app/discount_app --writers 16 --json storage_split.json
-  /usr/bin/python3 scripts/bench/storage_split.py --dir /tmp/split_small --size 200MB   # a quick check
+  /usr/bin/python3 scripts/bench/storage_split.py --dir /tmp/split_small --size 200MB
 """
 
 from __future__ import annotations
