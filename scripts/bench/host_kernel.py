@@ -15,10 +15,8 @@ import os
 import sys
 import time
 
-# The CPUs this process may use, read before anything loads an OpenMP runtime:
-# Numba's OpenMP threading layer, under OMP_PROC_BIND, pins this main thread to
-# one CPU, and every child started afterwards would inherit that one CPU (the
-# invalid 16-core run in docs/performance.md). Children get this mask back.
+# The CPUs this process may use, read before Numba's OpenMP layer pins the main
+# thread to one CPU under OMP_PROC_BIND: children get this mask back.
 START_CPUS = os.sched_getaffinity(0)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

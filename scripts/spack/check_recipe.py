@@ -1,19 +1,11 @@
 #!/usr/bin/env python3
 """Checks the Spack recipe of discount_app without Spack (Python 3 standard library only).
 
-Part A (always; no network): imports the recipe under a stand-in for Spack's directives that
-records every version/variant/depends_on/requires/conflicts/patch/license call, checks the
-repository layout, that the Kokkos patches are the files of cmake/patches (one source), and
-runs cmake_args() and setup_build_environment() on a few specs.
-
-Part B (--spack-packages PATH): checks every package, version range, variant, variant value
-and cuda_arch the recipe names against a checkout (or bare git directory) of the
-spack/spack-packages repository: the package.py files there are parsed, never executed.
-
-  /usr/bin/python3 scripts/spack/check_recipe.py
-  /usr/bin/python3 scripts/spack/check_recipe.py --spack-packages /path/to/spack-packages [--rev REV]
-
-Exit status: 0 when every check passed, 1 when one failed, 2 on a usage error.
+Part A: the recipe imported under a stand-in for Spack's directives; the repository layout, the
+Kokkos patches (the files of cmake/patches), cmake_args() and setup_build_environment().
+Part B (--spack-packages PATH, a checkout or bare git directory of spack/spack-packages, parsed,
+never executed): every package, version range, variant, value and cuda_arch the recipe names.
+Exit status: 0 all passed, 1 one failed, 2 usage error.
 """
 
 import argparse
@@ -65,10 +57,8 @@ def check(cond, msg):
 
 
 def require(cond, msg):
-    """Like check(), but prints only a failure (the caller prints one line for what passed)."""
-    if not cond:
-        fail(msg)
-    return cond
+    """check() that prints only a failure (the caller prints one line for what passed)."""
+    return cond or fail(msg) or False
 
 
 # ---------------------------------------------------------------- stand-in for Spack
@@ -171,25 +161,16 @@ def install_stand_in(cuda_arch_values):
     pkg_mod.PackageBase = _PackageBase
     pkg_mod.__all__ = names + ["when", "Executable", "working_dir", "PackageBase"]
 
-    cmake_mod = types.ModuleType("spack_repo.builtin.build_systems.cmake")
-
-    class CMakePackage(_PackageBase):
-        pass
-
-    cmake_mod.CMakePackage = CMakePackage
-    cuda_mod = types.ModuleType("spack_repo.builtin.build_systems.cuda")
-
-    class CudaPackage(_PackageBase):
-        pass
-
-    CudaPackage.cuda_arch_values = tuple(cuda_arch_values)
-    cuda_mod.CudaPackage = CudaPackage
+    cmake_cls = type("CMakePackage", (_PackageBase,), {})
+    cuda_cls = type("CudaPackage", (_PackageBase,), {"cuda_arch_values": tuple(cuda_arch_values)})
     for name in ["spack", "spack_repo", "spack_repo.builtin", "spack_repo.builtin.build_systems"]:
         sys.modules[name] = types.ModuleType(name)
     sys.modules["spack.package"] = pkg_mod
-    sys.modules["spack_repo.builtin.build_systems.cmake"] = cmake_mod
-    sys.modules["spack_repo.builtin.build_systems.cuda"] = cuda_mod
-    return CMakePackage, CudaPackage
+    for name, cls in (("cmake", cmake_cls), ("cuda", cuda_cls)):
+        mod = types.ModuleType(f"spack_repo.builtin.build_systems.{name}")
+        setattr(mod, cls.__name__, cls)
+        sys.modules[mod.__name__] = mod
+    return cmake_cls, cuda_cls
 
 
 def load_recipe(cuda_arch_values):
@@ -560,17 +541,16 @@ def part_a(module, cmake_cls, cuda_cls):
         pkg.setup_build_environment(types.SimpleNamespace(set=lambda k, v: env.__setitem__(k, v)))
         return args, env
 
-    args, env = run("20", True, True, True)
-    want = ["-DCMAKE_CXX_STANDARD:STRING=20", "-DDISCOUNT_ENABLE_MPI:BOOL=ON",
-            "-DDISCOUNT_ENABLE_KOKKOS_KERNELS:BOOL=ON", "-DCMAKE_CXX_COMPILER:STRING=/k/bin/nvcc_wrapper",
-            "-DDISCOUNT_ENABLE_TESTS:BOOL=OFF"]
-    check(all(w in args for w in want) and env == {"NVCC_WRAPPER_DEFAULT_ARCH": "sm_90"},
-          "kokkos cxxstd=20 +mpi +blas +cuda cuda_arch=90 -> " + " ".join(args) + f"; env {env}")
-    args, env = run("17", False, False, False)
-    want = ["-DCMAKE_CXX_STANDARD:STRING=17", "-DDISCOUNT_ENABLE_MPI:BOOL=OFF",
-            "-DDISCOUNT_ENABLE_KOKKOS_KERNELS:BOOL=OFF"]
-    check(all(w in args for w in want) and env == {},
-          "kokkos cxxstd=17 ~mpi ~blas ~cuda -> " + " ".join(args))
+    for on, spec, extra, want_env in ((True, "cxxstd=20 +mpi +blas +cuda cuda_arch=90",
+                                       ["-DCMAKE_CXX_COMPILER:STRING=/k/bin/nvcc_wrapper",
+                                        "-DDISCOUNT_ENABLE_TESTS:BOOL=OFF"], {"NVCC_WRAPPER_DEFAULT_ARCH": "sm_90"}),
+                                      (False, "cxxstd=17 ~mpi ~blas ~cuda", [], {})):
+        args, env = run("20" if on else "17", on, on, on)
+        flag = "ON" if on else "OFF"
+        want = [f"-DCMAKE_CXX_STANDARD:STRING={'20' if on else '17'}", f"-DDISCOUNT_ENABLE_MPI:BOOL={flag}",
+                f"-DDISCOUNT_ENABLE_KOKKOS_KERNELS:BOOL={flag}"] + extra
+        check(all(w in args for w in want) and env == want_env,
+              f"kokkos {spec} -> " + " ".join(args) + (f"; env {env}" if env else ""))
 
 
 # ---------------------------------------------------------------- part B

@@ -85,12 +85,9 @@ std::string cpu_list(const cpu_set_t& set) {
   return text.empty() ? "?" : text;
 }
 
-// The host pool as it runs: each of its threads' CPU masks (read inside a
-// parallel_for, one iteration per thread), and how many CPUs they may use in
-// all. Fewer CPUs than threads makes every multi-thread figure of the run
-// invalid: that happens when the process inherits a one-CPU mask (a parent
-// whose OpenMP runtime pinned its main thread under OMP_PROC_BIND, say), as on
-// the 16-core node's first run (docs/performance.md).
+// The host pool's CPU masks, read on each of its threads, and how many CPUs
+// they share: fewer CPUs than threads (a one-CPU mask inherited from a parent
+// pinned under OMP_PROC_BIND) makes every multi-thread figure invalid.
 struct PoolMasks {
   int threads = 0;
   int distinct_threads = 0;  // threads seen running an iteration
@@ -195,10 +192,8 @@ int kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, int rep
   rows.push_back({"copy (deep_copy, 16 B/elem)", copy_s, 16.0 * n, ""});
   const double copy_gbs = 16.0 * n / copy_s / 1e9;
 
-  // Copies written as Kokkos kernels (no multiply, no multBy): the same
-  // 16-byte accesses as the row pairs, in a linear order and in the row
-  // pairs' order (a thread walks the dates). They tell the access pattern's
-  // cost apart from the kernel's arithmetic.
+  // Copies as Kokkos kernels with the row pairs' 16-byte accesses, linear and
+  // in the row pairs' order: the access pattern's cost without the arithmetic.
   if (m % 2 == 0) {
     using P = discount::detail::Pair;
     const P* src = reinterpret_cast<const P*>(in.data());
@@ -334,11 +329,9 @@ int kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, int rep
   return 0;
 }
 
-// Host kernel mode: every slicing on host memory, out of place and in place,
-// against glibc memcpy in the same process. The variants run interleaved: each
-// round times every variant once (starting at a different variant each round),
-// so that other work on the machine hits them all alike; the first is a warm-up
-// and checks every result element by element. Prints median, min and max.
+// Host kernel mode: every slicing, out of place and in place, against glibc
+// memcpy, interleaved (each round times every variant once, from a rotating
+// start); the first round warms up and checks every result. Median, min, max.
 struct HostVariant {
   std::string name;
   std::string kind;  // "copy" (16 B per element) or "kernel" (16 B per element + multBy)
@@ -396,9 +389,8 @@ int host_kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, in
   };
 
   std::vector<HostVariant> variants;
-  // The copy limits: glibc memcpy (non-temporal stores above its threshold,
-  // so no read-for-ownership of the destination), on every thread in
-  // contiguous shares, and on one thread; Kokkos deep_copy for reference.
+  // The copy limits: glibc memcpy (non-temporal above its threshold) on every
+  // thread in contiguous shares and on one; Kokkos deep_copy for reference.
   double* dst = out.data();
   const double* src = in.data();
   variants.push_back({"copy: glibc memcpy, " + std::to_string(threads) + " threads (limit)",
@@ -703,9 +695,8 @@ int stream_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, const C
   return 0;
 }
 
-// lifecycle: each child prints "main T" and the times of its steps on one
-// monotonic clock; the parent prints each step's duration and the time from
-// the child's return to being reaped (the runtime's teardown and the exit).
+// lifecycle: each child prints its steps' times on one monotonic clock; the
+// parent adds the time from the child's return to being reaped (teardown, exit).
 double mono_now() {
   timespec t{};
   clock_gettime(CLOCK_MONOTONIC, &t);
