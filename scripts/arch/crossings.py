@@ -1,43 +1,22 @@
 #!/usr/bin/python3
 """How often following a run from run_command crosses between lib/ folders.
 
-Method (dynamic): the app is built in its own build folder (build/crossings,
-the openmp preset's dependencies) with GCC's -finstrument-functions on the
-project's own code only (deps/ and /usr/ are excluded by file), linked
-without PIE together with scripts/arch/tracer.cpp, which keeps a shadow stack
-per thread and records each distinct (caller function, callee function) pair
-seen while run_command is running: on its own thread below its frame, and on
-every other thread meanwhile (the pipeline's stage threads, the OpenMP
-workers; a thread's first traced function is its entry and counts as
-reached). A small real job is then run: `generate` makes an HDF5 input and
-`run` streams it to an HDF5 output file. Addresses are named with addr2line;
-each function belongs to the folder of the file that defines it (lib/<folder>,
-or app). A crossing is a distinct caller -> callee pair whose functions lie in
-different folders. `plan` is traced the same way from plan_command and shown
-apart. A second count, "as a reader meets them", names each function without
-its template arguments and parameters (a template's instances and an overload
-set are one name) and leaves out constructors, destructors, assignments and
-callbacks. That count is also printed without the calls into common/. A third,
-"following the configuration", keeps of those only the
-crossings whose callee takes the configuration or a value made from it
-(CONFIG_TYPES, as a parameter or as the object of a member function).
-
-Layers, from the link graph the lib/*/CMakeLists.txt files declare (a folder
-sits one above the highest folder it links): common 0; config, plan, ranks 1;
-io, resolve, kernels 2; report 3; pipeline 4; probe 5; commands 6; embed 7;
-app 8. A crossing is upward when the callee's layer is above the caller's;
-between folders of one layer it is sideways. An upward edge is a callback when
-the caller is a template instantiated with the higher folder's code (ranks::
-collectively, host_parallel, run_on_threads) or the callee is a lambda's: the
-lower folder runs what it was handed and names nothing above it. The hard
-check: no edge from io/, plan/ or kernels/ into report/ or commands/ (the
-script exits 1 if there is one).
+The app is built in build/crossings with GCC's -finstrument-functions on the
+project's own code and linked with scripts/arch/tracer.cpp, which records each
+distinct (caller, callee) pair while run_command (and apart, plan_command)
+runs, on every thread. A small generate + run job is traced; addresses are
+named with addr2line; a crossing is a pair whose functions lie in different
+folders. Also counted: as a reader meets them (template arguments and
+overloads folded, constructors and callbacks left out), without common/, and
+only calls taking the configuration (CONFIG_TYPES). Layers follow the link
+graph of lib/*/CMakeLists.txt (LAYER); an upward edge from a template or
+lambda the lower folder was handed is a callback. Exits 1 on any edge from
+io/, plan/ or kernels/ into report/ or commands/. docs/architecture.md has the
+figures.
 
 Usage: /usr/bin/python3 scripts/arch/crossings.py [--source DIR] [--build-dir DIR]
        [--skip-build] [--edges] (--edges lists every crossing by name)
-An earlier commit is measured the same way from an extracted copy:
-  mkdir /tmp/base && git archive 00a5ef8 | tar -x -C /tmp/base && ln -s "$PWD/deps" /tmp/base/deps
-  /usr/bin/python3 scripts/arch/crossings.py --source /tmp/base
+An earlier commit: git archive it into /tmp/base, link deps/ there, --source /tmp/base.
 Needs g++, cmake, ninja, addr2line and nm; the build takes a few minutes.
 """
 import argparse

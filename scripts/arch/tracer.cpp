@@ -1,16 +1,9 @@
-// Call-edge tracer for scripts/arch/crossings.py. Linked ONLY into the
-// instrumented build that script makes (build/crossings, compiled with
-// -finstrument-functions); never part of the product build.
-//
-// GCC calls __cyg_profile_func_enter/exit around every instrumented function.
-// Each thread keeps a shadow stack of the functions it is in; an edge
-// (caller, callee) is kept when it happens inside one of the root functions
-// (CROSSINGS_ROOTS: comma-separated hex addresses, e.g. run_command's) on
-// the thread that called the root, or on any other thread while a root is
-// running there (the pipeline's stage threads, the OpenMP workers). A
-// thread's first instrumented function gets caller 0 (a thread entry). The
-// distinct edges are written to CROSSINGS_OUT at exit, one "caller callee"
-// pair of hex addresses a line.
+// Call-edge tracer for scripts/arch/crossings.py, linked only into its
+// -finstrument-functions build (never the product). Each thread keeps a
+// shadow stack; an edge (caller, callee) counts inside a root function
+// (CROSSINGS_ROOTS, hex addresses) on its thread, or on any thread while a
+// root runs; a thread's first function gets caller 0. The distinct edges go
+// to CROSSINGS_OUT at exit, "caller callee" in hex, one a line.
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
