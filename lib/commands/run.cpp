@@ -336,6 +336,7 @@ int verify_after_run(const Config& config) {
 // collective step, whatever its own outcome so far.
 int run_command(const Config& config, const RunOptions& options) {
   const auto start = Clock::now();
+  ranks::set_timeout(config.ranks.timeout_seconds);
   startup::mark("command line and config");
   if (!options.stop) install_signal_handlers();
   const Job job = prepare(config, options.restart);
@@ -370,6 +371,7 @@ int run_command(const Config& config, const RunOptions& options) {
   std::exception_ptr failure = run_slabs(job, options, *sink, report, limits,
                                          !options.quiet || !report_path.empty() || options.report_out, talk);
   report.ranks = ranks::size();
+  if (ranks::multi()) report.rank_hosts = ranks::hosts();
   report.startup = startup::breakdown();
   add_decompression(report, *job.input);
   combine_rank_reports(report);
@@ -378,6 +380,7 @@ int run_command(const Config& config, const RunOptions& options) {
   close_output(file_output, failure);
   const std::exception_ptr agreed = agree_on_outcome(failure);
   if (!agreed) publish(*sink, report);
+  report.collective_seconds = ranks::max(ranks::collective_seconds());
   // Once, on every rank: the slowest rank's time is the job's.
   report.wall_seconds = ranks::max(std::chrono::duration<double>(Clock::now() - start).count());
   add_job_runs(report, file_output, job.plan);

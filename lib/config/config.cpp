@@ -22,7 +22,7 @@ namespace discount {
 
 const std::vector<std::pair<std::string, std::vector<std::string>>>& config_schema() {
   static const std::vector<std::pair<std::string, std::vector<std::string>>> schema{
-      {"", {"input", "output", "compute", "memory", "limits", "verify", "report"}},
+      {"", {"input", "output", "compute", "memory", "limits", "ranks", "verify", "report"}},
       {"input",
        {"file", "multiplier", "discount", "axes", "multiplier_axes", "dates", "ids", "nonfinite", "synthetic"}},
       {"input.synthetic", {"dates", "ids", "nums", "seed"}},
@@ -33,6 +33,7 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& config_sche
       {"compute", {"space", "kernel", "parallel_dims", "tile"}},
       {"memory", {"device_budget", "host_budget", "chunk_axis", "pipeline_depth", "max_slab", "staging"}},
       {"limits", {"read", "write", "h2d", "d2h", "kernel", "measure", "cache_days"}},
+      {"ranks", {"timeout"}},
   };
   return schema;
 }
@@ -236,6 +237,7 @@ class Parser {
     if (root["compute"]) parse_compute(root["compute"], config.compute);
     if (root["memory"]) parse_memory(root["memory"], config.memory);
     if (root["limits"]) parse_limits(root["limits"], config.limits);
+    if (root["ranks"]) parse_ranks(root["ranks"], config.ranks);
     if (root["verify"])
       config.verify =
           choice<VerifyMode>(root["verify"], "verify",
@@ -456,6 +458,24 @@ class Parser {
     try {
       return parse_gb_per_s(text);
     } catch (const std::exception& e) { fail(node, "'" + key + "' = " + quote_for_message(text) + ": " + e.what()); }
+  }
+
+  void parse_ranks(const YAML::Node& node, RanksConfig& r) const {
+    require_map(node, "ranks");
+    check_keys(node, config_keys("ranks"), "ranks");
+    if (node["timeout"]) {
+      const auto& value = node["timeout"];
+      scalar(value, "ranks.timeout");
+      double seconds = -1;
+      try {
+        seconds = value.as<double>();
+      } catch (const YAML::Exception&) {
+        fail(value, "'ranks.timeout' must be a number of seconds, not " + quote_for_message(value.Scalar()));
+      }
+      if (!(seconds >= 0) || seconds > 604800)
+        fail(value, "'ranks.timeout' must be between 0 (no limit) and 604800 seconds");
+      r.timeout_seconds = seconds;
+    }
   }
 
   void parse_limits(const YAML::Node& node, LimitsConfig& l) const {

@@ -153,6 +153,13 @@ struct LimitsConfig {
 // Throws std::invalid_argument with a short reason (not positive, bad unit).
 double parse_gb_per_s(const std::string& text);
 
+// The MPI ranks (one rank: nothing to set).
+struct RanksConfig {
+  // How long a rank waits in a collective for the others before it gives up
+  // with exit 75 (ranks/ranks.hpp, set_timeout); 0: for ever.
+  double timeout_seconds = 300.0;
+};
+
 struct Config {
   std::string source_path;  // the YAML file's name for messages (control bytes escaped, long names cut)
   InputConfig input;
@@ -160,6 +167,7 @@ struct Config {
   ComputeConfig compute;
   MemoryConfig memory;
   LimitsConfig limits;
+  RanksConfig ranks;
   VerifyMode verify = VerifyMode::none;
   std::string report;
 

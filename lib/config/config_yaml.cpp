@@ -154,6 +154,10 @@ std::string Config::to_yaml() const {
   out << YAML::Key << "cache_days" << YAML::Value << limits.cache_days;
   out << YAML::EndMap;
 
+  out << YAML::Key << "ranks" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "timeout" << YAML::Value << ranks.timeout_seconds;
+  out << YAML::EndMap;
+
   static const char* verify_names[] = {"none", "sample", "full"};
   out << YAML::Key << "verify" << YAML::Value << verify_names[static_cast<int>(verify)];
   out << YAML::Key << "report" << YAML::Value << report;

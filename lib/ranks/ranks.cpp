@@ -4,12 +4,18 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <mutex>
+#include <thread>
 
 #include "common/error.hpp"
+#include "common/host.hpp"
 
 #ifdef DISCOUNT_HAVE_MPI
 #include <mpi.h>
@@ -32,6 +38,96 @@ State& state() {
 class ElsewhereError final : public Error {
  public:
   using Error::Error;
+};
+
+using Clock = std::chrono::steady_clock;
+
+// The bounded wait: each collective marks when it started (0: none running);
+// the watchdog ends the process once one has run longer than the timeout.
+class Watchdog {
+ public:
+  ~Watchdog() { stop(); }
+
+  void start(double seconds) {
+    stop();
+    std::lock_guard<std::mutex> lock(mutex_);
+    limit_ = seconds;
+    if (seconds <= 0) return;
+    quit_ = false;
+    thread_ = std::thread([this] { watch(); });
+  }
+  void stop() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      quit_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+  double limit() const { return limit_; }
+  void enter(const char* what) {
+    what_.store(what);
+    since_.store(Clock::now().time_since_epoch().count());
+  }
+  void leave() {
+    const auto began = Clock::time_point(Clock::duration(since_.exchange(0)));
+    spent_ += std::chrono::duration<double>(Clock::now() - began).count();
+  }
+  double spent() const { return spent_; }
+
+ private:
+  void watch() {
+    const auto step = std::chrono::duration<double>(std::clamp(limit_ / 10, 0.05, 1.0));
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!wake_.wait_for(lock, step, [this] { return quit_; })) {
+      const auto since = since_.load();
+      if (since == 0) continue;
+      const double waited =
+          std::chrono::duration<double>(Clock::now() - Clock::time_point(Clock::duration(since))).count();
+      if (waited > limit_) give_up(waited);
+    }
+  }
+  // The process ends here, whatever the other threads do: they may hold
+  // locks (MPI's, the C++ streams') that a normal exit would wait for.
+  [[noreturn]] void give_up(double waited) const {
+    char line[512];
+    const int n = std::snprintf(line, sizeof line,
+                                "discount_app: rank %d of %d (%s): no answer from the other ranks for %.0f s in %s "
+                                "(ranks.timeout %g s); the slabs this rank finished are recorded; exit 75, so that "
+                                "the job resumes when run again\n",
+                                state_rank(), state_size(), host_.c_str(), waited, what_.load(), limit_);
+    if (n > 0 && ::write(STDERR_FILENO, line, std::min<std::size_t>(n, sizeof line - 1)) < 0) std::_Exit(75);
+    std::_Exit(static_cast<int>(ExitCode::interrupted));
+  }
+  static int state_rank();
+  static int state_size();
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::thread thread_;
+  bool quit_ = false;
+  double limit_ = 0;
+  std::atomic<Clock::rep> since_{0};
+  std::atomic<const char*> what_{""};
+  double spent_ = 0;  // the calling thread's only
+  std::string host_ = host_name();
+};
+
+Watchdog& watchdog() {
+  static Watchdog w;
+  return w;
+}
+
+int Watchdog::state_rank() { return state().rank; }
+int Watchdog::state_size() { return state().size; }
+
+// Marks one collective for the watchdog while it runs.
+class Bounded {
+ public:
+  explicit Bounded(const char* what) { watchdog().enter(what); }
+  ~Bounded() { watchdog().leave(); }
+  Bounded(const Bounded&) = delete;
+  Bounded& operator=(const Bounded&) = delete;
 };
 
 bool has_arg(const std::vector<std::string>& args, const char* prefix) {
@@ -78,6 +174,7 @@ bool quiet_teardown_asked = false;
 void quiet_teardown() { quiet_teardown_asked = true; }
 
 Session::~Session() {
+  watchdog().stop();
 #ifdef DISCOUNT_HAVE_MPI
   int finalized = 0;
   MPI_Finalized(&finalized);
@@ -138,36 +235,73 @@ std::vector<std::string> kokkos_rank_args(const std::vector<std::string>& user_a
   return args;
 }
 
+void set_timeout(double seconds) {
+  if (multi())
+    watchdog().start(seconds);
+  else
+    watchdog().stop();
+}
+double timeout() { return watchdog().limit(); }
+double collective_seconds() { return watchdog().spent(); }
+
 #ifdef DISCOUNT_HAVE_MPI
+std::vector<std::string> hosts() {
+  const std::string mine = host_name();
+  if (!multi()) return {mine};
+  Bounded bounded("MPI_Allgather (host names)");
+  int length = static_cast<int>(mine.size());
+  std::vector<int> lengths(size());
+  MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  std::vector<int> offsets(size());
+  int total = 0;
+  for (int r = 0; r < size(); ++r) {
+    offsets[r] = total;
+    total += lengths[r];
+  }
+  std::string all(total, '\0');
+  MPI_Allgatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, MPI_COMM_WORLD);
+  std::vector<std::string> out;
+  for (int r = 0; r < size(); ++r) out.push_back(all.substr(offsets[r], lengths[r]));
+  return out;
+}
 void barrier() {
-  if (multi()) MPI_Barrier(MPI_COMM_WORLD);
+  if (!multi()) return;
+  Bounded bounded("MPI_Barrier");
+  MPI_Barrier(MPI_COMM_WORLD);
 }
 std::uint64_t min(std::uint64_t value) {
+  Bounded bounded("MPI_Allreduce");
   if (multi()) MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
   return value;
 }
 int max(int value) {
+  Bounded bounded("MPI_Allreduce");
   if (multi()) MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   return value;
 }
 double max(double value) {
+  Bounded bounded("MPI_Allreduce");
   if (multi()) MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   return value;
 }
 void sum(std::vector<double>& values) {
+  Bounded bounded("MPI_Allreduce");
   if (multi())
     MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 }
 // Unsigned sums wrap modulo 2^64 in MPI as in C++.
 void sum(std::vector<std::uint64_t>& values) {
+  Bounded bounded("MPI_Allreduce");
   if (multi())
     MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
 }
 void sum(std::uint64_t& value) {
+  Bounded bounded("MPI_Allreduce");
   if (multi()) MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
 }
 void broadcast(std::string& text) {
   if (!multi()) return;
+  Bounded bounded("MPI_Bcast");
   unsigned long long n = text.size();
   MPI_Bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
   text.resize(n);
@@ -178,6 +312,7 @@ void abort_job(int exit_code) {
   std::exit(exit_code);
 }
 #else
+std::vector<std::string> hosts() { return {host_name()}; }
 void barrier() {}
 std::uint64_t min(std::uint64_t value) { return value; }
 int max(int value) { return value; }

@@ -54,6 +54,22 @@ std::vector<std::string> kokkos_rank_args(const std::vector<std::string>& user_a
 // divided by the ranks on the node.
 int threads_per_rank(int process_cpus, int node_cpus);
 
+// No rank waits for ever. Every collective below (and agree()) is bounded
+// by `seconds` (config `ranks.timeout`): a rank that has waited that long in
+// one for the others (a rank frozen, its node or link gone) prints why and
+// exits with 75 (ExitCode::interrupted) at once. What it finished is in the
+// output's progress record already (recorded at each checkpoint, and before
+// the first collective after its slabs), so a requeued job resumes. A
+// watchdog thread, started here with several ranks, checks the waits; 0 or
+// less: no bound. Takes effect on this rank; call it with the same value on
+// every rank.
+void set_timeout(double seconds);
+double timeout();
+// Seconds this rank has spent in the collectives so far, waits included.
+double collective_seconds();
+// Every rank's host name, by rank (collective); {host} without MPI.
+std::vector<std::string> hosts();
+
 void barrier();
 std::uint64_t min(std::uint64_t value);
 int max(int value);

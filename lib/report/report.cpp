@@ -133,7 +133,19 @@ std::string RunReport::to_text() const {
   }
   if (decompression.raw_bytes > 0) out << decompression_text(decompression);
   if (startup.total_seconds > 0) out << "start-up: " << startup.describe() << "\n";
-  if (ranks > 1) out << "ranks: " << ranks << "\n";
+  if (ranks > 1) {
+    // "ranks: 6 on node1 x2, node2 x2, node3 x2; 0.412 s in collectives"
+    out << "ranks: " << ranks;
+    for (std::size_t r = 0; r < rank_hosts.size();) {
+      std::size_t n = 1;
+      while (r + n < rank_hosts.size() && rank_hosts[r + n] == rank_hosts[r]) ++n;
+      out << (r == 0 ? " on " : ", ") << rank_hosts[r];
+      if (n > 1) out << " x" << n;
+      r += n;
+    }
+    std::snprintf(line, sizeof line, "; %.3f s in collectives\n", collective_seconds);
+    out << line;
+  }
   if (runs.size() > 1 || (runs.size() == 1 && runs.front().record.run != run)) {
     // A resumed job: the table above is this run's; the job's totals count every run.
     std::snprintf(line, sizeof line, "job: %zu runs (this is run %d), %.3f GB in, %.3f GB out in all\n", runs.size(),
@@ -227,6 +239,8 @@ std::string RunReport::to_json() const {
     if (link.cached) j["limits"][stage_name(stage)]["cached_from"] = link.measured_at;
   }
   j["ranks"] = ranks;
+  if (!rank_hosts.empty()) j["rank_hosts"] = rank_hosts;
+  if (ranks > 1) j["collective_seconds"] = collective_seconds;
   if (startup.total_seconds > 0) {
     j["startup_seconds"] = startup.total_seconds;
     j["startup_phases"] = nlohmann::json::array();

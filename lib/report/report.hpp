@@ -99,6 +99,10 @@ struct RunReport {
   // that stage is held against none.
   bool kernel_on_pieces = false;
   int ranks = 1;  // processes that shared the job
+  // Under MPI: each rank's host name, by rank, and the slowest rank's
+  // seconds in the ranks' collectives (waits for the others included).
+  std::vector<std::string> rank_hosts;
+  double collective_seconds = 0.0;
   // From exec to the first read of input data, by phase (rank 0's).
   startup::Breakdown startup;
 

@@ -199,6 +199,12 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"not_a_map", "- just\n- a list\n", "job.yaml:1:1", "mapping"},
         BadConfig{"checkpoint_negative", "input: {file: a}\noutput: {file: b, checkpoint_seconds: -1}\n",
                   "job.yaml:2:39", "between 0"},
+        BadConfig{"ranks_timeout_negative", "input: {file: a}\noutput: {file: b}\nranks: {timeout: -5}\n",
+                  "job.yaml:3:18", "between 0 (no limit) and 604800"},
+        BadConfig{"ranks_timeout_word", "input: {file: a}\noutput: {file: b}\nranks: {timeout: soon}\n",
+                  "job.yaml:3:18", "a number of seconds"},
+        BadConfig{"ranks_unknown_key", "input: {file: a}\noutput: {file: b}\nranks: {timeout_s: 5}\n", "job.yaml:3:9",
+                  "did you mean 'timeout'"},
         BadConfig{"limits_unknown_key", "input: {file: a}\noutput: {file: b}\nlimits: {reed: 2}\n", "job.yaml:3:10",
                   "did you mean 'read'"},
         BadConfig{"limits_negative", "input: {file: a}\noutput: {file: b}\nlimits: {read: -1}\n", "job.yaml:3:16",
@@ -400,10 +406,20 @@ TEST(ConfigReference, DocsAndParserAgreeOnEveryKey) {
         if (line.find(std::string("`") + key + "`") != std::string::npos) documented["output.compression"].insert(key);
   }
   // Top-level sections are documented by their own headings.
-  for (const char* name : {"input", "output", "compute", "memory", "limits"}) documented[""].insert(name);
+  for (const char* name : {"input", "output", "compute", "memory", "limits", "ranks"}) documented[""].insert(name);
   std::map<std::string, std::set<std::string>> accepted;
   for (const auto& [name, keys] : config_schema()) accepted[name] = {keys.begin(), keys.end()};
   EXPECT_EQ(documented, accepted);
+}
+
+TEST(Config, RanksTimeout) {
+  const Config defaults = parse("input: {file: a.h5}\noutput: {file: /o.h5}\n");
+  EXPECT_EQ(defaults.ranks.timeout_seconds, 300.0);
+  EXPECT_NE(defaults.to_yaml().find("ranks:\n  timeout: 300"), std::string::npos) << defaults.to_yaml();
+  const Config c = parse("input: {file: a.h5}\noutput: {file: /o.h5}\nranks: {timeout: 7.5}\n");
+  EXPECT_EQ(c.ranks.timeout_seconds, 7.5);
+  EXPECT_NE(c.to_yaml().find("timeout: 7.5"), std::string::npos) << c.to_yaml();
+  EXPECT_EQ(parse("input: {file: a.h5}\noutput: {file: /o.h5}\nranks: {timeout: 0}\n").ranks.timeout_seconds, 0.0);
 }
 
 TEST(Config, InputFileListMultiplierAxesAndGlobs) {

@@ -2,6 +2,7 @@
 // hand every value back unchanged, and agree() rethrowing this rank's error.
 // Also true of an MPI build started without mpirun/srun.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <exception>
@@ -49,6 +50,22 @@ TEST(Ranks, ThreadsPerRankOnOneRank) {
     EXPECT_EQ(ranks::threads_per_rank(node + 3, node), node);
     EXPECT_EQ(ranks::threads_per_rank(-1, node), 0);
   }
+}
+
+// One rank has no one to wait for: no watchdog, whatever the timeout; the
+// host list is this host; the collectives' time is counted.
+TEST(Ranks, TimeoutAndHostsOnOneRank) {
+  ranks::set_timeout(0.01);
+  EXPECT_EQ(ranks::timeout(), 0.0);
+  const double before = ranks::collective_seconds();
+  for (int i = 0; i < 100; ++i) ranks::barrier();
+  EXPECT_EQ(ranks::max(3), 3);  // a watchdog with 0.01 s would have ended the test by now
+  EXPECT_GE(ranks::collective_seconds(), before);
+  const auto hosts = ranks::hosts();
+  ASSERT_EQ(hosts.size(), 1u);
+  char name[256] = {};
+  ASSERT_EQ(gethostname(name, sizeof name - 1), 0);
+  EXPECT_EQ(hosts[0], name);
 }
 
 TEST(Ranks, CollectivesGiveBackTheValuesOnOneRank) {
