@@ -477,10 +477,7 @@ std::string FileOutput::describe() const {
     text += ", split over " + std::to_string(bounds_.size() - 1) + " part file(s) in '" + parts_folder_ + "'" +
             (spec_.parts > 0 && !spec_.parts_auto
                  ? ""
-                 : " (output.parts: auto, " +
-                       std::string(spec_.parts_per_core ? kPartsPerCoreRule
-                                                        : auto_parts_rule(memory_backed(parts_folder_))) +
-                       ")") +
+                 : " (output.parts: auto, " + std::string(auto_parts_rule(memory_backed(parts_folder_))) + ")") +
             ", " + std::to_string(writer_threads()) + " writer(s)";
   if (mpio_data_)
     text += ", written through MPI-IO (parallel HDF5) by " + std::to_string(spec_.ranks) + " ranks";

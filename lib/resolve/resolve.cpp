@@ -282,8 +282,6 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
     if (split_parts <= 0) {
       split_parts = auto_parts(static_cast<std::uint64_t>(request.dates) * request.ids * request.nums * sizeof(double),
                                cores, facts.output_memory_backed);
-      if (unstaged && facts.output_memory_backed && split_parts > 1)
-        split_parts = std::max(split_parts, static_cast<int>(std::min(64u, cores)));
       // Under MPI a multiple of the ranks: on a fresh run each rank's share of the slabs is whole parts of its own.
       if (facts.ranks > 1 && split_parts > 1) split_parts = (split_parts + facts.ranks - 1) / facts.ranks * facts.ranks;
     }
@@ -379,7 +377,6 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
   output.layout = layout.layout;
   output.parts = split_parts;
   output.parts_auto = layout.layout == OutputLayout::split && config.output.parts <= 0;
-  output.parts_per_core = output.parts_auto && unstaged && facts.output_memory_backed && split_parts > 1;
   output.writers = split_writers_n;
   output.mpi_hints = config.output.mpi_hints;
   output.writeback = facts.knobs.writeback;
