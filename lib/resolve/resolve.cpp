@@ -216,133 +216,149 @@ void check_config(const Config& config) {
                        " is out of range [1, " + std::to_string(kMaxPipelineDepth) + "]");
 }
 
-JobSpec resolve(const Config& config, const SystemFacts& facts) {
-  check_config(config);
-  const InputFacts& input = facts.input;
-  JobSpec spec;
-  spec.source_path = config.source_path;
-  const Range dates = select_range(config.input.dates, input.dates, "input.dates", "dates");
-  const Range ids = select_range(config.input.ids, input.ids, "input.ids", "ids");
+namespace {
 
-  PlanRequest& request = spec.plan;
+// What resolve() decides on its way, handed from one step to the next.
+struct Choices {
+  KernelKind kernel = KernelKind::automatic;
+  bool unstaged = false;       // memory.staging: none's threads, no ring
+  bool small_on_disk = false;  // an output the page cache takes whole (the ring's fixed costs outweigh it)
+  bool memory_pieces = false;  // arrays in memory on a GPU, in pieces through buffers in cache
+  LayoutChoice layout;
+  int parts = 0, writers = 0;      // split: part files and writer threads
+  std::uint64_t direct_piece = 0;  // O_DIRECT bounce buffer per writer thread (0: none)
+};
+
+std::uint64_t stored_output_bytes(const Config& config, const PlanRequest& request) {
+  return static_cast<std::uint64_t>(request.dates) * request.ids * request.nums * stored_bytes(config.output.dtype);
+}
+
+// The request's shape and budgets.
+void start_request(const Config& config, const SystemFacts& facts, Range dates, Range ids, PlanRequest& request) {
   request.dates = dates.size();
   request.ids = ids.size();
-  request.nums = input.nums;
+  request.nums = facts.input.nums;
   request.pipeline_depth = config.memory.pipeline_depth;
   request.device_copies = config.compute.space == Space::device && facts.separate_device_memory;
-  const KernelKind kernel = resolve_kernel(config, request.device_copies, facts.input.visits_as_read);
-  // memory.staging: none where asked (or refused, saying why); auto takes it
-  // for a split output on a memory-backed file system (docs/config.md), and
-  // then one part per core, so that each thread writes a file of its own.
-  const std::string unstaged_why =
-      unstaged_refusal(config, input, kernel, request.device_copies, facts.output_piece_threads > 0);
-  if (config.memory.staging == Staging::none && !unstaged_why.empty())
-    throw config_error(config.source_path + ": memory.staging: none " + unstaged_why + "; use staging: auto or ring");
-  const std::uint64_t output_bytes =
-      static_cast<std::uint64_t>(request.dates) * request.ids * request.nums * stored_bytes(config.output.dtype);
-  // ... and on a disk for an output the page cache takes whole, in host
-  // memory and one process: there the ring's fixed costs (its buffers' first
-  // touch, the O_DIRECT staging) outweigh the streaming.
-  // A host_budget under kUnstagedDiskBudget keeps the ring's smaller buffers.
   request.host_budget = config.memory.host_budget.resolve(facts.host_bytes);
   request.device_budget = request.device_copies ? config.memory.device_budget.resolve(facts.device_bytes) : 0;
-  // Arrays in memory on a GPU: their pieces go up and down through buffers in
-  // cache, so the host copies each byte in and out of memory once instead of
-  // through a ring in memory (docs/python.md), where both budgets hold four
-  // times the threads' pieces (budgets cut smaller keep the ring's slabs).
+}
+
+// memory.staging: none where asked (or refused, saying why); auto takes it
+// for a split output on a memory-backed file system (docs/config.md), where
+// each thread writes a part file of its own; and on a disk for an output the
+// page cache takes whole, in host memory and one process: there the ring's
+// fixed costs (its buffers' first touch, the O_DIRECT staging) outweigh the
+// streaming. A host_budget under kUnstagedDiskBudget keeps the ring's smaller
+// buffers. Arrays in memory on a GPU: their pieces go up and down through
+// buffers in cache, so the host copies each byte in and out of memory once
+// instead of through a ring in memory (docs/python.md), where both budgets
+// hold four times the threads' pieces (budgets cut smaller keep the ring's
+// slabs). choose_split() may still take the ring.
+void choose_staging(const Config& config, const SystemFacts& facts, const PlanRequest& request, Choices& c) {
+  const std::string why =
+      unstaged_refusal(config, facts.input, c.kernel, request.device_copies, facts.output_piece_threads > 0);
+  if (config.memory.staging == Staging::none && !why.empty())
+    throw config_error(config.source_path + ": memory.staging: none " + why + "; use staging: auto or ring");
   const std::uint64_t pieces_floor =
       4 * static_cast<std::uint64_t>(std::max(0, facts.output_piece_threads)) * kCachePieceBytes;
-  const bool memory_pieces = facts.output_piece_threads > 0 && request.device_copies &&
-                             request.host_budget >= pieces_floor && request.device_budget >= pieces_floor;
-  const bool small_on_disk = config.output.mode == OutputMode::file && !facts.output_memory_backed &&
-                             !request.device_copies && facts.ranks <= 1 && output_bytes <= kUnstagedDiskBytes &&
-                             request.host_budget >= kUnstagedDiskBudget;
-  bool unstaged =
-      config.memory.staging == Staging::none || (config.memory.staging == Staging::automatic && unstaged_why.empty() &&
-                                                 (facts.output_memory_backed || small_on_disk || memory_pieces));
-  int split_parts = config.output.parts, split_writers_n = 0;
+  c.memory_pieces = facts.output_piece_threads > 0 && request.device_copies && request.host_budget >= pieces_floor &&
+                    request.device_budget >= pieces_floor;
+  c.small_on_disk = config.output.mode == OutputMode::file && !facts.output_memory_backed && !request.device_copies &&
+                    facts.ranks <= 1 && stored_output_bytes(config, request) <= kUnstagedDiskBytes &&
+                    request.host_budget >= kUnstagedDiskBudget;
+  c.unstaged =
+      config.memory.staging == Staging::none || (config.memory.staging == Staging::automatic && why.empty() &&
+                                                 (facts.output_memory_backed || c.small_on_disk || c.memory_pieces));
+}
+
+// output.layout and, for split, the part count (auto: io/part_count.hpp) and
+// one writer per part; the ring gets two buffers more than the writers, so
+// that they write at once while the reader and the kernel go on.
+void choose_split(const Config& config, const SystemFacts& facts, PlanRequest& request, Choices& c) {
   LayoutFacts layout_facts;
-  layout_facts.output_bytes = output_bytes;
+  layout_facts.output_bytes = stored_output_bytes(config, request);
   layout_facts.cores = 2 * std::max(1u, facts.writer_threads);
   layout_facts.memory_backed = facts.output_memory_backed;
   layout_facts.recorded = facts.recorded_layout;
   layout_facts.recorded_in = facts.recorded_in;
   layout_facts.compressed = config.output.compression.enabled();
-  const LayoutChoice layout = choose_layout(config.output.layout, config.output.mode, layout_facts);
-  if (layout_facts.compressed && config.output.mode == OutputMode::file && layout.layout != OutputLayout::split)
+  c.layout = choose_layout(config.output.layout, config.output.mode, layout_facts);
+  if (layout_facts.compressed && config.output.mode == OutputMode::file && c.layout.layout != OutputLayout::split)
     throw config_error(config.source_path + ": output.compression stores the split layout's finished parts " +
-                       "compressed, but this output is single (" + layout.reason +
+                       "compressed, but this output is single (" + c.layout.reason +
                        "); use output.layout: split (or auto), or --restart an existing single partial");
-  if (layout.layout == OutputLayout::split) {
-    // The part count (auto: from the output's size and the cores, about twice
-    // the I/O writer threads), and one writer per part; the ring gets two
-    // buffers more than the writers, so that they write at once while the
-    // reader and the kernel go on.
-    const unsigned cores = 2 * std::max(1u, facts.writer_threads);
-    if (split_parts <= 0) {
-      split_parts = auto_parts(static_cast<std::uint64_t>(request.dates) * request.ids * request.nums * sizeof(double),
-                               cores, facts.output_memory_backed);
+  c.parts = config.output.parts;
+  if (c.layout.layout == OutputLayout::split) {
+    if (c.parts <= 0) {
+      c.parts = auto_parts(static_cast<std::uint64_t>(request.dates) * request.ids * request.nums * sizeof(double),
+                           layout_facts.cores, facts.output_memory_backed);
       // Under MPI a multiple of the ranks: on a fresh run each rank's share of the slabs is whole parts of its own.
-      if (facts.ranks > 1 && split_parts > 1) split_parts = (split_parts + facts.ranks - 1) / facts.ranks * facts.ranks;
+      if (facts.ranks > 1 && c.parts > 1) c.parts = (c.parts + facts.ranks - 1) / facts.ranks * facts.ranks;
     }
-    split_writers_n = split_writers(split_parts, cores);
-    if (split_writers_n > 1)
-      request.pipeline_depth = std::max(request.pipeline_depth, std::min(kMaxPipelineDepth, split_writers_n + 2));
+    c.writers = split_writers(c.parts, layout_facts.cores);
+    if (c.writers > 1)
+      request.pipeline_depth = std::max(request.pipeline_depth, std::min(kMaxPipelineDepth, c.writers + 2));
   }
   // auto on a memory-backed file system: only where several threads write parts of their own at once.
-  if (config.memory.staging == Staging::automatic && split_writers_n < 2 && !small_on_disk && !memory_pieces)
-    unstaged = false;
-  const int unstaged_threads =
-      facts.output_piece_threads > 0 ? facts.output_piece_threads : std::max(1, split_writers_n);
+  if (config.memory.staging == Staging::automatic && c.writers < 2 && !c.small_on_disk && !c.memory_pieces)
+    c.unstaged = false;
+}
+
+// Slab sizes, the O_DIRECT bounce buffers and the chunk axis. memory.staging:
+// none keeps multBy resident and cuts date slabs: where the chunk axis comes
+// out id, the ring takes the job after all.
+void size_slabs(const Config& config, const SystemFacts& facts, PlanRequest& request, Choices& c) {
+  const int unstaged_threads = facts.output_piece_threads > 0 ? facts.output_piece_threads : std::max(1, c.writers);
   const std::uint64_t job_bytes =
       static_cast<std::uint64_t>(request.dates) * request.ids * request.nums * request.element_bytes;
   const auto auto_slab = [&] {
-    return unstaged ? auto_max_slab_unstaged(job_bytes, unstaged_threads)
-                    : auto_max_slab(job_bytes, request.pipeline_depth);
+    return c.unstaged ? auto_max_slab_unstaged(job_bytes, unstaged_threads)
+                      : auto_max_slab(job_bytes, request.pipeline_depth);
   };
   request.max_slab = config.memory.max_slab ? config.memory.max_slab->resolve(request.host_budget) : auto_slab();
-  // O_DIRECT bounce buffer per writer thread (0: no O_DIRECT). memory.staging:
-  // none writes its ~1 MiB pieces through the page cache instead.
-  std::uint64_t direct_piece = 0;
+  // memory.staging: none writes its ~1 MiB pieces through the page cache instead.
   const auto direct_setup = [&] {
-    direct_piece = 0;
+    c.direct_piece = 0;
     request.staging_bytes = 0;
-    if (config.output.mode != OutputMode::file || !config.output.direct_io || unstaged) return;
-    direct_piece = DirectWriter::piece_for(request.host_budget, facts.writer_threads);
+    if (config.output.mode != OutputMode::file || !config.output.direct_io || c.unstaged) return;
+    c.direct_piece = DirectWriter::piece_for(request.host_budget, facts.writer_threads);
     // Split: each of the writers has its own bounce buffers (io/output.cpp shares them out among the parts).
-    request.staging_bytes = facts.writer_threads * direct_piece * std::max(1, split_writers_n);
+    request.staging_bytes = facts.writer_threads * c.direct_piece * std::max(1, c.writers);
   };
   direct_setup();
-  request.read_bytes = input.read_memory_bytes;
-  request.unstaged = unstaged;
-  if (unstaged) request.piece_bytes = static_cast<std::uint64_t>(unstaged_threads) * kCachePieceBytes;
+  request.read_bytes = facts.input.read_memory_bytes;
+  request.unstaged = c.unstaged;
+  if (c.unstaged) request.piece_bytes = static_cast<std::uint64_t>(unstaged_threads) * kCachePieceBytes;
   choose_chunk_axis(config.memory.chunk_axis, facts, request);
-  if (unstaged && request.chunk_axis == Axis::id) {
-    // none keeps multBy resident: id slabs (each with its multBy rows) stay on the ring.
+  if (c.unstaged && request.chunk_axis == Axis::id) {
     if (config.memory.staging == Staging::none)
       throw config_error(config.source_path +
                          ": memory.staging: none keeps multBy resident and cuts date slabs, but "
                          "this job cuts id slabs (" +
                          request.chunk_axis_reason + "); use staging: auto or ring");
-    unstaged = request.unstaged = false;
+    c.unstaged = request.unstaged = false;
     request.piece_bytes = 0;
     direct_setup();
     if (!config.memory.max_slab) request.max_slab = auto_slab();
     choose_chunk_axis(config.memory.chunk_axis, facts, request);
   }
+  align_to_chunks(config, facts.input, request);
+}
 
-  align_to_chunks(config, input, request);
-
-  PipelineSpec& pipeline = spec.pipeline;
+PipelineSpec pipeline_spec(const Config& config, const SystemFacts& facts, Range dates, Range ids, const Choices& c,
+                           PlanRequest& request) {
+  PipelineSpec pipeline;
   pipeline.space = config.compute.space;
-  pipeline.kernel = kernel;
-  pipeline.staging = unstaged ? Staging::none : Staging::ring;
+  pipeline.kernel = c.kernel;
+  pipeline.staging = c.unstaged ? Staging::none : Staging::ring;
   request.kernel_on_read = pipeline.kernel == KernelKind::fused;
-  if (pipeline.kernel == KernelKind::blas && !(input.axes[0] == Axis::date && input.axes[1] == Axis::id))
+  const auto& axes = facts.input.axes;
+  if (pipeline.kernel == KernelKind::blas && !(axes[0] == Axis::date && axes[1] == Axis::id))
     throw config_error(config.source_path +
                        ": compute.kernel: blas needs the input's axes [date, id, num] (the file's "
                        "dimension names say otherwise); use kernel: mdrange for other orders");
-  pipeline.slicing = make_slicing(input.axes, config.compute.parallel_dims, config.compute.tile);
+  pipeline.slicing = make_slicing(axes, config.compute.parallel_dims, config.compute.tile);
   check_tile(config, pipeline.kernel, pipeline.slicing, request.device_copies);
   pipeline.check_finite = config.input.nonfinite == NonFinite::error;
   pipeline.multiplier = config.input.multiplier;
@@ -352,8 +368,13 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
   pipeline.rank = facts.rank;
   pipeline.ranks = facts.ranks;
   pipeline.knobs = facts.knobs;
+  return pipeline;
+}
 
-  OutputSpec& output = spec.output;
+OutputSpec output_spec(const Config& config, const SystemFacts& facts, Range dates, Range ids, const Choices& c,
+                       const PlanRequest& request) {
+  const InputFacts& input = facts.input;
+  OutputSpec output;
   output.path = config.output.file;
   output.input_file = config.input.file;
   output.input_files = config.input.files;
@@ -361,9 +382,6 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
   output.dtype = config.output.dtype;
   output.compression = config.output.compression;
   output.check_finite = config.input.nonfinite == NonFinite::error;
-  request.output_bytes = stored_bytes(config.output.dtype);
-  request.input_bytes = input.stored.discount;
-  request.mult_input_bytes = input.stored.multiplier;
   output.overwrite = config.output.overwrite;
   output.axes = input.axes;
   output.dates = dates.size();
@@ -371,21 +389,19 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
   output.nums = input.nums;
   output.chunk_axis = request.chunk_axis;
   output.checkpoint_seconds = config.output.checkpoint_seconds;
-  output.direct_io = config.output.direct_io && !unstaged;
-  output.pieces = unstaged;
-  output.direct_piece = direct_piece;
-  output.layout = layout.layout;
-  output.parts = split_parts;
-  output.parts_auto = layout.layout == OutputLayout::split && config.output.parts <= 0;
-  output.writers = split_writers_n;
+  output.direct_io = config.output.direct_io && !c.unstaged;
+  output.pieces = c.unstaged;
+  output.direct_piece = c.direct_piece;
+  output.layout = c.layout.layout;
+  output.parts = c.parts;
+  output.parts_auto = c.layout.layout == OutputLayout::split && config.output.parts <= 0;
+  output.writers = c.writers;
   output.mpi_hints = config.output.mpi_hints;
   output.writeback = facts.knobs.writeback;
   output.owner = facts.rank == 0;
   output.rank = facts.rank;
   output.ranks = facts.ranks;
-  spec.output_mode = config.output.mode;
-  spec.identity = identity_text(config, input, dates, ids, request.chunk_axis, layout.layout);
-  output.identity = spec.identity;
+  output.identity = identity_text(config, input, dates, ids, request.chunk_axis, c.layout.layout);
   output.input_stat = input.file_stat;
   output.decor = {config.input.synthetic ? std::string() : config.input.file,
                   config.input.discount,
@@ -397,20 +413,52 @@ JobSpec resolve(const Config& config, const SystemFacts& facts) {
                   config.source_path,
                   config.input.files.empty() ? std::string() : input.hdf5_file};
   output.decor.multiplier_dataset = config.input.multiplier;
+  return output;
+}
 
+ReportSpec report_spec(const Config& config, const SystemFacts& facts, const Choices& c, const PipelineSpec& pipeline,
+                       bool device_copies) {
+  ReportSpec report;
+  report.kernel = kernel_name(pipeline.kernel);
+  report.slicing = pipeline.kernel == KernelKind::blas    ? "KokkosBlas::mult over whole slabs"
+                   : c.unstaged && device_copies          ? kUnstagedDeviceSlicing
+                   : c.unstaged                           ? kUnstagedSlicing
+                   : pipeline.kernel == KernelKind::fused ? kFusedSlicing
+                                                          : pipeline.slicing.describe(facts.input.axes);
+  report.config_yaml = config.to_yaml();
+  report.layout_reason = c.layout.reason;
+  report.output_memory_backed = facts.output_memory_backed;
+  return report;
+}
+
+}  // namespace
+
+JobSpec resolve(const Config& config, const SystemFacts& facts) {
+  check_config(config);
+  JobSpec spec;
+  spec.source_path = config.source_path;
+  const Range dates = select_range(config.input.dates, facts.input.dates, "input.dates", "dates");
+  const Range ids = select_range(config.input.ids, facts.input.ids, "input.ids", "ids");
+  PlanRequest& request = spec.plan;
+  start_request(config, facts, dates, ids, request);
+  Choices c;
+  c.kernel = resolve_kernel(config, request.device_copies, facts.input.visits_as_read);
+  choose_staging(config, facts, request, c);
+  choose_split(config, facts, request, c);
+  size_slabs(config, facts, request, c);
+  spec.pipeline = pipeline_spec(config, facts, dates, ids, c, request);
+  // The stored sizes come after the chunk axis, whose choice weighs plans made without them.
+  request.output_bytes = stored_bytes(config.output.dtype);
+  request.input_bytes = facts.input.stored.discount;
+  request.mult_input_bytes = facts.input.stored.multiplier;
+  spec.output = output_spec(config, facts, dates, ids, c, request);
+  spec.output_mode = config.output.mode;
+  spec.identity = spec.output.identity;
   spec.limits = config.limits;
   spec.knobs = facts.knobs;
   spec.verify = config.verify;
   spec.report_path = config.report;
-  spec.report.kernel = kernel_name(pipeline.kernel);
-  spec.report.slicing = pipeline.kernel == KernelKind::blas    ? "KokkosBlas::mult over whole slabs"
-                        : unstaged && request.device_copies    ? kUnstagedDeviceSlicing
-                        : unstaged                             ? kUnstagedSlicing
-                        : pipeline.kernel == KernelKind::fused ? kFusedSlicing
-                                                               : pipeline.slicing.describe(input.axes);
-  spec.report.config_yaml = config.to_yaml();
-  spec.report.layout_reason = layout.reason;
-  spec.report.output_memory_backed = facts.output_memory_backed;
+  spec.report = report_spec(config, facts, c, spec.pipeline, request.device_copies);
   return spec;
 }
 
