@@ -116,16 +116,21 @@ std::string ulps_apart(double a, double b) {
 // written (io/output_record.hpp): the number checked (0: the file records
 // none, an output of an older version). Throws data_error naming a range
 // whose bytes differ.
-std::size_t check_recorded_sums(const Config& config, const std::array<Axis, 3>& axes, const InputShape& shape) {
-  const std::string& path = config.output.file;
+OutputSpec output_as_verified(const Config& config, const std::array<Axis, 3>& axes, const InputShape& shape) {
   OutputSpec spec;
-  spec.path = path;
+  spec.path = config.output.file;
   spec.dataset = config.output.dataset;
   spec.dtype = config.output.dtype;
   spec.axes = axes;
   spec.dates = shape.dates;
   spec.ids = shape.ids;
   spec.nums = shape.nums;
+  return spec;
+}
+
+std::size_t check_recorded_sums(const Config& config, const std::array<Axis, 3>& axes, const InputShape& shape) {
+  const std::string& path = config.output.file;
+  OutputSpec spec = output_as_verified(config, axes, shape);
   RecordLayout layout;
   h5::QuietErrors quiet;
   h5::Id file = h5::file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
@@ -183,92 +188,107 @@ std::size_t check_recorded_sums(const Config& config, const std::array<Axis, 3>&
 
 }  // namespace
 
-int verify_command(const Config& config, const VerifyOptions& options) {
-  if (config.output.mode != OutputMode::file) throw config_error("verify needs output.mode: file");
-  h5::QuietErrors quiet;  // a damaged file gives our one line, not HDF5's error stack
-  const bool synthetic = config.input.synthetic.has_value();
-  // The axes the input is read with (input.axes, or the file's dimension names).
-  std::array<Axis, 3> axes{Axis::date, Axis::id, Axis::num};
-  bool mult_transposed = false;  // multBy stored [num][id]
+namespace {
 
-  h5::Id in_file, mult_ds, disc_ds;
-  std::unique_ptr<InputSource> input;  // kept open: an input.file list is read through its virtual dataset
+// The input as verify reads it: the same checks as `run` (files, datasets,
+// ranks, dtypes, shapes, sub-ranges), so a wrong input fails here as it does
+// there; the values are then read with plain HDF5 calls, independently of
+// the pipeline.
+struct VerifyInput {
+  std::unique_ptr<InputSource> source;  // kept open: an input.file list is read through its virtual dataset
+  h5::Id file, mult, disc;              // none for a synthetic input
   InputShape shape;
   Range dates, ids;
-  {
-    // The same checks as `run` (files, datasets, ranks, dtypes, shapes,
-    // sub-ranges), so a wrong input fails here as it does there; the values
-    // are then read below with plain HDF5 calls, independently of the pipeline.
-    input = open_input(config.input);
-    shape = input->shape();
-    axes = input->axes();
-    mult_transposed = input->multiplier_axes()[0] == Axis::num;
-    dates = select_range(config.input.dates, shape.dates, "input.dates", "dates");
-    ids = select_range(config.input.ids, shape.ids, "input.ids", "ids");
-  }
-  if (!synthetic) {
-    const std::string in_path = input->hdf5_file();
-    in_file = open_file(in_path, "input.file");
-    mult_ds = open_dataset(in_file, config.input.multiplier, in_path, "input.multiplier", 2, 0);
-    disc_ds = open_dataset(in_file, config.input.discount, in_path, "input.discount", 3, 0);
-  }
-  h5::Id out_file = open_file(config.output.file, "output.file");
-  const InputShape out_shape{dates.size(), ids.size(), shape.nums};
-  h5::Id cv_ds = open_dataset(out_file, config.output.dataset, config.output.file, "output.dataset", 3,
-                              static_cast<std::uint64_t>(out_shape.dates * out_shape.ids * out_shape.nums));
-  {
-    const auto dims = h5::dataset_dims(cv_ds.get());
-    const FileBox whole = discount_box(out_shape, axes, {0, dates.size()}, {0, ids.size()});
-    bool same = dims.size() == 3;
-    for (int j = 0; same && j < 3; ++j) same = static_cast<std::int64_t>(dims[j]) == whole.dims[j];
-    if (!same)
-      throw data_error("verify: output '" + config.output.dataset + "' has shape " + h5::shape_string(dims) +
-                       ", expected " +
-                       h5::shape_string({hsize_t(whole.dims[0]), hsize_t(whole.dims[1]), hsize_t(whole.dims[2])}));
-    h5::Id type = h5::datatype(H5Dget_type(cv_ds.get()));
-    const OutputType want = config.output.dtype;
-    if (!type || H5Tget_class(type.get()) != H5T_FLOAT || H5Tget_size(type.get()) != stored_bytes(want))
-      throw data_error("verify: output '" + config.output.dataset + "' in '" + config.output.file +
-                       "' is not stored as " + stored_type_name(want) + " (output.dtype); set output.dtype to " +
-                       "the type it was written with");
-  }
+  std::array<Axis, 3> axes{Axis::date, Axis::id, Axis::num};  // input.axes, or the file's dimension names
+  bool mult_transposed = false;                               // multBy stored [num][id]
+  bool synthetic = false;
+};
 
-  // Boxes of one date x a block of ids, every one or a random sample.
-  const std::int64_t id_block = std::min<std::int64_t>(ids.size(), 1 << 18);
-  std::vector<std::pair<std::int64_t, std::int64_t>> boxes;  // (date, first id), relative
+VerifyInput open_verify_input(const Config& config) {
+  VerifyInput in;
+  in.synthetic = config.input.synthetic.has_value();
+  in.source = open_input(config.input);
+  in.shape = in.source->shape();
+  in.axes = in.source->axes();
+  in.mult_transposed = in.source->multiplier_axes()[0] == Axis::num;
+  in.dates = select_range(config.input.dates, in.shape.dates, "input.dates", "dates");
+  in.ids = select_range(config.input.ids, in.shape.ids, "input.ids", "ids");
+  if (!in.synthetic) {
+    const std::string path = in.source->hdf5_file();
+    in.file = open_file(path, "input.file");
+    in.mult = open_dataset(in.file, config.input.multiplier, path, "input.multiplier", 2, 0);
+    in.disc = open_dataset(in.file, config.input.discount, path, "input.discount", 3, 0);
+  }
+  return in;
+}
+
+// The output's shape in the input's axis order and its stored type.
+void check_output_dataset(const Config& config, hid_t cv, const InputShape& out_shape, const VerifyInput& in) {
+  const auto dims = h5::dataset_dims(cv);
+  const FileBox whole = discount_box(out_shape, in.axes, {0, in.dates.size()}, {0, in.ids.size()});
+  bool same = dims.size() == 3;
+  for (int j = 0; same && j < 3; ++j) same = static_cast<std::int64_t>(dims[j]) == whole.dims[j];
+  if (!same)
+    throw data_error("verify: output '" + config.output.dataset + "' has shape " + h5::shape_string(dims) +
+                     ", expected " +
+                     h5::shape_string({hsize_t(whole.dims[0]), hsize_t(whole.dims[1]), hsize_t(whole.dims[2])}));
+  h5::Id type = h5::datatype(H5Dget_type(cv));
+  const OutputType want = config.output.dtype;
+  if (!type || H5Tget_class(type.get()) != H5T_FLOAT || H5Tget_size(type.get()) != stored_bytes(want))
+    throw data_error("verify: output '" + config.output.dataset + "' in '" + config.output.file +
+                     "' is not stored as " + stored_type_name(want) + " (output.dtype); set output.dtype to " +
+                     "the type it was written with");
+}
+
+// Boxes of one date x a block of ids (date, first id; relative to the
+// selection): every one, or a random sample and the far corner.
+std::vector<std::pair<std::int64_t, std::int64_t>> verify_boxes(const VerifyOptions& options, Range dates, Range ids,
+                                                                std::int64_t id_block) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> boxes;
   if (options.full) {
     for (std::int64_t d = 0; d < dates.size(); ++d)
       for (std::int64_t i = 0; i < ids.size(); i += id_block) boxes.emplace_back(d, i);
-  } else {
-    std::mt19937_64 rng(options.seed);
-    const std::int64_t sample_block = std::min<std::int64_t>(ids.size(), 4096);
-    for (int s = 0; s < 16; ++s) {
-      const std::int64_t d = static_cast<std::int64_t>(rng() % dates.size());
-      const std::int64_t i = static_cast<std::int64_t>(rng() % (ids.size() - sample_block + 1));
-      boxes.emplace_back(d, i);
-    }
-    boxes.emplace_back(dates.size() - 1, ids.size() - sample_block);  // the far corner
+    return boxes;
   }
+  std::mt19937_64 rng(options.seed);
+  const std::int64_t sample_block = std::min<std::int64_t>(ids.size(), 4096);
+  for (int s = 0; s < 16; ++s) {
+    const std::int64_t d = static_cast<std::int64_t>(rng() % dates.size());
+    const std::int64_t i = static_cast<std::int64_t>(rng() % (ids.size() - sample_block + 1));
+    boxes.emplace_back(d, i);
+  }
+  boxes.emplace_back(dates.size() - 1, ids.size() - sample_block);  // the far corner
+  return boxes;
+}
 
-  const std::uint64_t mult_key = synthetic::key(synthetic ? config.input.synthetic->seed : 0, synthetic::multiplier);
-  const std::uint64_t disc_key = synthetic::key(synthetic ? config.input.synthetic->seed : 0, synthetic::discount);
-  std::vector<double> mult, disc, cv;
-  const bool want_float32 = config.output.dtype == OutputType::float32;
+struct Tally {
   std::uint64_t checked = 0, wrong = 0;
   std::string first_wrong;
-  const std::int64_t nums = shape.nums;
-  for (auto [d, i0] : boxes) {
-    const std::int64_t block = std::min(id_block, ids.size() - i0);
-    const std::int64_t date = dates.begin + d, id0 = ids.begin + i0;
-    const FileBox in_box = discount_box(shape, axes, {date, date + 1}, {id0, id0 + block});
-    const FileBox out_box = discount_box(out_shape, axes, {d, d + 1}, {i0, i0 + block});
-    read_box(cv_ds, 3, out_box.start, out_box.count, cv);
-    if (!synthetic) {
-      if (mult_transposed)
-        read_box(mult_ds, 2, {0, id0, 0}, {nums, block, 1}, mult);
+};
+
+// One box of the output against multBy * discount recomputed from the input
+// (or the synthetic formula), bit for bit; float32 output: the float64
+// product rounded once.
+class BoxChecker {
+ public:
+  BoxChecker(const Config& config, const VerifyInput& in, const h5::Id& cv, const InputShape& out_shape)
+      : in_(in), cv_(cv), out_shape_(out_shape), float32_(config.output.dtype == OutputType::float32) {
+    const std::uint64_t seed = in.synthetic ? config.input.synthetic->seed : 0;
+    mult_key_ = synthetic::key(seed, synthetic::multiplier);
+    disc_key_ = synthetic::key(seed, synthetic::discount);
+  }
+
+  void check(std::int64_t d, std::int64_t i0, std::int64_t block, Tally& tally) {
+    const std::int64_t date = in_.dates.begin + d, id0 = in_.ids.begin + i0, nums = in_.shape.nums;
+    const FileBox in_box = discount_box(in_.shape, in_.axes, {date, date + 1}, {id0, id0 + block});
+    const FileBox out_box = discount_box(out_shape_, in_.axes, {d, d + 1}, {i0, i0 + block});
+    read_box(cv_, 3, out_box.start, out_box.count, cv_values_);
+    if (!in_.synthetic) {
+      if (in_.mult_transposed)
+        read_box(in_.mult, 2, {0, id0, 0}, {nums, block, 1}, mult_);
       else
-        read_box(mult_ds, 2, {id0, 0, 0}, {block, nums, 1}, mult);
-      read_box(disc_ds, 3, in_box.start, in_box.count, disc);
+        read_box(in_.mult, 2, {id0, 0, 0}, {block, nums, 1}, mult_);
+      read_box(in_.disc, 3, in_box.start, in_box.count, disc_);
     }
     // Walk the box in file order; map each element to (id, num).
     std::int64_t n = 0;
@@ -279,38 +299,68 @@ int verify_command(const Config& config, const VerifyOptions& options) {
           const std::int64_t coord[3] = {a, b, e};
           std::int64_t i = 0, k = 0;
           for (int j = 0; j < 3; ++j) {
-            if (axes[j] == Axis::id) i = coord[j];
-            if (axes[j] == Axis::num) k = coord[j];
+            if (in_.axes[j] == Axis::id) i = coord[j];
+            if (in_.axes[j] == Axis::num) k = coord[j];
           }
-          double m, x;
-          if (synthetic) {
-            m = synthetic::value(mult_key, static_cast<std::uint64_t>((id0 + i) * nums + k));
-            x = synthetic::value(disc_key, static_cast<std::uint64_t>((date * shape.ids + id0 + i) * nums + k));
-          } else {
-            m = mult[static_cast<std::size_t>(mult_transposed ? k * block + i : i * nums + k)];
-            x = disc[static_cast<std::size_t>(n)];
-          }
-          // float32 output: the float64 product, rounded once.
-          const double product = m * x;
-          const double expected = want_float32 ? static_cast<double>(static_cast<float>(product)) : product;
-          ++checked;
-          if (std::memcmp(&expected, &cv[static_cast<std::size_t>(n)], sizeof(double)) != 0) {
-            if (wrong++ == 0)
-              first_wrong = "[date " + std::to_string(date) + ", id " + std::to_string(id0 + i) + ", num " +
-                            std::to_string(k) + "]: cv=" + exact(cv[static_cast<std::size_t>(n)]) + ", expected " +
-                            exact(expected) + " (" + ulps_apart(cv[static_cast<std::size_t>(n)], expected) + ")";
-          }
+          const double expected = expected_value(date, id0, i, k, block, n);
+          const double got = cv_values_[static_cast<std::size_t>(n)];
+          ++tally.checked;
+          if (std::memcmp(&expected, &got, sizeof(double)) != 0 && tally.wrong++ == 0)
+            tally.first_wrong = "[date " + std::to_string(date) + ", id " + std::to_string(id0 + i) + ", num " +
+                                std::to_string(k) + "]: cv=" + exact(got) + ", expected " + exact(expected) + " (" +
+                                ulps_apart(got, expected) + ")";
         }
   }
-  if (wrong)
-    throw data_error("verify: " + std::to_string(wrong) + " of " + std::to_string(checked) + " elements differ in '" +
-                     config.output.file + "'; first at " + first_wrong);
+
+ private:
+  double expected_value(std::int64_t date, std::int64_t id0, std::int64_t i, std::int64_t k, std::int64_t block,
+                        std::int64_t n) const {
+    const std::int64_t nums = in_.shape.nums;
+    double m, x;
+    if (in_.synthetic) {
+      m = synthetic::value(mult_key_, static_cast<std::uint64_t>((id0 + i) * nums + k));
+      x = synthetic::value(disc_key_, static_cast<std::uint64_t>((date * in_.shape.ids + id0 + i) * nums + k));
+    } else {
+      m = mult_[static_cast<std::size_t>(in_.mult_transposed ? k * block + i : i * nums + k)];
+      x = disc_[static_cast<std::size_t>(n)];
+    }
+    const double product = m * x;
+    return float32_ ? static_cast<double>(static_cast<float>(product)) : product;
+  }
+
+  const VerifyInput& in_;
+  const h5::Id& cv_;
+  InputShape out_shape_;
+  bool float32_;
+  std::uint64_t mult_key_ = 0, disc_key_ = 0;
+  std::vector<double> mult_, disc_, cv_values_;
+};
+
+}  // namespace
+
+int verify_command(const Config& config, const VerifyOptions& options) {
+  if (config.output.mode != OutputMode::file) throw config_error("verify needs output.mode: file");
+  h5::QuietErrors quiet;  // a damaged file gives our one line, not HDF5's error stack
+  const VerifyInput in = open_verify_input(config);
+  h5::Id out_file = open_file(config.output.file, "output.file");
+  const InputShape out_shape{in.dates.size(), in.ids.size(), in.shape.nums};
+  h5::Id cv_ds = open_dataset(out_file, config.output.dataset, config.output.file, "output.dataset", 3,
+                              static_cast<std::uint64_t>(out_shape.dates * out_shape.ids * out_shape.nums));
+  check_output_dataset(config, cv_ds.get(), out_shape, in);
+  const std::int64_t id_block = std::min<std::int64_t>(in.ids.size(), 1 << 18);
+  BoxChecker checker(config, in, cv_ds, out_shape);
+  Tally tally;
+  for (auto [d, i0] : verify_boxes(options, in.dates, in.ids, id_block))
+    checker.check(d, i0, std::min(id_block, in.ids.size() - i0), tally);
+  if (tally.wrong)
+    throw data_error("verify: " + std::to_string(tally.wrong) + " of " + std::to_string(tally.checked) +
+                     " elements differ in '" + config.output.file + "'; first at " + tally.first_wrong);
   // A full check also reads every done range against its recorded checksum
   // (the output opened anew: HDF5 refuses a second open of cv with other access properties).
   cv_ds.reset();
   out_file.reset();
-  const std::size_t ranges = options.full ? check_recorded_sums(config, axes, out_shape) : 0;
-  std::cout << "verify: " << checked << " elements checked (" << (options.full ? "full" : "sample")
+  const std::size_t ranges = options.full ? check_recorded_sums(config, in.axes, out_shape) : 0;
+  std::cout << "verify: " << tally.checked << " elements checked (" << (options.full ? "full" : "sample")
             << "), all equal to multBy * discount";
   if (ranges > 0) std::cout << "; the checksums recorded for its " << ranges << " done range(s) match its bytes";
   std::cout << "\n";
