@@ -122,8 +122,7 @@ void announce(const RunReport& report, const Plan& plan, const std::string& layo
 }
 
 [[noreturn]] void stopped(const RunReport& report, const OutputSink& sink, int signo) {
-  const auto* file_output = dynamic_cast<const FileOutput*>(&sink);
-  const std::string where = file_output ? "; progress saved in " + file_output->partial_path() : "";
+  const std::string where = sink.progress_path().empty() ? "" : "; progress saved in " + sink.progress_path();
   const std::string done = ranks::multi()
                                ? " after this rank's " + std::to_string(report.slabs_run) + " slab(s) of this run"
                                : " after " + std::to_string(report.slabs_skipped + report.slabs_run) + " of " +
@@ -227,10 +226,9 @@ void add_decompression(RunReport& report, const InputSource& input) {
 }
 
 // Every rank, whatever its outcome, before rank 0 reopens the file alone.
-void close_output(FileOutput* output, std::exception_ptr& failure) {
-  if (!output) return;
+void close_output(OutputSink& output, std::exception_ptr& failure) {
   try {
-    output->close_collective();
+    output.close_collective();
   } catch (...) {
     if (!failure) failure = std::current_exception();
   }
@@ -275,24 +273,24 @@ void publish(OutputSink& sink, RunReport& report) {
     if (ranks::is_root()) sink.publish();
   });
   report_compression(sink, report);
-  if (auto* checksum = dynamic_cast<ChecksumOutput*>(&sink)) {
-    checksum->combine_ranks([](std::vector<double>& v) { ranks::sum(v); },
-                            [](std::vector<std::uint64_t>& v) { ranks::sum(v); });
+  const RankSums sum{[](std::vector<double>& v) { ranks::sum(v); },
+                     [](std::vector<std::uint64_t>& v) { ranks::sum(v); }};
+  if (std::optional<OutputChecksums> checksums = sink.combined_checksums(sum)) {
     report.has_checksum = true;
-    report.date_sums = checksum->date_sums();
-    report.date_bits = checksum->date_bits();
-    report.global_bits = checksum->global_bits();
+    report.date_sums = std::move(checksums->date_sums);
+    report.date_bits = std::move(checksums->date_bits);
+    report.global_bits = checksums->global_bits;
   }
 }
 
 // After a failure every rank agreed on: bad input data leaves no fresh
 // partial output behind; an interrupted run still writes its report.
-[[noreturn]] void give_up(const std::exception_ptr& agreed, FileOutput* fresh_output, RunReport& report,
+[[noreturn]] void give_up(const std::exception_ptr& agreed, OutputSink& output, RunReport& report,
                           const std::string& report_path) {
   try {
     std::rethrow_exception(agreed);
   } catch (const Error& e) {
-    if (e.code() == ExitCode::data_invalid && fresh_output && ranks::is_root()) fresh_output->discard();
+    if (e.code() == ExitCode::data_invalid && ranks::is_root()) output.discard_if_fresh();
     if (e.code() == ExitCode::interrupted && ranks::is_root() && !report_path.empty()) {
       report.outcome = "interrupted";
       write_report(report, report_path);
@@ -304,13 +302,14 @@ void publish(OutputSink& sink, RunReport& report) {
 // Rank 0: the runs the output records (this one included), so the report
 // covers the whole job. A record that cannot be read leaves the report as
 // this run's alone.
-void add_job_runs(RunReport& report, const FileOutput* output, const Plan& plan) {
-  if (!output || !ranks::is_root()) return;
+void add_job_runs(RunReport& report, const OutputSink& output, const Plan& plan) {
+  if (!ranks::is_root()) return;
   try {
-    const RunHistory history = output->run_history();
-    report.runs = job_runs(history, run_geometry(plan));
-    report.run = output->run_number();
-    report.unit_axis = history.unit_axis;
+    const std::optional<RunHistory> history = output.run_history();
+    if (!history) return;
+    report.runs = job_runs(*history, run_geometry(plan));
+    report.run = output.run_number();
+    report.unit_axis = history->unit_axis;
   } catch (const Error&) { report.runs.clear(); }
 }
 
@@ -357,13 +356,11 @@ int run_command(const Config& config, const RunOptions& options) {
 
   std::unique_ptr<OutputSink> sink = open_sink(job, options.restart);
   startup::mark("output");
-  auto* file_output = dynamic_cast<FileOutput*>(sink.get());
-  if (file_output && file_output->state() == FileOutput::State::already_complete) {
+  if (sink->already_complete()) {
     if (talk)
       std::cout << status_prefix() << job.spec.output.path << " is already complete for this job; nothing to do\n";
     return 0;
   }
-  FileOutput* fresh_output = file_output && file_output->state() == FileOutput::State::fresh ? file_output : nullptr;
   RunReport report = start_report(job, *sink);
   if (talk) announce(report, job.plan, layout_text(job.spec));
 
@@ -377,14 +374,14 @@ int run_command(const Config& config, const RunOptions& options) {
   combine_rank_reports(report);
   report.kernel_on_pieces = job.plan.request.kernel_on_pieces();
   apply_limits(report, limits);
-  close_output(file_output, failure);
+  close_output(*sink, failure);
   const std::exception_ptr agreed = agree_on_outcome(failure);
   if (!agreed) publish(*sink, report);
   report.collective_seconds = ranks::max(ranks::collective_seconds());
   // Once, on every rank: the slowest rank's time is the job's.
   report.wall_seconds = ranks::max(std::chrono::duration<double>(Clock::now() - start).count());
-  add_job_runs(report, file_output, job.plan);
-  if (agreed) give_up(agreed, fresh_output, report, report_path);
+  add_job_runs(report, *sink, job.plan);
+  if (agreed) give_up(agreed, *sink, report, report_path);
   deliver_report(report, report_path, talk);
   if (options.report_out) *options.report_out = report;
   return verify_after_run(config);

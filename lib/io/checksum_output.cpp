@@ -87,10 +87,10 @@ void ChecksumOutput::write_slab(const Slab& slab, const double* buffer, const In
     }
 }
 
-void ChecksumOutput::combine_ranks(const std::function<void(std::vector<double>&)>& sum_floats,
-                                   const std::function<void(std::vector<std::uint64_t>&)>& sum_bits) {
-  sum_floats(sums_);
-  sum_bits(bits_);
+std::optional<OutputChecksums> ChecksumOutput::combined_checksums(const RankSums& sum) {
+  sum.floats(sums_);
+  sum.bits(bits_);
+  return OutputChecksums{sums_, bits_, global_bits()};
 }
 
 std::uint64_t ChecksumOutput::global_bits() const {

@@ -19,11 +19,8 @@ class ChecksumOutput final : public OutputSink {
   bool slab_done(const Slab&) const override { return false; }
   void write_slab(const Slab& slab, const double* buffer, const InputSums& input = {}) override;
   std::string describe() const override { return "checksum sink (no file)"; }
-  // Adds up every rank's partial sums: `sum_floats` and `sum_bits` replace
-  // each vector by its element-wise sum over the ranks (the caller's
-  // collective; io makes none itself).
-  void combine_ranks(const std::function<void(std::vector<double>&)>& sum_floats,
-                     const std::function<void(std::vector<std::uint64_t>&)>& sum_bits);
+  // Adds up every rank's partial sums, then gives the job's.
+  std::optional<OutputChecksums> combined_checksums(const RankSums& sum) override;
   const std::vector<double>& date_sums() const { return sums_; }
   const std::vector<std::uint64_t>& date_bits() const { return bits_; }
   std::uint64_t global_bits() const;

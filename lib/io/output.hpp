@@ -93,7 +93,7 @@ class FileOutput final : public OutputSink {
   // at the dataset's offset. The progress record and fdatasync are the same
   // either way.
   void open_collective();
-  void close_collective();
+  void close_collective() override;
   void flush() override;
   // Checks that every unit is recorded as done, stamps the end time, renames;
   // with split, then removes the part folder of the output it replaced.
@@ -102,12 +102,17 @@ class FileOutput final : public OutputSink {
   CompressStats compression() const override { return compression_; }
   // A fresh output given up (bad input data): the partial and its parts go.
   void discard();
+  void discard_if_fresh() override {
+    if (state_ == State::fresh) discard();
+  }
+  bool already_complete() const override { return state_ == State::already_complete; }
+  std::string progress_path() const override { return partial_path(); }
   std::string describe() const override;
   // This run's number in the file's run record (1 for a fresh output).
-  int run_number() const { return run_; }
+  int run_number() const override { return run_; }
   // The runs recorded in the output (published) or its partial, with the
   // units each wrote; empty records for a file from an older version.
-  RunHistory run_history() const;
+  std::optional<RunHistory> run_history() const override;
   std::string partial_path() const { return spec_.path + ".partial"; }
   // `<out>.partial.lock`: flock()ed for the whole run by the job's owner rank.
   std::string lock_path() const { return spec_.path + ".partial.lock"; }

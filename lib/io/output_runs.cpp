@@ -29,7 +29,7 @@ void FileOutput::write_run_record(int fd) const {
   write_run_entry(fd, runs_offset_, record, partial_path());
 }
 
-RunHistory FileOutput::run_history() const {
+std::optional<RunHistory> FileOutput::run_history() const {
   RunHistory history;
   history.unit_axis = axis_name(spec_.chunk_axis);
   h5::QuietErrors quiet;

@@ -8,8 +8,12 @@
 #include <string>
 #include <vector>
 
-#include "io/part_compress.hpp"
+#include <functional>
+#include <optional>
+
 #include "io/output_spec.hpp"
+#include "io/part_compress.hpp"
+#include "io/run_history.hpp"
 #include "plan/plan.hpp"
 
 namespace discount {
@@ -32,9 +36,29 @@ class SlabPieces {
   virtual void finish(const InputSums& input) = 0;
 };
 
+// What a sink without a file adds up (output.mode: checksum): per selected
+// date the float64 sum of cv and the wrapping uint64 sum of its bit patterns.
+struct OutputChecksums {
+  std::vector<double> date_sums;
+  std::vector<std::uint64_t> date_bits;
+  std::uint64_t global_bits = 0;
+};
+
+// Replaces each vector by its element-wise sum over the ranks (the caller's
+// collective; io makes none itself).
+struct RankSums {
+  std::function<void(std::vector<double>&)> floats;
+  std::function<void(std::vector<std::uint64_t>&)> bits;
+};
+
 class OutputSink {
  public:
   virtual ~OutputSink() = default;
+  // True when an earlier run finished this job's output: nothing to do.
+  virtual bool already_complete() const { return false; }
+  // Where the progress of a stopped run is kept for the resume ("" when
+  // nowhere): the stop message names it.
+  virtual std::string progress_path() const { return {}; }
   // True when every element of the slab is already durable (resume).
   virtual bool slab_done(const Slab& slab) const = 0;
   // Buffer holds the slab packed in the output's axis order; `input`: the
@@ -71,6 +95,19 @@ class OutputSink {
   virtual void finish_share(int /*rank*/, int /*ranks*/) {}
   // Then, on rank 0 only: the result becomes visible.
   virtual void publish() {}
+  // Collective, every rank, once the slabs are done or given up: closes what
+  // the ranks share (a parallel HDF5 file), before they agree on the outcome.
+  virtual void close_collective() {}
+  // After bad input data, on rank 0: an output this run created is removed
+  // (nothing in it is worth keeping); a resumed one stays.
+  virtual void discard_if_fresh() {}
+  // Collective where the sink adds up values (output.mode: checksum): every
+  // rank's sums combined with `sum`, then the job's; nullopt for a file.
+  virtual std::optional<OutputChecksums> combined_checksums(const RankSums& /*sum*/) { return std::nullopt; }
+  // The runs the output records (report/runs.hpp joins them into the job's
+  // runs) and this run's number; nullopt where nothing records runs.
+  virtual std::optional<RunHistory> run_history() const { return std::nullopt; }
+  virtual int run_number() const { return 0; }
   // What this rank's finish_share() and publish() did to store the output
   // compressed (output.compression); all 0 when it compressed nothing.
   virtual CompressStats compression() const { return {}; }
