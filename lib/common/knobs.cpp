@@ -43,6 +43,8 @@ Knobs read_knobs() {
   return k;
 }
 
+const char* environment_value(const char* name) { return std::getenv(name); }
+
 const Knobs& knobs() {
   static const Knobs read = read_knobs();
   return read;

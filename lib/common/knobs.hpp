@@ -46,4 +46,10 @@ Knobs read_knobs();
 // The process's reading, taken on first use and kept.
 const Knobs& knobs();
 
+// Any other variable of the environment the app reads (HOME, TMPDIR,
+// COLUMNS, OMP_NUM_THREADS, HDF5's prefixes): its value now, null when
+// unset. The one place that calls getenv, so every variable the app
+// depends on can be found here.
+const char* environment_value(const char* name);
+
 }  // namespace discount

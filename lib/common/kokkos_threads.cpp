@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "common/affinity.hpp"
+#include "common/knobs.hpp"
 #include "common/threads.hpp"
 #include "ranks/ranks.hpp"
 
@@ -39,8 +40,8 @@ std::vector<std::string> prepare_kokkos_threads(const std::vector<std::string>& 
   // Several ranks on a node share its CPUs (ranks::kokkos_rank_args) when
   // nothing asks otherwise; the cap matters only when a share exceeds it.
   const int share = ranks::local_size() > 1 ? ranks::threads_per_rank(cpus, job_cpu_count()) : cpus;
-  ThreadLimit limit = limit_threads(kokkos_args, ::getenv("KOKKOS_NUM_THREADS"), ::getenv("OMP_NUM_THREADS"), cpus,
-                                    kokkos_thread_cap());
+  ThreadLimit limit = limit_threads(kokkos_args, environment_value("KOKKOS_NUM_THREADS"),
+                                    environment_value("OMP_NUM_THREADS"), cpus, kokkos_thread_cap());
   if (!limit.requested && share > 0 && share < cpus)
     limit = limit_threads({}, nullptr, nullptr, share, kokkos_thread_cap());
   if (!limit.warning.empty() && ranks::is_root()) std::cerr << "discount_app: warning: " << limit.warning << std::endl;
@@ -49,8 +50,8 @@ std::vector<std::string> prepare_kokkos_threads(const std::vector<std::string>& 
   // Kokkos 3 refuses a KOKKOS_NUM_THREADS that differs from the option;
   // child processes (and the OpenMP runtime, when Kokkos leaves it alone)
   // see the count actually used.
-  if (::getenv("KOKKOS_NUM_THREADS")) ::setenv("KOKKOS_NUM_THREADS", count.c_str(), 1);
-  if (::getenv("OMP_NUM_THREADS")) ::setenv("OMP_NUM_THREADS", count.c_str(), 1);
+  if (environment_value("KOKKOS_NUM_THREADS")) ::setenv("KOKKOS_NUM_THREADS", count.c_str(), 1);
+  if (environment_value("OMP_NUM_THREADS")) ::setenv("OMP_NUM_THREADS", count.c_str(), 1);
 #ifdef _OPENMP
   // Kokkos' first parallel region would otherwise start the runtime's count
   // (read from OMP_NUM_THREADS when the program loaded) before taking ours.

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "common/gpu_runtime.hpp"
+#include "common/knobs.hpp"
 #include "common/sizes.hpp"
 
 namespace discount {
@@ -57,7 +58,7 @@ AddressSpace address_space() {
   if (::getrlimit(RLIMIT_STACK, &stack) == 0 && stack.rlim_cur != RLIM_INFINITY)
     stack_bytes = std::max<std::uint64_t>(stack.rlim_cur, std::uint64_t{2} << 20);
   std::uint64_t threads = std::max(1u, std::thread::hardware_concurrency());
-  if (const char* omp = std::getenv("OMP_NUM_THREADS"); omp && std::atoi(omp) > 0)
+  if (const char* omp = environment_value("OMP_NUM_THREADS"); omp && std::atoi(omp) > 0)
     threads = static_cast<std::uint64_t>(std::atoi(omp));
   threads += 8;  // reader, writers, stager, the main thread's helpers
   ::mallopt(M_ARENA_MAX, 2);

@@ -10,6 +10,7 @@
 
 #include "common/clock.hpp"
 #include "common/fingerprint.hpp"
+#include "common/knobs.hpp"
 
 namespace discount {
 
@@ -25,8 +26,8 @@ std::string entry_path(const std::string& key, const std::string& dir) {
 
 std::string limits_cache_dir(const std::string& dir) {
   if (!dir.empty()) return dir;
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/discount_app";
-  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/discount_app";
+  if (const char* xdg = environment_value("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/discount_app";
+  if (const char* home = environment_value("HOME"); home && *home) return std::string(home) + "/.cache/discount_app";
   return "/tmp/discount_app-cache-" + std::to_string(::getuid());
 }
 

@@ -16,6 +16,7 @@
 
 #include "common/error.hpp"
 #include "common/host.hpp"
+#include "common/knobs.hpp"
 
 #ifdef DISCOUNT_HAVE_MPI
 #include <mpi.h>
@@ -230,7 +231,7 @@ std::vector<std::string> kokkos_rank_args(const std::vector<std::string>& user_a
   // Without a launcher binding or OMP_NUM_THREADS, every rank's OpenMP would
   // start one thread per core of the node: share them instead.
   if (!has_arg(user_args, "--kokkos-threads") && !has_arg(user_args, "--kokkos-num-threads") &&
-      !std::getenv("OMP_NUM_THREADS") && threads > 0)
+      !environment_value("OMP_NUM_THREADS") && threads > 0)
     args.push_back("--kokkos-threads=" + std::to_string(threads));
   return args;
 }

@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/knobs.hpp"
+
 namespace discount {
 
 namespace {
@@ -57,7 +59,7 @@ bool stdout_is_terminal() { return ::isatty(STDOUT_FILENO) != 0; }
 int terminal_columns(int fd) {
   struct winsize size {};
   if (::ioctl(fd, TIOCGWINSZ, &size) == 0 && size.ws_col > 0) return size.ws_col;
-  if (const char* columns = std::getenv("COLUMNS")) {
+  if (const char* columns = environment_value("COLUMNS")) {
     char* end = nullptr;
     const long n = std::strtol(columns, &end, 10);
     if (end != columns && *end == '\0' && n > 0 && n < 100000) return static_cast<int>(n);
