@@ -17,30 +17,26 @@ void emit_axes(YAML::Emitter& out, const std::vector<Axis>& axes) {
   out << YAML::EndSeq;
 }
 
-}  // namespace
-
-const char* staging_name(Staging staging) {
-  switch (staging) {
-    case Staging::automatic: return "auto";
-    case Staging::ring: return "ring";
-    case Staging::none: return "none";
+void emit_compression(YAML::Emitter& out, const CompressionConfig& z) {
+  out << YAML::Key << "compression" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "codec" << YAML::Value << codec_name(z.codec);
+  if (z.codec != Codec::lz4)
+    out << YAML::Key << "level" << YAML::Value << (z.level >= 0 ? z.level : default_level(z.codec));
+  out << YAML::Key << "shuffle" << YAML::Value
+      << (z.shuffle == ShuffleKind::byte  ? "byte"
+          : z.shuffle == ShuffleKind::bit ? "bit"
+                                          : "none");
+  if (z.chunks.empty()) {
+    out << YAML::Key << "chunks" << YAML::Value << "auto";
+  } else {
+    out << YAML::Key << "chunks" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+    for (auto c : z.chunks) out << c;
+    out << YAML::EndSeq;
   }
-  return "?";
+  out << YAML::EndMap;
 }
 
-const char* kernel_name(KernelKind kernel) {
-  switch (kernel) {
-    case KernelKind::automatic: return "auto";
-    case KernelKind::mdrange: return "mdrange";
-    case KernelKind::blas: return "blas";
-    case KernelKind::fused: return "fused";
-  }
-  return "?";
-}
-
-std::string Config::to_yaml() const {
-  YAML::Emitter out;
-  out << YAML::BeginMap;
+void emit_input(YAML::Emitter& out, const InputConfig& input) {
   out << YAML::Key << "input" << YAML::Value << YAML::BeginMap;
   if (input.synthetic) {
     out << YAML::Key << "synthetic" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "dates"
@@ -72,7 +68,9 @@ std::string Config::to_yaml() const {
         << YAML::EndSeq;
   out << YAML::Key << "nonfinite" << YAML::Value << (input.nonfinite == NonFinite::error ? "error" : "propagate");
   out << YAML::EndMap;
+}
 
+void emit_output(YAML::Emitter& out, const OutputConfig& output) {
   out << YAML::Key << "output" << YAML::Value << YAML::BeginMap;
   if (!output.file.empty()) out << YAML::Key << "file" << YAML::Value << output.file;
   out << YAML::Key << "dataset" << YAML::Value << output.dataset;
@@ -94,27 +92,11 @@ std::string Config::to_yaml() const {
     out << YAML::EndMap;
   }
   out << YAML::Key << "dtype" << YAML::Value << (output.dtype == OutputType::float32 ? "float32" : "float64");
-  if (output.compression.enabled()) {
-    const CompressionConfig& z = output.compression;
-    out << YAML::Key << "compression" << YAML::Value << YAML::BeginMap;
-    out << YAML::Key << "codec" << YAML::Value << codec_name(z.codec);
-    if (z.codec != Codec::lz4)
-      out << YAML::Key << "level" << YAML::Value << (z.level >= 0 ? z.level : default_level(z.codec));
-    out << YAML::Key << "shuffle" << YAML::Value
-        << (z.shuffle == ShuffleKind::byte  ? "byte"
-            : z.shuffle == ShuffleKind::bit ? "bit"
-                                            : "none");
-    if (z.chunks.empty()) {
-      out << YAML::Key << "chunks" << YAML::Value << "auto";
-    } else {
-      out << YAML::Key << "chunks" << YAML::Value << YAML::Flow << YAML::BeginSeq;
-      for (auto c : z.chunks) out << c;
-      out << YAML::EndSeq;
-    }
-    out << YAML::EndMap;
-  }
+  if (output.compression.enabled()) emit_compression(out, output.compression);
   out << YAML::EndMap;
+}
 
+void emit_compute(YAML::Emitter& out, const ComputeConfig& compute) {
   out << YAML::Key << "compute" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "space" << YAML::Value << (compute.space == Space::device ? "device" : "host");
   out << YAML::Key << "kernel" << YAML::Value << kernel_name(compute.kernel);
@@ -129,7 +111,9 @@ std::string Config::to_yaml() const {
     out << YAML::EndSeq;
   }
   out << YAML::EndMap;
+}
 
+void emit_memory(YAML::Emitter& out, const MemoryConfig& memory) {
   out << YAML::Key << "memory" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "device_budget" << YAML::Value << memory.device_budget.describe();
   out << YAML::Key << "host_budget" << YAML::Value << memory.host_budget.describe();
@@ -138,7 +122,9 @@ std::string Config::to_yaml() const {
   out << YAML::Key << "max_slab" << YAML::Value << (memory.max_slab ? memory.max_slab->describe() : "auto");
   out << YAML::Key << "staging" << YAML::Value << staging_name(memory.staging);
   out << YAML::EndMap;
+}
 
+void emit_limits(YAML::Emitter& out, const LimitsConfig& limits) {
   out << YAML::Key << "limits" << YAML::Value << YAML::BeginMap;
   auto speed = [](double gb_per_s) {
     char text[48];
@@ -153,7 +139,37 @@ std::string Config::to_yaml() const {
   out << YAML::Key << "measure" << YAML::Value << limits.measure;
   out << YAML::Key << "cache_days" << YAML::Value << limits.cache_days;
   out << YAML::EndMap;
+}
 
+}  // namespace
+
+const char* staging_name(Staging staging) {
+  switch (staging) {
+    case Staging::automatic: return "auto";
+    case Staging::ring: return "ring";
+    case Staging::none: return "none";
+  }
+  return "?";
+}
+
+const char* kernel_name(KernelKind kernel) {
+  switch (kernel) {
+    case KernelKind::automatic: return "auto";
+    case KernelKind::mdrange: return "mdrange";
+    case KernelKind::blas: return "blas";
+    case KernelKind::fused: return "fused";
+  }
+  return "?";
+}
+
+std::string Config::to_yaml() const {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  emit_input(out, input);
+  emit_output(out, output);
+  emit_compute(out, compute);
+  emit_memory(out, memory);
+  emit_limits(out, limits);
   out << YAML::Key << "ranks" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "timeout" << YAML::Value << ranks.timeout_seconds;
   out << YAML::EndMap;
