@@ -309,6 +309,33 @@ class Parser {
     }
   }
 
+  // A number of seconds in [0, most]; `range` says so in the message.
+  double seconds_value(const YAML::Node& value, const std::string& key, double most, const std::string& range) const {
+    scalar(value, key);
+    double seconds = -1;
+    try {
+      seconds = value.as<double>();
+    } catch (const YAML::Exception&) {
+      fail(value, "'" + key + "' must be a number of seconds, not " + quote_for_message(value.Scalar()));
+    }
+    if (!(seconds >= 0) || seconds > most) fail(value, "'" + key + "' must be " + range);
+    return seconds;
+  }
+
+  // output.parts: 1 to 4096, or auto (0).
+  int parts_value(const YAML::Node& value) const {
+    scalar(value, "output.parts");
+    if (value.Scalar() == "auto") return 0;
+    long long parts = 0;
+    try {
+      parts = value.as<long long>();
+    } catch (const YAML::Exception&) {
+      fail(value, "'output.parts' must be a count of part files or auto, not " + quote_for_message(value.Scalar()));
+    }
+    if (parts < 1 || parts > 4096) fail(value, "'output.parts' must be between 1 and 4096, or auto");
+    return static_cast<int>(parts);
+  }
+
   void parse_output(const YAML::Node& node, OutputConfig& out) const {
     require_map(node, "output");
     check_keys(node, config_keys("output"), "output");
@@ -330,38 +357,14 @@ class Parser {
     if (node["dtype"])
       out.dtype = choice<OutputType>(node["dtype"], "output.dtype",
                                      {{"float64", OutputType::float64}, {"float32", OutputType::float32}});
-    if (node["checkpoint_seconds"]) {
-      const auto& value = node["checkpoint_seconds"];
-      scalar(value, "output.checkpoint_seconds");
-      double seconds = -1;
-      try {
-        seconds = value.as<double>();
-      } catch (const YAML::Exception&) {
-        fail(value,
-             "'output.checkpoint_seconds' must be a number of seconds, not " + quote_for_message(value.Scalar()));
-      }
-      if (!(seconds >= 0) || seconds > 86400)
-        fail(value, "'output.checkpoint_seconds' must be between 0 (every slab) and 86400");
-      out.checkpoint_seconds = seconds;
-    }
+    if (node["checkpoint_seconds"])
+      out.checkpoint_seconds = seconds_value(node["checkpoint_seconds"], "output.checkpoint_seconds", 86400,
+                                             "between 0 (every slab) and 86400");
     if (node["layout"])
       out.layout = choice<OutputLayout>(
           node["layout"], "output.layout",
           {{"single", OutputLayout::single}, {"split", OutputLayout::split}, {"auto", OutputLayout::automatic}});
-    if (node["parts"]) {
-      const auto& value = node["parts"];
-      scalar(value, "output.parts");
-      if (value.Scalar() != "auto") {
-        long long parts = 0;
-        try {
-          parts = value.as<long long>();
-        } catch (const YAML::Exception&) {
-          fail(value, "'output.parts' must be a count of part files or auto, not " + quote_for_message(value.Scalar()));
-        }
-        if (parts < 1 || parts > 4096) fail(value, "'output.parts' must be between 1 and 4096, or auto");
-        out.parts = static_cast<int>(parts);
-      }
-    }
+    if (node["parts"]) out.parts = parts_value(node["parts"]);
     if (node["compression"]) parse_compression(node["compression"], out.compression);
     if (node["mpi_hints"]) {
       const auto& hints = node["mpi_hints"];
@@ -463,19 +466,9 @@ class Parser {
   void parse_ranks(const YAML::Node& node, RanksConfig& r) const {
     require_map(node, "ranks");
     check_keys(node, config_keys("ranks"), "ranks");
-    if (node["timeout"]) {
-      const auto& value = node["timeout"];
-      scalar(value, "ranks.timeout");
-      double seconds = -1;
-      try {
-        seconds = value.as<double>();
-      } catch (const YAML::Exception&) {
-        fail(value, "'ranks.timeout' must be a number of seconds, not " + quote_for_message(value.Scalar()));
-      }
-      if (!(seconds >= 0) || seconds > 604800)
-        fail(value, "'ranks.timeout' must be between 0 (no limit) and 604800 seconds");
-      r.timeout_seconds = seconds;
-    }
+    if (node["timeout"])
+      r.timeout_seconds =
+          seconds_value(node["timeout"], "ranks.timeout", 604800, "between 0 (no limit) and 604800 seconds");
   }
 
   void parse_limits(const YAML::Node& node, LimitsConfig& l) const {
