@@ -113,37 +113,27 @@ ProbeResult probe_read(InputSource& input, const Plan& plan, Range dates, Range 
   return result;
 }
 
-WriteProbe probe_write(const OutputSpec& output, OutputMode mode, const Plan& plan, const ProbeBudget& budget) {
-  WriteProbe result;
-  const std::vector<Slab> pieces = probe_pieces(plan, auto_piece(plan, budget), budget.max_bytes);
-  const std::uint64_t largest = largest_piece_bytes(pieces, plan);
-  if (largest == 0) {
-    result.detail = "nothing to write";
-    return result;
-  }
-  double touch = 0;
-  HostPages buffer = touched(largest, touch);
-  const auto* data = static_cast<const double*>(buffer.data());
+namespace {
 
-  if (mode == OutputMode::checksum) {
-    ChecksumOutput sink(output.axes, output.dates, output.ids, output.nums);
-    const auto start = Clock::now();
-    for (const Slab& piece : pieces) {
-      sink.write_slab(piece, data);
-      result.bytes += piece_bytes_of(piece, plan);
-      ++result.pieces;
-      if (seconds_since(start) >= budget.seconds) break;
-    }
-    result.seconds = seconds_since(start);
-    result.detail = format_bytes(result.bytes) + " through the checksum sink";
-    return result;
+// The checksum sink: no file, the sums only.
+void probe_checksum_write(const OutputSpec& output, const Plan& plan, const ProbeBudget& budget,
+                          const std::vector<Slab>& pieces, const double* data, WriteProbe& result) {
+  ChecksumOutput sink(output.axes, output.dates, output.ids, output.nums);
+  const auto start = Clock::now();
+  for (const Slab& piece : pieces) {
+    sink.write_slab(piece, data);
+    result.bytes += piece_bytes_of(piece, plan);
+    ++result.pieces;
+    if (seconds_since(start) >= budget.seconds) break;
   }
+  result.seconds = seconds_since(start);
+  result.detail = format_bytes(result.bytes) + " through the checksum sink";
+}
 
-  const std::string wanted = dir_of(output.path);
-  result.folder = existing_folder(wanted);
-  result.folder_missing = result.folder != wanted;
-  // The pieces' runs in the output's layout, moved to start at byte 0.
-  std::vector<std::vector<Run>> runs;
+// The pieces' runs in the output's layout, moved to start at byte 0, and the
+// bytes they span.
+std::uint64_t scratch_runs(const OutputSpec& output, const std::vector<Slab>& pieces,
+                           std::vector<std::vector<Run>>& runs) {
   std::int64_t first = -1, last = 0;
   for (const Slab& piece : pieces) {
     const FileBox box = discount_box({output.dates, output.ids, output.nums}, output.axes, piece.dates, piece.ids);
@@ -155,8 +145,57 @@ WriteProbe probe_write(const OutputSpec& output, OutputMode mode, const Plan& pl
   }
   for (auto& piece_runs : runs)
     for (Run& run : piece_runs) run.offset -= first;
-  const std::uint64_t span = static_cast<std::uint64_t>(last - first) * sizeof(double);
+  return static_cast<std::uint64_t>(last - first) * sizeof(double);
+}
 
+// The pieces written as the run writes them, then made durable; false (and
+// the reason in `detail`) when a write fails.
+bool write_scratch(int fd, DirectWriter* direct, const Plan& plan, const ProbeBudget& budget,
+                   const std::vector<Slab>& pieces, const std::vector<std::vector<Run>>& runs, const double* data,
+                   WriteProbe& result) {
+  try {
+    const std::string what = "writing a scratch file in '" + result.folder + "'";
+    const auto start = Clock::now();
+    for (std::size_t p = 0; p < pieces.size(); ++p) {
+      write_runs_to(fd, direct, 0, runs[p], data, sizeof(double), what);
+      result.bytes += piece_bytes_of(pieces[p], plan);
+      ++result.pieces;
+      if (seconds_since(start) >= budget.seconds) break;
+    }
+    // The run makes its writes durable (checkpoints, the final flush).
+    if (::fdatasync(fd) != 0) throw io_error(what + ": fdatasync failed: " + std::strerror(errno));
+    result.seconds = seconds_since(start);
+    return true;
+  } catch (const Error& e) {
+    result.bytes = 0;
+    result.seconds = 0;
+    result.detail = e.what();
+    return false;
+  }
+}
+
+}  // namespace
+
+WriteProbe probe_write(const OutputSpec& output, OutputMode mode, const Plan& plan, const ProbeBudget& budget) {
+  WriteProbe result;
+  const std::vector<Slab> pieces = probe_pieces(plan, auto_piece(plan, budget), budget.max_bytes);
+  const std::uint64_t largest = largest_piece_bytes(pieces, plan);
+  if (largest == 0) {
+    result.detail = "nothing to write";
+    return result;
+  }
+  double touch = 0;
+  HostPages buffer = touched(largest, touch);
+  const auto* data = static_cast<const double*>(buffer.data());
+  if (mode == OutputMode::checksum) {
+    probe_checksum_write(output, plan, budget, pieces, data, result);
+    return result;
+  }
+  const std::string wanted = dir_of(output.path);
+  result.folder = existing_folder(wanted);
+  result.folder_missing = result.folder != wanted;
+  std::vector<std::vector<Run>> runs;
+  const std::uint64_t span = scratch_runs(output, pieces, runs);
   const std::string path = result.folder + "/.discount_app-plan-" + std::to_string(::getpid()) + ".scratch";
   const auto created = Clock::now();
   UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
@@ -175,24 +214,7 @@ WriteProbe probe_write(const OutputSpec& output, OutputMode mode, const Plan& pl
   if (span <= 4 * budget.max_bytes) (void)::posix_fallocate(fd.get(), 0, static_cast<off_t>(span));
   ::fsync(fd.get());
   result.create_seconds = seconds_since(created);
-  try {
-    const std::string what = "writing a scratch file in '" + result.folder + "'";
-    const auto start = Clock::now();
-    for (std::size_t p = 0; p < pieces.size(); ++p) {
-      write_runs_to(fd.get(), direct.get(), 0, runs[p], data, sizeof(double), what);
-      result.bytes += piece_bytes_of(pieces[p], plan);
-      ++result.pieces;
-      if (seconds_since(start) >= budget.seconds) break;
-    }
-    // The run makes its writes durable (checkpoints, the final flush).
-    if (::fdatasync(fd.get()) != 0) throw io_error(what + ": fdatasync failed: " + std::strerror(errno));
-    result.seconds = seconds_since(start);
-  } catch (const Error& e) {
-    result.bytes = 0;
-    result.seconds = 0;
-    result.detail = e.what();
-    return result;
-  }
+  if (!write_scratch(fd.get(), direct.get(), plan, budget, pieces, runs, data, result)) return result;
   const bool through_direct = direct && direct->active();
   std::uint64_t allocated = 0;
   struct stat st {};
