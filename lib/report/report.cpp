@@ -96,6 +96,99 @@ const StageStats* RunReport::bottleneck() const {
   return slowest;
 }
 
+namespace {
+
+nlohmann::json runs_json(const RunReport& report) {
+  nlohmann::json all = nlohmann::json::array();
+  for (const auto& r : report.runs) {
+    nlohmann::json units = nlohmann::json::array();
+    for (const auto& [b, e] : r.units) units.push_back(nlohmann::json::array({b, e}));
+    all.push_back({{"run", r.record.run},
+                   {"this_run", r.record.run == report.run},
+                   {"start_time", r.record.start_time},
+                   {"end_time", r.record.end_time},
+                   {"host", r.record.host},
+                   {"ranks", r.record.ranks},
+                   {"seconds", r.record.seconds},
+                   {"unit_axis", report.unit_axis},
+                   {"units", units},
+                   {"unit_count", r.unit_count},
+                   {"slabs", r.slabs},
+                   {"input_bytes", r.input_bytes},
+                   {"output_bytes", r.output_bytes}});
+  }
+  return all;
+}
+
+nlohmann::json stages_json(const std::vector<StageStats>& stages) {
+  nlohmann::json all = nlohmann::json::array();
+  for (const auto& s : stages) {
+    nlohmann::json stage = {
+        {"name", s.name}, {"bytes", s.bytes}, {"seconds", s.seconds}, {"gb_per_s", s.gb_per_s()}, {"slabs", s.slabs}};
+    stage["limit_gb_per_s"] = s.limit_gb_per_s > 0 ? nlohmann::json(s.limit_gb_per_s) : nlohmann::json(nullptr);
+    stage["fraction_of_limit"] =
+        s.fraction_of_limit() >= 0 ? nlohmann::json(s.fraction_of_limit()) : nlohmann::json(nullptr);
+    all.push_back(stage);
+  }
+  return all;
+}
+
+nlohmann::json limits_json(const Limits& limits) {
+  nlohmann::json all = nlohmann::json::object();
+  for (Stage stage : kAllStages) {
+    const LinkLimit& link = limits.of(stage);
+    if (!link.known()) continue;
+    all[stage_name(stage)] = {{"gb_per_s", link.gb_per_s}, {"source", link_source_name(link.source)}};
+    if (link.cached) all[stage_name(stage)]["cached_from"] = link.measured_at;
+  }
+  return all;
+}
+
+nlohmann::json checksum_json(const RunReport& report) {
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(report.global_bits));
+  return {{"global_bits_hex", hex},
+          {"global_bits", report.global_bits},
+          {"date_sums", report.date_sums},
+          {"date_bits", report.date_bits}};
+}
+
+// "ranks: 6 on node1 x2, node2 x2, node3 x2; 0.412 s in collectives"
+std::string ranks_text(const RunReport& report) {
+  std::ostringstream out;
+  out << "ranks: " << report.ranks;
+  const auto& hosts = report.rank_hosts;
+  for (std::size_t r = 0; r < hosts.size();) {
+    std::size_t n = 1;
+    while (r + n < hosts.size() && hosts[r + n] == hosts[r]) ++n;
+    out << (r == 0 ? " on " : ", ") << hosts[r];
+    if (n > 1) out << " x" << n;
+    r += n;
+  }
+  char line[64];
+  std::snprintf(line, sizeof line, "; %.3f s in collectives\n", report.collective_seconds);
+  return out.str() + line;
+}
+
+// A resumed job: the stage table is this run's; the job's totals count every run.
+std::string runs_text(const RunReport& report) {
+  std::string out;
+  char line[256];
+  std::snprintf(line, sizeof line, "job: %zu runs (this is run %d), %.3f GB in, %.3f GB out in all\n",
+                report.runs.size(), report.run, report.job_input_bytes() / 1e9, report.job_output_bytes() / 1e9);
+  out += line;
+  for (const auto& r : report.runs) {
+    std::snprintf(line, sizeof line, "  run %d: %lld %s(s), %.3f GB out, %.1f s, %s to %s\n", r.record.run,
+                  static_cast<long long>(r.unit_count), report.unit_axis.c_str(), r.output_bytes / 1e9,
+                  r.record.seconds, r.record.start_time.empty() ? "?" : r.record.start_time.c_str(),
+                  r.record.end_time.empty() ? "?" : r.record.end_time.c_str());
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string RunReport::to_text() const {
   std::ostringstream out;
   char line[256];
@@ -133,32 +226,8 @@ std::string RunReport::to_text() const {
   }
   if (decompression.raw_bytes > 0) out << decompression_text(decompression);
   if (startup.total_seconds > 0) out << "start-up: " << startup.describe() << "\n";
-  if (ranks > 1) {
-    // "ranks: 6 on node1 x2, node2 x2, node3 x2; 0.412 s in collectives"
-    out << "ranks: " << ranks;
-    for (std::size_t r = 0; r < rank_hosts.size();) {
-      std::size_t n = 1;
-      while (r + n < rank_hosts.size() && rank_hosts[r + n] == rank_hosts[r]) ++n;
-      out << (r == 0 ? " on " : ", ") << rank_hosts[r];
-      if (n > 1) out << " x" << n;
-      r += n;
-    }
-    std::snprintf(line, sizeof line, "; %.3f s in collectives\n", collective_seconds);
-    out << line;
-  }
-  if (runs.size() > 1 || (runs.size() == 1 && runs.front().record.run != run)) {
-    // A resumed job: the table above is this run's; the job's totals count every run.
-    std::snprintf(line, sizeof line, "job: %zu runs (this is run %d), %.3f GB in, %.3f GB out in all\n", runs.size(),
-                  run, job_input_bytes() / 1e9, job_output_bytes() / 1e9);
-    out << line;
-    for (const auto& r : runs) {
-      std::snprintf(line, sizeof line, "  run %d: %lld %s(s), %.3f GB out, %.1f s, %s to %s\n", r.record.run,
-                    static_cast<long long>(r.unit_count), unit_axis.c_str(), r.output_bytes / 1e9, r.record.seconds,
-                    r.record.start_time.empty() ? "?" : r.record.start_time.c_str(),
-                    r.record.end_time.empty() ? "?" : r.record.end_time.c_str());
-      out << line;
-    }
-  }
+  if (ranks > 1) out << ranks_text(*this);
+  if (runs.size() > 1 || (runs.size() == 1 && runs.front().record.run != run)) out << runs_text(*this);
   if (!host.empty()) out << "host: " << host << (gpu.empty() ? "" : ", GPU: " + gpu) << "\n";
   if (has_checksum) {
     std::snprintf(line, sizeof line, "checksum %016llx (wrapping uint64 sum of cv's bit patterns, %zu dates)\n",
@@ -204,40 +273,9 @@ std::string RunReport::to_json() const {
                    {"wall_seconds", wall_seconds},
                    {"effective_gb_per_s", effective_gb_per_s()},
                    {"slabs", slabs_run}};
-  j["runs"] = nlohmann::json::array();
-  for (const auto& r : runs) {
-    nlohmann::json units = nlohmann::json::array();
-    for (const auto& [b, e] : r.units) units.push_back(nlohmann::json::array({b, e}));
-    j["runs"].push_back({{"run", r.record.run},
-                         {"this_run", r.record.run == run},
-                         {"start_time", r.record.start_time},
-                         {"end_time", r.record.end_time},
-                         {"host", r.record.host},
-                         {"ranks", r.record.ranks},
-                         {"seconds", r.record.seconds},
-                         {"unit_axis", unit_axis},
-                         {"units", units},
-                         {"unit_count", r.unit_count},
-                         {"slabs", r.slabs},
-                         {"input_bytes", r.input_bytes},
-                         {"output_bytes", r.output_bytes}});
-  }
-  j["stages"] = nlohmann::json::array();
-  for (const auto& s : stages) {
-    nlohmann::json stage = {
-        {"name", s.name}, {"bytes", s.bytes}, {"seconds", s.seconds}, {"gb_per_s", s.gb_per_s()}, {"slabs", s.slabs}};
-    stage["limit_gb_per_s"] = s.limit_gb_per_s > 0 ? nlohmann::json(s.limit_gb_per_s) : nlohmann::json(nullptr);
-    stage["fraction_of_limit"] =
-        s.fraction_of_limit() >= 0 ? nlohmann::json(s.fraction_of_limit()) : nlohmann::json(nullptr);
-    j["stages"].push_back(stage);
-  }
-  j["limits"] = nlohmann::json::object();
-  for (Stage stage : kAllStages) {
-    const LinkLimit& link = limits.of(stage);
-    if (!link.known()) continue;
-    j["limits"][stage_name(stage)] = {{"gb_per_s", link.gb_per_s}, {"source", link_source_name(link.source)}};
-    if (link.cached) j["limits"][stage_name(stage)]["cached_from"] = link.measured_at;
-  }
+  j["runs"] = runs_json(*this);
+  j["stages"] = stages_json(stages);
+  j["limits"] = limits_json(limits);
   j["ranks"] = ranks;
   if (!rank_hosts.empty()) j["rank_hosts"] = rank_hosts;
   if (ranks > 1) j["collective_seconds"] = collective_seconds;
@@ -249,12 +287,7 @@ std::string RunReport::to_json() const {
   }
   if (!compression.codec.empty()) j["compression"] = compression_json(compression);
   if (decompression.raw_bytes > 0) j["decompression"] = decompression_json(decompression);
-  if (has_checksum) {
-    char hex[17];
-    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(global_bits));
-    j["checksum"] = {
-        {"global_bits_hex", hex}, {"global_bits", global_bits}, {"date_sums", date_sums}, {"date_bits", date_bits}};
-  }
+  if (has_checksum) j["checksum"] = checksum_json(*this);
   return j.dump(2) + "\n";
 }
 
