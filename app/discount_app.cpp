@@ -10,7 +10,7 @@
 
 #include "common/crash_handler.hpp"
 #include "common/error.hpp"
-#include "common/kokkos_threads.hpp"
+#include "backend/kokkos_threads.hpp"
 #include "common/quote.hpp"
 #include "common/threads.hpp"
 #include "config/config.hpp"

@@ -12,7 +12,7 @@
 #include "io/posix_io.hpp"
 #include "io/output.hpp"
 #include "pipeline/pipeline.hpp"
-#include "pipeline/system_memory.hpp"
+#include "backend/system_memory.hpp"
 #include "ranks/ranks.hpp"
 
 namespace discount {

@@ -17,7 +17,7 @@
 #include "io/part_compress.hpp"
 #include "io/output.hpp"
 #include "pipeline/pipeline.hpp"
-#include "pipeline/system_memory.hpp"
+#include "backend/system_memory.hpp"
 #include "probe/earlier_report.hpp"
 #include "probe/io_rates.hpp"
 #include "probe/job_limits.hpp"

@@ -23,7 +23,7 @@
 #include "pipeline/input_sums.hpp"
 #include "pipeline/pipeline.hpp"
 #include "pipeline/signals.hpp"
-#include "pipeline/system_memory.hpp"
+#include "backend/system_memory.hpp"
 #include "probe/job_limits.hpp"
 #include "ranks/ranks.hpp"
 #include "report/progress.hpp"

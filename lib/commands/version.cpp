@@ -4,7 +4,7 @@
 #include <string>
 
 #include "commands/commands.hpp"
-#include "common/gpu_runtime.hpp"
+#include "backend/gpu_runtime.hpp"
 #include "kernels/features.hpp"
 #include "ranks/ranks.hpp"
 

@@ -3,7 +3,7 @@
 // exception, and its OpenMP backend keeps at most 512 threads' data, so
 // OMP_NUM_THREADS=1000 ended in SIGSEGV. Pure: the caller passes the
 // environment and the CPU count in, and applies the result
-// (common/kokkos_threads.hpp).
+// (backend/kokkos_threads.hpp).
 #pragma once
 
 #include <string>

@@ -7,9 +7,9 @@
 
 #include "commands/commands.hpp"
 #include "common/error.hpp"
-#include "common/gpu_runtime.hpp"
+#include "backend/gpu_runtime.hpp"
 #include "common/host_parallel.hpp"
-#include "common/kokkos_threads.hpp"
+#include "backend/kokkos_threads.hpp"
 #include "embed/multiply_direct.hpp"
 #include "embed/pinned_arrays.hpp"
 #include "kernels/apply.hpp"

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "common/region.hpp"
+#include "backend/region.hpp"
 #include "kernels/apply.hpp"
 #include "pipeline/pipeline.hpp"
 #include "pipeline/test_hooks.hpp"

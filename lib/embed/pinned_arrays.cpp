@@ -4,7 +4,7 @@
 #include <map>
 #include <mutex>
 
-#include "common/gpu_runtime.hpp"
+#include "backend/gpu_runtime.hpp"
 
 namespace discount::embed {
 

@@ -16,7 +16,7 @@
 #include <cstdint>
 
 #include "common/error.hpp"
-#include "common/gpu_runtime.hpp"
+#include "backend/gpu_runtime.hpp"
 #include "kernels/detail/host_loops.hpp"
 #include "kernels/detail/mdrange.hpp"
 #include "kernels/detail/row_pairs.hpp"

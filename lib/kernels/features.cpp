@@ -3,7 +3,7 @@
 #include <hdf5.h>
 
 #include "codec/codec.hpp"
-#include "common/gpu_runtime.hpp"
+#include "backend/gpu_runtime.hpp"
 
 namespace discount {
 

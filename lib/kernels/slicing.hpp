@@ -9,13 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "backend/launch_limits.hpp"
 #include "common/axis.hpp"
 
 namespace discount {
-
-// CUDA's limit on blockDim.z, which a rank-3 MDRange tile's last entry
-// becomes on a GPU (kernels/detail/mdrange.hpp); resolve() refuses a user tile above it.
-constexpr std::int64_t kMaxBlockZ = 64;
 
 struct Slicing {
   std::array<bool, 3> parallel{true, true, true};  // by memory position

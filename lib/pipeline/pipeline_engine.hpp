@@ -24,9 +24,9 @@
 
 #include "common/affinity.hpp"
 #include "common/error.hpp"
-#include "common/host_pages.hpp"
+#include "backend/host_pages.hpp"
 #include "common/quote.hpp"
-#include "common/region.hpp"
+#include "backend/region.hpp"
 #include "common/startup.hpp"
 #include "io/checksum.hpp"
 #include "io/finite.hpp"
@@ -36,7 +36,7 @@
 #ifdef DISCOUNT_HAVE_KOKKOSKERNELS
 #include "kernels/blas.hpp"
 #endif
-#include "pipeline/backend.hpp"
+#include "backend/spaces.hpp"
 #include "pipeline/input_sums.hpp"
 #include "pipeline/pipeline.hpp"
 #include "pipeline/queue.hpp"
@@ -55,7 +55,7 @@ class Pipeline {
   static constexpr bool copies = !host_accessible<ExecSpace>();
   using StagingSpace = std::conditional_t<copies, PinnedHostSpace, Kokkos::HostSpace>;
   // Staging buffers are views of memory the pipeline owns: pinned
-  // allocations for a GPU, else HostPages (common/host_pages.hpp says why).
+  // allocations for a GPU, else HostPages (backend/host_pages.hpp says why).
   using HostBuffer = Kokkos::View<double*, StagingSpace, Kokkos::MemoryUnmanaged>;
   // Pinned memory is taken through the memory space itself, not a managed
   // View: the stager thread allocates it while the pipeline runs.

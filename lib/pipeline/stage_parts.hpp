@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "common/error.hpp"
-#include "common/gpu_runtime.hpp"
-#include "common/host_pages.hpp"
+#include "backend/gpu_runtime.hpp"
+#include "backend/host_pages.hpp"
 #include "common/quote.hpp"
 #include "io/input.hpp"
 #include "pipeline/input_sums.hpp"

@@ -7,7 +7,7 @@
 // one job per process and frees its ring at the end.
 //
 // No Kokkos here: the pool is a list of owned blocks (pinned or plain host
-// pages, pipeline/stage_parts.hpp and common/host_pages.hpp), so its rules
+// pages, pipeline/stage_parts.hpp and backend/host_pages.hpp), so its rules
 // have a unit test of their own.
 #pragma once
 

@@ -19,7 +19,7 @@
 
 #include "common/clock.hpp"
 #include "common/error.hpp"
-#include "common/host_pages.hpp"
+#include "backend/host_pages.hpp"
 #include "common/host_parallel.hpp"
 #include "common/paths.hpp"
 #include "common/sizes.hpp"

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "config/config.hpp"
-#include "pipeline/system_memory.hpp"
+#include "backend/system_memory.hpp"
 #include "probe/limits_cache.hpp"
 #include "probe/links.hpp"
 #include "ranks/ranks.hpp"

@@ -10,7 +10,7 @@
 #include <optional>
 
 #include "config/config.hpp"
-#include "pipeline/backend.hpp"
+#include "backend/spaces.hpp"
 
 namespace discount {
 
@@ -71,7 +71,7 @@ void measure_host_kernel(LinkLimit& kernel, std::size_t bytes, Clock::time_point
 
 // Copies between page-locked host memory and the default execution space's
 // memory, and within the latter. The pinned staging space is the pipeline's
-// (pipeline/backend.hpp): plain host memory in a build without a GPU.
+// (backend/spaces.hpp): plain host memory in a build without a GPU.
 using PinnedSpace = PinnedHostSpace;
 
 void measure_device_links(Limits& limits, bool want_h2d, bool want_d2h, bool want_kernel, std::size_t bytes,

@@ -11,7 +11,7 @@
 
 #include <unistd.h>  // sysconf: the last-level cache size
 
-#include "common/gpu_runtime.hpp"  // DISCOUNT_DEVICE_PASS, DISCOUNT_GPU_COMPILER
+#include "backend/gpu_runtime.hpp"  // DISCOUNT_DEVICE_PASS, DISCOUNT_GPU_COMPILER
 #include "kernels/detail/tuning.hpp"
 #include "kernels/slicing.hpp"
 

@@ -9,7 +9,7 @@
 #include <array>
 #include <cstdint>
 
-#include "common/gpu_runtime.hpp"
+#include "backend/gpu_runtime.hpp"
 #include "kernels/detail/mdrange.hpp"
 #include "kernels/detail/tuning.hpp"
 #include "kernels/slicing.hpp"

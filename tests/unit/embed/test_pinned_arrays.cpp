@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "common/gpu_runtime.hpp"
+#include "backend/gpu_runtime.hpp"
 #include "embed/pinned_arrays.hpp"
 #include "support/kokkos_env.hpp"
 

@@ -12,7 +12,7 @@
 #endif
 
 #include "common/error.hpp"
-#include "common/gpu_runtime.hpp"
+#include "backend/gpu_runtime.hpp"
 #include "io/input.hpp"
 #include "io/memory_arrays.hpp"
 #include "io/output.hpp"
@@ -189,7 +189,7 @@ TEST(Pipeline, RepeatedRunsGiveTheSameBitsAndKeepTheSameMemory) {
   if (kAddressSanitizer) GTEST_SKIP() << "bits checked; resident size is not meaningful under AddressSanitizer";
   const std::uint64_t after = resident_bytes();
   // Every run maps ~16 MiB of staging buffers: a leak, or freed buffers the
-  // allocator keeps (glibc did under Kokkos 4, see common/host_pages.hpp),
+  // allocator keeps (glibc did under Kokkos 4, see backend/host_pages.hpp),
   // would add that per run.
   EXPECT_LT(after, baseline + (std::uint64_t{8} << 20)) << "resident grew from " << baseline << " to " << after;
   // The allocator's own view, where it has one: what is allocated and not freed

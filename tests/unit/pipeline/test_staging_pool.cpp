@@ -10,7 +10,7 @@
 #endif
 
 #include "common/error.hpp"
-#include "common/gpu_runtime.hpp"
+#include "backend/gpu_runtime.hpp"
 #include "io/input.hpp"
 #include "io/memory_arrays.hpp"
 #include "io/output.hpp"

@@ -11,7 +11,7 @@
 #include <string>
 #include <thread>
 
-#include "common/kokkos_threads.hpp"
+#include "backend/kokkos_threads.hpp"
 
 namespace discount_test {
 

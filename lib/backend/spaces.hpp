@@ -1,7 +1,7 @@
 // The Kokkos half of the backend seam: the one header that names a GPU
-// backend's Kokkos types (common/gpu_runtime.* is the vendor-runtime half).
-// A HIP or SYCL port adds its branch here and in gpu_runtime.cpp, nothing
-// else (docs/architecture.md, "Backends").
+// backend's Kokkos types (backend/gpu_runtime.hpp is the vendor-runtime
+// half). A HIP or SYCL port adds its branch here and its runtime file beside
+// cuda_runtime.cpp (docs/architecture.md, "Backends").
 //   PinnedHostSpace   page-locked host memory that the GPU copies from and to
 //                     at full speed (plain HostSpace without a GPU backend);
 //   ExecInstances     execution space instances for the pipeline's stages.
@@ -16,7 +16,7 @@
 
 #include <vector>
 
-#include "common/gpu_runtime.hpp"
+#include "backend/gpu_runtime.hpp"
 
 namespace discount {
 

@@ -1,11 +1,15 @@
-#include "common/gpu_runtime.hpp"
-
+// The GPU runtime on CUDA (backend/gpu_runtime.hpp): built where Kokkos
+// has its CUDA backend (lib/backend/CMakeLists.txt picks this file).
 #include <Kokkos_Core.hpp>  // KOKKOS_ENABLE_CUDA, and the CUDA runtime header with it
 #include <stdexcept>
 
-namespace discount::gpu {
+#include "backend/gpu_runtime.hpp"
 
-#ifdef KOKKOS_ENABLE_CUDA
+#ifndef KOKKOS_ENABLE_CUDA
+#error "cuda_runtime.cpp needs Kokkos's CUDA backend; a build without a GPU takes host_runtime.cpp"
+#endif
+
+namespace discount::gpu {
 
 bool compiled_in() { return true; }
 std::string runtime_name() { return "CUDA"; }
@@ -77,24 +81,5 @@ bool register_host(void* data, std::size_t bytes, bool portable) {
 }
 
 void unregister_host(void* data) { cudaHostUnregister(data); }
-
-#else
-
-bool compiled_in() { return false; }
-std::string runtime_name() { return "CUDA"; }
-std::string kokkos_backend() { return {}; }
-std::string arch_name() { return {}; }
-int current_device() { return 0; }
-std::uint64_t free_bytes(int) { return 0; }
-int device_count() { return 0; }
-std::string device_name() { return {}; }
-std::int64_t l2_cache_bytes(int) { return 0; }
-void check_last_error(const char*) {}
-void* create_stream() { return nullptr; }
-void destroy_stream(void*) {}
-bool register_host(void*, std::size_t, bool) { return false; }
-void unregister_host(void*) {}
-
-#endif
 
 }  // namespace discount::gpu

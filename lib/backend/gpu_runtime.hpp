@@ -1,10 +1,11 @@
-// Every call into the GPU vendor's runtime, in one place. This header and
-// gpu_runtime.cpp are one half of the backend seam; pipeline/backend.hpp,
-// the only other file that names a GPU backend, holds the Kokkos types
-// (execution space instances on streams, pinned host memory). A HIP or SYCL
-// port changes those two files and nothing else (docs/architecture.md,
-// "Backends"). Without a GPU backend each function answers "no GPU"
-// (0, empty, false) and does nothing. No Kokkos here: pure declarations.
+// Every call into the GPU vendor's runtime, in one place: declared here,
+// defined once per vendor (cuda_runtime.cpp) and once for a build without a
+// GPU (host_runtime.cpp, where each function answers "no GPU": 0, empty,
+// false). backend/spaces.hpp, the only other file that names a GPU backend,
+// holds the Kokkos types (execution space instances on streams, pinned host
+// memory). A HIP or SYCL port adds hip_runtime.cpp (or sycl_runtime.cpp),
+// its case in spaces.hpp and lib/backend/CMakeLists.txt, and a preset
+// (docs/architecture.md, "Backends"). No Kokkos here: pure declarations.
 #pragma once
 
 #include <cstddef>

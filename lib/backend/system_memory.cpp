@@ -1,4 +1,4 @@
-#include "pipeline/system_memory.hpp"
+#include "backend/system_memory.hpp"
 
 #include <malloc.h>
 #include <sys/resource.h>
@@ -13,7 +13,7 @@
 #include <sstream>
 #include <string>
 
-#include "common/gpu_runtime.hpp"
+#include "backend/gpu_runtime.hpp"
 #include "common/knobs.hpp"
 #include "common/sizes.hpp"
 

@@ -1,4 +1,4 @@
-#include "common/kokkos_threads.hpp"
+#include "backend/kokkos_threads.hpp"
 
 #include <Kokkos_Core.hpp>
 #include <stdlib.h>

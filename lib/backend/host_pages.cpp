@@ -1,4 +1,4 @@
-#include "common/host_pages.hpp"
+#include "backend/host_pages.hpp"
 #include "common/host_parallel.hpp"
 
 #include <sys/mman.h>
