@@ -168,10 +168,10 @@ def recorded(partial):
         return -1
 
 
-def hold_after(pids, partial, units, timeout=60):
+def hold_after(pids, partial, units, timeout=60, longest=0.05):
     """Stop the app (every rank of it) at once; let it run in short bursts
-    until `units` dates are recorded; leave it stopped. Returns the dates
-    recorded."""
+    (growing to `longest` seconds) until `units` dates are recorded; leave it
+    stopped. Returns the dates recorded."""
     pids = [pids] if isinstance(pids, int) else pids
     signal_all(pids, signal.SIGSTOP)
     deadline = time.monotonic() + timeout
@@ -186,7 +186,7 @@ def hold_after(pids, partial, units, timeout=60):
         signal_all(pids, signal.SIGCONT)
         time.sleep(burst)
         signal_all(pids, signal.SIGSTOP)
-        burst = min(burst * 1.5, 0.05)
+        burst = min(burst * 1.5, longest)
     raise E.Failure(f"{units} dates not recorded within {timeout} s")
 
 
