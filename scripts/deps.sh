@@ -41,8 +41,10 @@ APT_PACKAGES=(g++ cmake ninja-build make libhdf5-dev hdf5-tools libyaml-cpp-dev
 # libblosc.a that --vendor copies); the filter plugins and python3-hdf5plugin
 # let h5py and the HDF5 tools read and write zstd, LZ4 and Blosc datasets.
 # A one-node Slurm for tests/slurm (started by the tests, not as services);
-# srun's pmix plugin loads libpmix.so, which only libpmix-dev provides.
-SLURM_PACKAGES=(slurm-wlm munge libpmix-dev)
+# srun's pmix plugin loads libpmix.so, which only libpmix-dev provides. The
+# three-node cluster (tests/slurm/slurm_nodes.py) joins its nodes' network
+# namespaces with iproute2's ip (and shapes links with its tc).
+SLURM_PACKAGES=(slurm-wlm munge libpmix-dev iproute2)
 
 usage() {
   cat <<EOF
