@@ -66,12 +66,17 @@ class Watchdog {
     if (thread_.joinable()) thread_.join();
   }
   double limit() const { return limit_; }
-  void enter(const char* what) {
-    what_.store(what);
-    since_.store(Clock::now().time_since_epoch().count());
+  // watched: the wait counts against the limit (else it is only timed).
+  Clock::time_point enter(const char* what, bool watched) {
+    const auto now = Clock::now();
+    if (watched) {
+      what_.store(what);
+      since_.store(now.time_since_epoch().count());
+    }
+    return now;
   }
-  void leave() {
-    const auto began = Clock::time_point(Clock::duration(since_.exchange(0)));
+  void leave(Clock::time_point began) {
+    since_.store(0);
     spent_ += std::chrono::duration<double>(Clock::now() - began).count();
   }
   double spent() const { return spent_; }
@@ -123,12 +128,28 @@ int Watchdog::state_rank() { return state().rank; }
 int Watchdog::state_size() { return state().size; }
 
 // Marks one collective for the watchdog while it runs.
+// Inside an agreement (agree(), which collectively() ends with) the wait is
+// not bounded: one rank may be doing a step alone there for as long as the
+// step takes (creating or publishing the output, verifying it).
+int unbounded_depth = 0;
+
 class Bounded {
  public:
-  explicit Bounded(const char* what) { watchdog().enter(what); }
-  ~Bounded() { watchdog().leave(); }
+  explicit Bounded(const char* what) : began_(watchdog().enter(what, unbounded_depth == 0)) {}
+  ~Bounded() { watchdog().leave(began_); }
   Bounded(const Bounded&) = delete;
   Bounded& operator=(const Bounded&) = delete;
+
+ private:
+  Clock::time_point began_;
+};
+
+class Unbounded {
+ public:
+  Unbounded() { ++unbounded_depth; }
+  ~Unbounded() { --unbounded_depth; }
+  Unbounded(const Unbounded&) = delete;
+  Unbounded& operator=(const Unbounded&) = delete;
 };
 
 bool has_arg(const std::vector<std::string>& args, const char* prefix) {
@@ -343,6 +364,7 @@ void agree(std::exception_ptr error) {
   }
   // The job's exit code is the highest any rank reports; the lowest rank
   // with that code explains it.
+  const Unbounded unbounded;
   const int worst = max(code);
   if (worst == 0) return;
   const int reporter = -max(code == worst ? -rank() : -size());

@@ -54,10 +54,12 @@ std::vector<std::string> kokkos_rank_args(const std::vector<std::string>& user_a
 // divided by the ranks on the node.
 int threads_per_rank(int process_cpus, int node_cpus);
 
-// No rank waits for ever. Every collective below (and agree()) is bounded
-// by `seconds` (config `ranks.timeout`): a rank that has waited that long in
-// one for the others (a rank frozen, its node or link gone) prints why and
-// exits with 75 (ExitCode::interrupted) at once. What it finished is in the
+// No rank waits for ever. Every collective below but agree() is bounded by
+// `seconds` (config `ranks.timeout`): a rank that has waited that long in one
+// for the others (a rank frozen, its node or link gone) prints why and exits
+// with 75 (ExitCode::interrupted) at once. agree() is not: it ends the steps
+// one rank does alone (collectively(): creating, publishing or verifying the
+// output), which take as long as they take. What it finished is in the
 // output's progress record already (recorded at each checkpoint, and before
 // the first collective after its slabs), so a requeued job resumes. A
 // watchdog thread, started here with several ranks, checks the waits; 0 or
