@@ -374,7 +374,7 @@ class Hdf5Input final : public InputSource {
 
 std::unique_ptr<InputSource> open_input(const InputConfig& config) {
   if (config.synthetic) return std::make_unique<SyntheticInput>(*config.synthetic);
-  if (config.files.size() > 1) return open_input_list(config);
+  if (config.files.size() > 1) return open_input_list(config, open_hdf5_input);
   return std::make_unique<Hdf5Input>(config);
 }
 

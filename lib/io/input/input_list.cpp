@@ -161,7 +161,7 @@ void write_list_file(const std::string& path, const InputConfig& config, const s
 
 }  // namespace
 
-std::unique_ptr<InputSource> open_input_list(const InputConfig& config) {
+std::unique_ptr<InputSource> open_input_list(const InputConfig& config, const OpenInputFile& open_file) {
   h5::QuietErrors quiet;
   std::vector<ListPart> parts;
   for (const std::string& path : config.files) parts.push_back(inspect_list_file(config, path, parts));
@@ -187,7 +187,7 @@ std::unique_ptr<InputSource> open_input_list(const InputConfig& config) {
   one.axes = chosen.axes;
   one.axes_given = true;
   one.multiplier_axes = chosen.multiplier_axes;
-  std::unique_ptr<InputSource> inner = open_hdf5_input(one);
+  std::unique_ptr<InputSource> inner = open_file(one);
   return std::make_unique<ListInput>(std::move(parts), along, std::move(folder), std::move(inner));
 }
 
