@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "config/config.hpp"
-#include "io/input.hpp"
+#include "io/input/input.hpp"
 #include "commands/tools.hpp"
 #include "report/progress.hpp"
 #include "report/report.hpp"

@@ -8,8 +8,8 @@
 
 #include "common/error.hpp"
 #include "common/host_parallel.hpp"
-#include "io/hdf5_handle.hpp"
-#include "io/synthetic.hpp"
+#include "io/hdf5/hdf5_handle.hpp"
+#include "io/input/synthetic.hpp"
 #include "commands/commands.hpp"
 #include "commands/tools.hpp"
 

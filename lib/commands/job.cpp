@@ -8,9 +8,9 @@
 #include "common/knobs.hpp"
 #include "common/paths.hpp"
 #include "common/startup.hpp"
-#include "io/output_existing.hpp"
-#include "io/posix_io.hpp"
-#include "io/output.hpp"
+#include "io/output/output_existing.hpp"
+#include "io/posix/posix_io.hpp"
+#include "io/output/output.hpp"
 #include "pipeline/pipeline.hpp"
 #include "backend/system_memory.hpp"
 #include "ranks/ranks.hpp"
@@ -82,7 +82,7 @@ void add_recorded_output(const Config& config, bool restart, SystemFacts& facts,
     if (config.output.layout == OutputLayout::automatic)
       if (const auto recorded = recorded_layout(*job.existing, config.output.overwrite, restart)) {
         layout = recorded->split ? "split" : "single";
-        where = recorded->where;  // the same file as the axis's (io/output_existing.hpp)
+        where = recorded->where;  // the same file as the axis's (io/output/output_existing.hpp)
       }
   });
   ranks::broadcast(axis);

@@ -11,8 +11,8 @@
 #include <Kokkos_Core.hpp>
 
 #include "config/config.hpp"
-#include "io/input.hpp"
-#include "io/output_existing.hpp"
+#include "io/input/input.hpp"
+#include "io/output/output_existing.hpp"
 #include "plan/plan.hpp"
 #include "resolve/resolve.hpp"
 

@@ -14,8 +14,8 @@
 
 #include "commands/commands.hpp"
 #include "commands/job.hpp"
-#include "io/part_compress.hpp"
-#include "io/output.hpp"
+#include "io/output/part_compress.hpp"
+#include "io/output/output.hpp"
 #include "pipeline/pipeline.hpp"
 #include "backend/system_memory.hpp"
 #include "probe/earlier_report.hpp"

@@ -17,9 +17,9 @@
 #include "common/error.hpp"
 #include "common/startup.hpp"
 #include "common/fingerprint.hpp"
-#include "io/identity.hpp"
-#include "io/output.hpp"
-#include "io/read_set.hpp"
+#include "io/output/identity.hpp"
+#include "io/output/output.hpp"
+#include "io/hdf5/read_set_hdf5.hpp"
 #include "pipeline/input_sums.hpp"
 #include "pipeline/pipeline.hpp"
 #include "pipeline/signals.hpp"
@@ -341,7 +341,7 @@ int run_command(const Config& config, const RunOptions& options) {
   const Job job = prepare(config, options.restart);
   startup::mark("resolve and plan");
   const std::string report_path = options.report_path.empty() ? job.spec.report_path : options.report_path;
-  // Nothing the job reads is written or deleted (io/read_set.hpp).
+  // Nothing the job reads is written or deleted (io/posix/read_set.hpp).
   ranks::collectively([&] {
     if (ranks::is_root())
       check_run_writes(config, options.restart, report_path, options.report_path.empty() ? "report" : "--report");

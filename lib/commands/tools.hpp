@@ -20,7 +20,7 @@ struct VerifyOptions {
 // sampled) cv element must equal multBy * discount bit for bit.
 int verify_command(const Config& config, const VerifyOptions& options);
 
-// What `generate` fills the datasets with (formulas in io/synthetic.hpp):
+// What `generate` fills the datasets with (formulas in io/input/synthetic.hpp):
 // random: uniform in [0.5, 1.5), the numbers input.synthetic computes on;
 // realistic: discount factors exp(-r t) of monthly dates at a 4-decimal rate
 // per (id, num), smooth along dates and repeated across ids as real curves

@@ -12,7 +12,7 @@
 #include <cstdint>
 
 #include "common/axis.hpp"
-#include "io/memory_arrays.hpp"
+#include "io/input/memory_arrays.hpp"
 
 namespace discount::embed {
 

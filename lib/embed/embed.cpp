@@ -12,6 +12,7 @@
 #include "backend/kokkos_threads.hpp"
 #include "embed/multiply_direct.hpp"
 #include "embed/pinned_arrays.hpp"
+#include "io/output/memory_output.hpp"
 #include "kernels/apply.hpp"
 #include "pipeline/pipeline.hpp"
 #include "pipeline/signals.hpp"

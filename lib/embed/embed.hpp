@@ -1,7 +1,7 @@
 // The engine inside another process (the Python module, python/): Kokkos
 // started once and ended at exit, a file job run as `discount_app run` runs
 // it (report returned, not printed), and a multiply of arrays in memory
-// through the same pipeline (io/memory_arrays.hpp). The caller owns the stop
+// through the same pipeline (io/input/memory_arrays.hpp). The caller owns the stop
 // flag (a signal number once it wants the job to stop after the slabs in
 // flight) and receives the progress figures after every slab.
 #pragma once
@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "config/config.hpp"
-#include "io/memory_arrays.hpp"
+#include "io/input/memory_arrays.hpp"
 #include "report/progress.hpp"
 #include "report/report.hpp"
 

@@ -5,7 +5,7 @@
 #include <optional>
 #include <vector>
 
-#include "io/checksum.hpp"
+#include "io/output/checksum.hpp"
 
 namespace discount {
 

@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <functional>
 
-#include "io/input.hpp"
-#include "io/output_spec.hpp"
+#include "io/input/input.hpp"
+#include "io/output/output_spec.hpp"
 #include "plan/plan.hpp"
 #include "resolve/resolve.hpp"
 

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "config/config.hpp"
-#include "io/input.hpp"
-#include "io/output.hpp"
+#include "io/input/input.hpp"
+#include "io/output/output.hpp"
 #include "plan/plan.hpp"
 #include "report/progress.hpp"
 #include "report/report.hpp"

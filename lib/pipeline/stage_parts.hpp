@@ -19,7 +19,7 @@
 #include "backend/gpu_runtime.hpp"
 #include "backend/host_pages.hpp"
 #include "common/quote.hpp"
-#include "io/input.hpp"
+#include "io/input/input.hpp"
 #include "pipeline/input_sums.hpp"
 #include "pipeline/pipeline.hpp"
 #include "plan/plan.hpp"

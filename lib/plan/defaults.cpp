@@ -28,7 +28,7 @@ SlabReadShape slab_read_shape(const Plan& plan, const std::array<Axis, 3>& file_
     c[j] = count[static_cast<int>(file_axes[j])];
     d[j] = source[static_cast<int>(file_axes[j])];
   }
-  // As io/box.hpp's box_runs merges them: trailing axes spanned fully join one run.
+  // As io/posix/box.hpp's box_runs merges them: trailing axes spanned fully join one run.
   std::int64_t run = c[2];
   if (c[2] == d[2]) {
     run *= c[1];

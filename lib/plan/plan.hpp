@@ -49,11 +49,11 @@ struct PlanRequest {
   // the app: a chunk the slabs cut would be read for two slabs). 0: any.
   std::int64_t align = 0;
   // Fixed host memory beside the slab buffers: the O_DIRECT writer's staging
-  // buffers (io/posix_io.hpp). Taken from host_budget.
+  // buffers (io/posix/posix_io.hpp). Taken from host_budget.
   std::uint64_t staging_bytes = 0;
   // Fixed host memory for reading the input through HDF5: chunk caches, a
   // decompressed chunk, the type conversion buffer, the per-chunk bookkeeping
-  // of one read (io/input.hpp's read_memory_bytes). Taken from host_budget.
+  // of one read (io/input/input.hpp's read_memory_bytes). Taken from host_budget.
   std::uint64_t read_bytes = 0;
   std::uint64_t element_bytes = sizeof(double);
   // Bytes per element as stored on disk, which the read and write stages

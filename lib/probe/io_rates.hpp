@@ -10,8 +10,8 @@
 #include <string>
 
 #include "config/config.hpp"
-#include "io/input.hpp"
-#include "io/output_spec.hpp"
+#include "io/input/input.hpp"
+#include "io/output/output_spec.hpp"
 #include "plan/plan.hpp"
 
 namespace discount {

@@ -10,7 +10,7 @@
 #include "config/config.hpp"
 #include "config/config_json.hpp"
 #include "report/report_job.hpp"
-#include "io/atomic_file.hpp"
+#include "io/posix/atomic_file.hpp"
 
 namespace discount {
 

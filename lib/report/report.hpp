@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "common/startup.hpp"
-#include "io/compress_stats.hpp"
-#include "io/input.hpp"
+#include "io/input/input.hpp"
+#include "io/output/compress_stats.hpp"
 #include "plan/limits.hpp"
 #include "plan/plan.hpp"
 #include "report/runs.hpp"
@@ -127,7 +127,7 @@ std::vector<StageStats> empty_stages(bool device_copies);
 void apply_limits(RunReport& report, const Limits& limits);
 
 // Writes the JSON report atomically: `<path>.tmp.<pid>` beside it, fsync,
-// rename (io/atomic_file.hpp).
+// rename (io/posix/atomic_file.hpp).
 void write_report(const RunReport& report, const std::string& path);
 
 }  // namespace discount

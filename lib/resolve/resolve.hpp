@@ -16,8 +16,8 @@
 
 #include "common/knobs.hpp"
 #include "config/config.hpp"
-#include "io/input.hpp"
-#include "io/output_spec.hpp"
+#include "io/input/input.hpp"
+#include "io/output/output_spec.hpp"
 #include "kernels/slicing.hpp"
 #include "plan/plan.hpp"
 
@@ -59,10 +59,10 @@ struct SystemFacts {
   bool separate_device_memory = false;
   std::uint64_t host_bytes = 0;    // host memory this rank may take (its share of what is free)
   std::uint64_t device_bytes = 0;  // GPU memory this rank may take (its share of its GPU's free memory)
-  unsigned writer_threads = 2;     // O_DIRECT writer threads (io/posix_io.hpp)
+  unsigned writer_threads = 2;     // O_DIRECT writer threads (io/posix/posix_io.hpp)
   int rank = 0, ranks = 1;         // under MPI: this process and how many share the job
   // The chunk axis an earlier run of this output recorded (empty: none) and
-  // where ("the existing partial"; io/output.hpp's recorded_chunk_axis).
+  // where ("the existing partial"; io/output/output.hpp's recorded_chunk_axis).
   // memory.chunk_axis: auto keeps it, so a resume never changes the output's
   // layout because the budgets changed.
   std::optional<Axis> recorded_chunk_axis;

@@ -88,7 +88,7 @@ def symbolize(binary, addresses):
         m = re.search(r"/lib/([a-z_]+)/", where)
         folder = m.group(1) if m else ("app" if "/app/" in where else None)
         names[a] = (fn, folder)
-    # An inline member defined in io/input.hpp must be named as io's, whichever
+    # An inline member defined in io/input/input.hpp must be named as io's, whichever
     # .cpp the linker took its copy from (see the DWARF note in build()).
     for fn, folder in names.values():
         if fn.startswith("discount::InputSource::") and folder != "io":

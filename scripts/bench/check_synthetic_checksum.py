@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A checksum-sink run over the synthetic source, rechecked: cv recomputed
-from the formula in lib/io/synthetic.hpp for chosen dates, its bit sums
+from the formula in lib/io/input/synthetic.hpp for chosen dates, its bit sums
 compared with the report's `date_bits`.
 
   check_synthetic_checksum.py run.json --dates 0,1,199 [--seed 1]

@@ -95,7 +95,7 @@ def build_kernels():
 
     @njit(parallel=True)
     def fill(flat, key):
-        # value(n) = 0.5 + (mix(key + n) >> 11) * 2^-53, as lib/io/synthetic.hpp documents
+        # value(n) = 0.5 + (mix(key + n) >> 11) * 2^-53, as lib/io/input/synthetic.hpp documents
         for n in prange(flat.size):
             flat[n] = 0.5 + np.float64(mix(key + np.uint64(n)) >> S11) * SCALE
 

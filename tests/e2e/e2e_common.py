@@ -739,7 +739,7 @@ def _record_name(name):
 
 
 def write_part_record(folder, output, parts):
-    """The record a split output's part folder carries (lib/io/part_record.hpp), as the app writes it."""
+    """The record a split output's part folder carries (lib/io/posix/part_record.hpp), as the app writes it."""
     lines = ["discount_app part set 1", "output " + _record_name(output),
              "folder " + _record_name(os.path.basename(folder))]
     lines += ["part " + _record_name(p) for p in parts] + [f"end {len(parts)}"]

@@ -40,7 +40,7 @@ def make_list(ctx, d, seed):
 
 
 def sampled(size):
-    """The byte ranges the app samples for an input's identity (lib/io/input_files.cpp: 18 blocks of 64 KiB)."""
+    """The byte ranges the app samples for an input's identity (lib/io/input/input_files.cpp: 18 blocks of 64 KiB)."""
     block = 64 * 1024
     starts = [0] + [size // 17 * j for j in range(1, 17)] + [max(0, size - block)]
     return [(o, o + block) for o in starts]

@@ -161,7 +161,7 @@ def case_split_compressed_ranks_share_parts(ctx):
 
 def case_mpi_hints_single_layout(ctx):
     """output.mpi_hints with the single layout under 2 ranks: the file is created and
-    written through MPI-IO with them (tests/unit/io/mpi_hints_check.cpp reads them back)."""
+    written through MPI-IO with them (tests/unit/io/output/mpi_hints_check.cpp reads them back)."""
     if not parallel_hdf5(ctx):
         raise E.Skip("HDF5 without MPI-IO: output.mpi_hints has no effect")
     d = ctx.dir("job")

@@ -10,7 +10,7 @@ bit for bit against NumPy on the input as it is when the result is read.
 
 Edits "outside the sampled blocks" keep the job's identity (the input's size
 and the digest of 18 blocks of 64 KiB: the first, the last and 16 spread
-between, io/input.cpp) and change values elsewhere, as a fix shipped by rsync
+between, io/input/input.cpp) and change values elsewhere, as a fix shipped by rsync
 or `mv` would; the app must find them through the per-range input checksums.
 """
 
@@ -88,7 +88,7 @@ def done_units(path):
 
 
 def sampled_blocks(size):
-    """The byte ranges the input's content digest reads (io/input.cpp: sampled_content)."""
+    """The byte ranges the input's content digest reads (io/input/input.cpp: sampled_content)."""
     offsets = [0] + [size // (SAMPLES_BETWEEN + 1) * j for j in range(1, SAMPLES_BETWEEN + 1)]
     offsets.append(max(size - SAMPLE_BLOCK, 0))
     return [(o, o + SAMPLE_BLOCK) for o in offsets]

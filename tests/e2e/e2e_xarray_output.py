@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The output describes itself the way the netCDF-4/CF conventions that
-xarray reads want it (io/output_coords.hpp): cv's axes are HDF5 dimension
+xarray reads want it (io/output/output_coords.hpp): cv's axes are HDF5 dimension
 scales named date/id/num in the file's order, holding the input's
 coordinates for the selection (or, where the input has none, the integer
 index into the input, which keeps the selection's offset); discount's

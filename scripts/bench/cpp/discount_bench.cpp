@@ -39,9 +39,9 @@ extern char** environ;
 #include "commands/rank_reports.hpp"
 #include "common/affinity.hpp"
 #include "common/host_parallel.hpp"
-#include "io/input.hpp"
-#include "io/output.hpp"
-#include "io/synthetic.hpp"
+#include "io/input/input.hpp"
+#include "io/input/synthetic.hpp"
+#include "io/output/output.hpp"
 #include "kernels/apply.hpp"
 #ifdef DISCOUNT_HAVE_KOKKOSKERNELS
 #include "kernels/blas.hpp"

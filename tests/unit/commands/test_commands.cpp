@@ -16,7 +16,7 @@
 #include "commands/tools.hpp"
 #include "common/error.hpp"
 #include "config/config.hpp"
-#include "io/hdf5_handle.hpp"
+#include "io/hdf5/hdf5_handle.hpp"
 #include "support/kokkos_env.hpp"
 #include "support/output_files.hpp"
 #include "support/temp_dir.hpp"

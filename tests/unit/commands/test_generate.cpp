@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "commands/tools.hpp"
-#include "io/synthetic.hpp"
+#include "io/input/synthetic.hpp"
 #include "support/output_files.hpp"
 #include "support/temp_dir.hpp"
 
@@ -43,7 +43,7 @@ Generated generate(const TempDir& dir, const std::string& name, std::int64_t dat
 
 }  // namespace
 
-// Random is the default, and its values are the formula of io/synthetic.hpp
+// Random is the default, and its values are the formula of io/input/synthetic.hpp
 // element for element; two of them pinned as the app wrote them before
 // realistic values existed.
 TEST(Generate, RandomValuesAreTheDefaultAndUnchanged) {

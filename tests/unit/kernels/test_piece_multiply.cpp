@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <random>
 
-#include "io/box.hpp"
-#include "io/finite.hpp"
-#include "io/synthetic.hpp"
+#include "io/input/finite.hpp"
+#include "io/input/synthetic.hpp"
+#include "io/posix/box.hpp"
 #include "kernels/piece_multiply.hpp"
 #include "kernels/slicing.hpp"
 

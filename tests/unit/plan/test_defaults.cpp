@@ -8,8 +8,8 @@
 
 #include "common/error.hpp"
 #include "config/config.hpp"
-#include "io/identity.hpp"
-#include "io/posix_io.hpp"
+#include "io/output/identity.hpp"
+#include "io/posix/posix_io.hpp"
 #include "kernels/features.hpp"
 #include "plan/defaults.hpp"
 #include "plan/plan.hpp"
@@ -81,7 +81,7 @@ TEST(Defaults, AutoMaxSlabKeepsTheRingSmall) {
   EXPECT_EQ(resolve(c, f).plan.max_slab, kAutoSlabMax);
 }
 
-// How slabs lie in the file: the runs io/box.hpp's box_runs would cut.
+// How slabs lie in the file: the runs io/posix/box.hpp's box_runs would cut.
 TEST(Defaults, SlabReadShapeMatchesTheBoxRuns) {
   PlanRequest r;
   r.dates = 10;

@@ -8,8 +8,8 @@
 
 #include "common/error.hpp"
 #include "config/config.hpp"
-#include "io/identity.hpp"
-#include "io/posix_io.hpp"
+#include "io/output/identity.hpp"
+#include "io/posix/posix_io.hpp"
 #include "kernels/features.hpp"
 #include "plan/defaults.hpp"
 #include "plan/plan.hpp"

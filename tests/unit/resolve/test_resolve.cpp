@@ -8,8 +8,8 @@
 
 #include "common/error.hpp"
 #include "config/config.hpp"
-#include "io/identity.hpp"
-#include "io/posix_io.hpp"
+#include "io/output/identity.hpp"
+#include "io/posix/posix_io.hpp"
 #include "kernels/features.hpp"
 #include "plan/defaults.hpp"
 #include "plan/plan.hpp"
@@ -374,7 +374,7 @@ TEST(Resolve, ChunkAxisExplicitValuesOverrideAuto) {
   EXPECT_EQ(spec.plan.chunk_axis, Axis::id);
   EXPECT_EQ(spec.output.chunk_axis, Axis::id);
   // An explicit value wins over the axis a partial recorded: the resume is
-  // then refused, naming the setting (io/output.cpp).
+  // then refused, naming the setting (io/output/output.cpp).
   SystemFacts f = facts();
   f.recorded_chunk_axis = Axis::date;
   f.recorded_in = "the existing partial";
@@ -425,7 +425,7 @@ TEST(Resolve, ChunkAxisAutoIdentityIsTheResolvedAxis) {
   EXPECT_EQ(resolve(c, facts()).identity, explicit_id);
 }
 
-// A refused resume names what changed, was and now (io/identity.hpp), from
+// A refused resume names what changed, was and now (io/output/identity.hpp), from
 // the identity texts resolve writes.
 TEST(Resolve, IdentityChangeNamesTheLinesThatDiffer) {
   Config c = base_config();

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "io/hdf5_handle.hpp"
-#include "io/output.hpp"
+#include "io/hdf5/hdf5_handle.hpp"
+#include "io/output/output.hpp"
 
 namespace discount::test_support {
 
