@@ -5,8 +5,9 @@ in a loop. A folder is lib/<name>, or lib/io/<room> for io's four rooms;
 common's runtime library (discount_common_runtime in lib/common/CMakeLists.txt:
 its sources and their headers) counts as the folder common/runtime. app/ and
 python/ sit above everything. Exits 1, listing each violation, when an
-include goes sideways or upward, names a folder missing from LAYERS, or closes
-a loop of files; run by CTest (arch_layers) and by hand:
+include goes sideways or upward, names a folder missing from LAYERS, closes
+a loop of files, or a file other than common/knobs.cpp calls getenv; run by
+CTest (arch_layers) and by hand:
 
   /usr/bin/python3 scripts/arch/layers.py [--source DIR] [--graph]
 
@@ -45,6 +46,8 @@ LAYERS = {
 ALLOWED = {}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
+GETENV = re.compile(r"\bgetenv\s*\(")
+ENVIRONMENT_FILE = "common/knobs.cpp"  # the one file that calls getenv
 
 
 RUNTIME = set()  # stems of lib/common's runtime library, filled by main
@@ -175,6 +178,10 @@ def main():
                 errors.append(f"{f} includes {name}: {way}, {a} (layer {LAYERS[a]}) -> {b} (layer {LAYERS[b]})")
     for component in loops(graph):
         errors.append("files include each other in a loop: " + ", ".join(component))
+    # The environment is read in one place (common/knobs: Knobs, environment_value).
+    for rel, path in sources(args.source):
+        if rel != ENVIRONMENT_FILE and GETENV.search(open(path, encoding="utf-8", errors="replace").read()):
+            errors.append(f"{rel} calls getenv: read the environment through common/knobs.hpp")
 
     if errors:
         print(f"layers: {len(errors)} violation(s) of the include direction (docs/architecture.md):")

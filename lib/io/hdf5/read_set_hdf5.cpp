@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/knobs.hpp"
 #include "common/paths.hpp"
 #include "io/hdf5/hdf5_handle.hpp"
 #include "io/hdf5/vds_names.hpp"
@@ -42,7 +43,7 @@ std::string with_origin(std::string prefix, const std::string& h5_file) {
 
 std::vector<std::string> env_list(const char* name) {
   std::vector<std::string> out;
-  const char* value = std::getenv(name);
+  const char* value = environment_value(name);
   if (!value) return out;
   std::string text(value);
   for (std::size_t start = 0; start <= text.size();) {
@@ -87,7 +88,7 @@ std::string linked_file(const std::string& parent, const std::string& name, cons
 // relative name.
 std::string external_raw_file(const std::string& holder, const std::string& name) {
   if (name.empty() || name[0] == '/') return name;
-  const char* env = std::getenv("HDF5_EXTFILE_PREFIX");
+  const char* env = environment_value("HDF5_EXTFILE_PREFIX");
   const std::string prefix = env && *env ? std::string(env) : std::string("${ORIGIN}");
   return joined(with_origin(prefix, holder), name);
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "common/knobs.hpp"
 #include "io/hdf5/dimension_names.hpp"
 #include "io/hdf5/hdf5_handle.hpp"
 #include "io/hdf5/vds_names.hpp"
@@ -23,7 +24,7 @@ namespace {
 class TempFolder {
  public:
   TempFolder() {
-    const char* base = std::getenv("TMPDIR");
+    const char* base = environment_value("TMPDIR");
     std::string pattern = std::string(base && *base ? base : "/tmp") + "/discount_app-inputs-XXXXXX";
     std::vector<char> text(pattern.begin(), pattern.end());
     text.push_back('\0');
