@@ -39,7 +39,6 @@ import time
 os.environ.setdefault("HDF5_USE_FILE_LOCKING", "FALSE")
 
 import h5py  # noqa: E402
-import numpy as np  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True
