@@ -411,8 +411,8 @@ OutputSpec output_spec(const Config& config, const SystemFacts& facts, Range dat
                   input.nums,
                   {},
                   config.source_path,
-                  config.input.files.empty() ? std::string() : input.hdf5_file};
-  output.decor.multiplier_dataset = config.input.multiplier;
+                  config.input.files.empty() ? std::string() : input.hdf5_file,
+                  config.input.multiplier};
   return output;
 }
 
