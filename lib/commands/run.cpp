@@ -1,10 +1,12 @@
 // `discount_app run`: prepare, open (or resume) the output, start Kokkos,
 // take the link limits (lib/probe), run this rank's slabs, agree across ranks,
 // publish, report. run_command only orders the steps and the collectives.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <Kokkos_Core.hpp>
 #include <chrono>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -331,6 +333,25 @@ int verify_after_run(const Config& config) {
 
 }  // namespace
 
+namespace {
+
+// The ranks' sign of each other's work while one waits in a collective
+// (ranks::set_progress): the output's progress record, which every rank
+// writes at its checkpoints (output.checkpoint_seconds). None without a file.
+std::function<std::uint64_t()> progress_mark(const std::string& path) {
+  if (path.empty()) return {};
+  return [path] {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return std::uint64_t{0};
+    return (static_cast<std::uint64_t>(st.st_mtim.tv_sec) * 1000000000u +
+            static_cast<std::uint64_t>(st.st_mtim.tv_nsec)) *
+               31u +
+           static_cast<std::uint64_t>(st.st_size);
+  };
+}
+
+}  // namespace
+
 // Orders the steps and the ranks' collectives; every rank runs each
 // collective step, whatever its own outcome so far.
 int run_command(const Config& config, const RunOptions& options) {
@@ -355,6 +376,7 @@ int run_command(const Config& config, const RunOptions& options) {
   const bool talk = !options.quiet && ranks::is_root();
 
   std::unique_ptr<OutputSink> sink = open_sink(job, options.restart);
+  ranks::set_progress(progress_mark(sink->progress_path()));
   startup::mark("output");
   if (sink->already_complete()) {
     if (talk)

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <iostream>
 #include <mutex>
 #include <thread>
@@ -66,6 +67,10 @@ class Watchdog {
     if (thread_.joinable()) thread_.join();
   }
   double limit() const { return limit_; }
+  void set_progress(std::function<std::uint64_t()> progress) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    progress_ = std::move(progress);
+  }
   // watched: the wait counts against the limit (else it is only timed).
   Clock::time_point enter(const char* what, bool watched) {
     const auto now = Clock::now();
@@ -85,9 +90,26 @@ class Watchdog {
   void watch() {
     const auto step = std::chrono::duration<double>(std::clamp(limit_ / 10, 0.05, 1.0));
     std::unique_lock<std::mutex> lock(mutex_);
+    Clock::rep watched = 0;  // the wait whose progress mark is held
+    std::uint64_t mark = 0;  // progress_() when that wait began, or last changed
     while (!wake_.wait_for(lock, step, [this] { return quit_; })) {
-      const auto since = since_.load();
+      auto since = since_.load();
       if (since == 0) continue;
+      if (progress_) {
+        // Ranks still at work record it in the job's shared progress: while
+        // that changes, the wait starts again (a rank lagging is not a rank
+        // gone).
+        const std::uint64_t now_mark = progress_();
+        if (since != watched) {
+          watched = since;
+          mark = now_mark;
+        } else if (now_mark != mark) {
+          mark = now_mark;
+          const Clock::rep now = Clock::now().time_since_epoch().count();
+          if (since_.compare_exchange_strong(since, now)) watched = now;
+          continue;
+        }
+      }
       const double waited =
           std::chrono::duration<double>(Clock::now() - Clock::time_point(Clock::duration(since))).count();
       if (waited > limit_) give_up(waited);
@@ -97,11 +119,12 @@ class Watchdog {
   // locks (MPI's, the C++ streams') that a normal exit would wait for.
   [[noreturn]] void give_up(double waited) const {
     char line[512];
-    const int n = std::snprintf(line, sizeof line,
-                                "discount_app: rank %d of %d (%s): no answer from the other ranks for %.0f s in %s "
-                                "(ranks.timeout %g s); the slabs this rank finished are recorded; exit 75, so that "
-                                "the job resumes when run again\n",
-                                state_rank(), state_size(), host_.c_str(), waited, what_.load(), limit_);
+    const int n = std::snprintf(
+        line, sizeof line,
+        "discount_app: rank %d of %d (%s): no answer from the other ranks, and no work recorded, for %.0f s in %s "
+        "(ranks.timeout %g s); the slabs this rank finished are recorded; exit 75, so that "
+        "the job resumes when run again\n",
+        state_rank(), state_size(), host_.c_str(), waited, what_.load(), limit_);
     if (n > 0 && ::write(STDERR_FILENO, line, std::min<std::size_t>(n, sizeof line - 1)) < 0) std::_Exit(75);
     std::_Exit(static_cast<int>(ExitCode::interrupted));
   }
@@ -113,6 +136,7 @@ class Watchdog {
   std::thread thread_;
   bool quit_ = false;
   double limit_ = 0;
+  std::function<std::uint64_t()> progress_;  // under mutex_
   std::atomic<Clock::rep> since_{0};
   std::atomic<const char*> what_{""};
   double spent_ = 0;  // the calling thread's only
@@ -263,6 +287,7 @@ void set_timeout(double seconds) {
   else
     watchdog().stop();
 }
+void set_progress(std::function<std::uint64_t()> progress) { watchdog().set_progress(std::move(progress)); }
 double timeout() { return watchdog().limit(); }
 double collective_seconds() { return watchdog().spent(); }
 

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -66,6 +67,11 @@ int threads_per_rank(int process_cpus, int node_cpus);
 // less: no bound. Takes effect on this rank; call it with the same value on
 // every rank.
 void set_timeout(double seconds);
+// What the ranks still at work change as they go (the mark of the job's
+// shared progress record): while a waiting rank sees it change, its wait
+// starts again, so a rank that lags the others by more than the timeout but
+// records slabs is not taken for gone. Empty: the wait alone counts.
+void set_progress(std::function<std::uint64_t()> progress);
 double timeout();
 // Seconds this rank has spent in the collectives so far, waits included.
 double collective_seconds();

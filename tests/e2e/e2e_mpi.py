@@ -12,6 +12,8 @@ ranks are oversubscribed (one OpenMP thread each). Checked:
     naming the rank, no output and no partial left;
   - output.compression: each rank compresses its own parts;
   - `plan` prints once; every rank measures the link limits at once;
+  - ranks.timeout: a rank lagging the others by more than it, but recording
+    slabs, is waited for (the job ends 0, exact);
 """
 
 import json
@@ -19,6 +21,7 @@ import os
 import shutil
 import signal
 import sys
+import time
 
 import numpy as np
 
@@ -337,6 +340,55 @@ def case_plan_prints_once(ctx):
     E.check("ranks          2" in r.stdout, f"plan does not show the rank split:\n{r}")
 
 
+LAG_TIMEOUT = 8.0  # ranks.timeout of the lagging-rank case, s
+LAG_HOLDS = 4      # rank 1 holds after each of its first slabs ...
+LAG_PAUSE = 2.5    # ... this long: it lags rank 0 by LAG_HOLDS x LAG_PAUSE > LAG_TIMEOUT
+
+
+def case_lagging_rank_recording_work_outlives_the_timeout(ctx):
+    """ranks.timeout ends a wait only while no rank records work: rank 1 lags
+    rank 0, which waits in a collective, by more than the timeout, one
+    recorded slab at a time (each hold comes after a recorded slab); the job
+    ends with 0, exact, and its report says a rank waited that long."""
+    if not MPIRUN:
+        raise E.Skip("no mpirun")
+    d = ctx.dir("lag")
+    src = E.generate(ctx, os.path.join(d, "in.h5"), DATES, IDS, NUMS, seed=23)
+    memory = {"max_slab": IDS * NUMS * 8, "pipeline_depth": 2}
+    yaml = E.write_job(os.path.join(d, "job.yaml"), "in.h5", "out.h5", memory=memory,
+                       output={"checkpoint_seconds": 0}, ranks={"timeout": LAG_TIMEOUT})
+    out, report = os.path.join(d, "out.h5"), os.path.join(d, "report.json")
+    lag = E.Hold(ctx, *range(1, LAG_HOLDS + 1))  # rank 1's pause points
+    none = E.Hold(ctx)  # rank 0's: none
+    rank = [ctx.app, "run", "-q", yaml, "--report", report, QUIET_KOKKOS]
+    argv = ([MPIRUN, "-n", "1", "env", f"DISCOUNT_TEST_HOLD={none.dir}"] + rank +
+            [":", "-n", "1", "env", f"DISCOUNT_TEST_HOLD={lag.dir}"] + rank)
+    proc, _, err_path = E.start(argv, d, os.path.join(ctx.work, "lag"), env=MPI_ENV)
+    lag.wait(1, proc)
+    # Rank 0 has recorded its share (dates [0, DATES / 2)) and waits for rank 1.
+    partial = E.partial_of(out)
+    def rank0_done():
+        try:
+            return bool(E.progress_of(partial)[:DATES // 2].all())
+        except (OSError, KeyError):
+            return False  # being written
+    E.wait_for("rank 0's share recorded", rank0_done)
+    for w in range(1, LAG_HOLDS + 1):
+        lag.wait(w, proc)
+        time.sleep(LAG_PAUSE)  # the lag grows; rank 1's next slab is recorded before its next hold
+        lag.release(w)
+    rc, _ = E.reap(proc, E.HANG_GUARD) or (None, None)
+    with open(err_path) as f:
+        err = f.read()
+    E.check(rc == 0, f"a lagging rank that records work: exit {rc}, expected 0\n{err}")
+    E.check_output(out, E.expected_cv(src), what="after the lagging rank")
+    with open(report) as f:
+        waited = json.load(f)["collective_seconds"]
+    E.check(waited > LAG_TIMEOUT, f"the ranks waited {waited:.1f} s in collectives, not over the timeout "
+                                  f"{LAG_TIMEOUT} s: the case did not test the bound")
+    print(f"rank 0 waited {waited:.1f} s in collectives against ranks.timeout {LAG_TIMEOUT:.0f} s; exit 0, exact")
+
+
 CASES = [
     ("ranks_date_chunks", case_ranks_date_chunks),
     ("ranks_id_chunks_transposed", case_ranks_id_chunks_transposed),
@@ -349,6 +401,7 @@ CASES = [
     ("kill9_one_rank_resume_under_3", case_kill9_one_rank_resume_under_3),
     ("bad_data_on_one_rank", case_bad_data_on_one_rank),
     ("plan_prints_once", case_plan_prints_once),
+    ("lagging_rank_recording_work_outlives_the_timeout", case_lagging_rank_recording_work_outlives_the_timeout),
 ]
 
 if __name__ == "__main__":
