@@ -30,6 +30,7 @@ and then requeues the node's jobs that allow it (--requeue).
 
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -75,6 +76,20 @@ def netns_of(pid):
         return os.readlink(f"/proc/{pid}/ns/net")
     except OSError:
         return None
+
+
+def shared_under_tmp():
+    """The folders right under /tmp that hold this checkout, the working
+    folder or a path named on the command line (a clone under /tmp, its
+    build and the tests' scratch): every node must see them, as the
+    cluster's shared storage, although each node has its own /tmp."""
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    tops = set()
+    for p in [repo, os.getcwd()] + [a for a in sys.argv[1:] if os.path.exists(a)]:
+        p = os.path.realpath(p)
+        if p.startswith("/tmp/"):
+            tops.add("/tmp/" + p[len("/tmp/"):].split("/")[0])
+    return sorted(tops)
 
 
 class Nodes(S.Cluster):
@@ -165,12 +180,21 @@ class Nodes(S.Cluster):
         self.ns_run("hub", ip, "link", "add", "br0", "type", "bridge")
         self.ns_run("hub", ip, "addr", "add", f"{HUB_ADDR}/24", "dev", "br0")
         self.ns_run("hub", ip, "link", "set", "br0", "up")
+        shared = shared_under_tmp()
         for name in self.names:
             tmp = self.path("nodes", name, "tmp")
             os.makedirs(tmp)
             os.chmod(tmp, 0o1777)
+            # The node's own /tmp; the host's /tmp stays reachable at `host`
+            # for the folders of this checkout that lie under /tmp, bound back
+            # at their own paths (shared storage, as a cluster's).
+            host = self.path("nodes", name, "host-tmp")
+            os.makedirs(host)
+            back = "".join(f" mkdir -p {shlex.quote(d)}; mount --bind {shlex.quote(os.path.join(host, os.path.relpath(d, '/tmp')))}"
+                           f" {shlex.quote(d)};" for d in shared)
             pid = self._holder(name, "--net", "--uts", "--mount", "--propagation", "private",
-                               script=f"hostname {name}; mount --bind {tmp} /tmp; exec sleep infinity")
+                               script=f"hostname {name}; mount --bind /tmp {host}; mount --bind {tmp} /tmp;{back}"
+                                      " exec sleep infinity")
             self.ns_run("hub", ip, "link", "add", f"v{name}", "type", "veth", "peer", "name", "eth0", "netns",
                         str(pid))
             self.ns_run("hub", ip, "link", "set", f"v{name}", "master", "br0", "up")
