@@ -188,7 +188,12 @@ def reap(proc, timeout=None):
     deadline = None if timeout is None else time.monotonic() + timeout
     delay = 0.001
     while True:
-        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        try:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        except ChildProcessError:
+            # Popen reaped it first (send_signal polls an ended child): its
+            # code is known, its rusage is not.
+            return proc.returncode, 0
         if pid == proc.pid:
             rc = os.waitstatus_to_exitcode(status)
             proc.returncode = rc
