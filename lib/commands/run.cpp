@@ -251,7 +251,7 @@ void report_compression(const OutputSink& sink, RunReport& report) {
   CompressStats z = sink.compression();
   std::vector<std::uint64_t> counts{z.parts, z.raw_bytes, z.stored_bytes, z.threads, z.parts > 0 ? 1u : 0u};
   ranks::sum(counts);
-  std::vector<double> busy{z.busy_seconds, z.writer_seconds};
+  std::vector<double> busy{z.busy_seconds, z.writer_seconds, z.store_seconds};
   ranks::sum(busy);
   z.parts = counts[0];
   z.raw_bytes = counts[1];
@@ -259,6 +259,7 @@ void report_compression(const OutputSink& sink, RunReport& report) {
   z.threads = static_cast<unsigned>(counts[3]);
   z.busy_seconds = busy[0];
   z.writer_seconds = busy[1];
+  z.store_seconds = busy[2];
   z.ranks = static_cast<unsigned>(counts[4]);
   z.seconds = ranks::max(z.seconds);
   if (z.raw_bytes == 0) return;

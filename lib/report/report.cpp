@@ -33,6 +33,7 @@ nlohmann::json compression_json(const CompressStats& z) {
           {"seconds", z.seconds},
           {"busy_seconds", z.busy_seconds},
           {"writer_busy_seconds", z.writer_seconds},
+          {"store_busy_seconds", z.store_seconds},
           {"threads", z.threads},
           {"ranks", z.ranks},
           {"thread_rate_bytes_per_s", rate},

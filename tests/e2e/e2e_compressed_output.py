@@ -456,10 +456,13 @@ def case_sizes_and_stderr_line(ctx):
                 and abs(limit - rate * doc["threads"]) <= 1e-9 * limit,
                 f"{z}: the report's compression object {doc}: thread_rate_bytes_per_s is not raw_bytes / "
                 f"busy_seconds, or limit_bytes_per_s not that x threads")
-        # One writer per part, within the compression's wall time; the line says the same.
+        # One HDF5 thread, within the compression's wall time, and a writer per part storing the chunks
+        # (each at least 64 KiB here); the line says the same.
+        line = m.string[m.start():].splitlines()[0]
         E.check(0 < doc.get("writer_busy_seconds", 0) <= doc["seconds"]
-                and re.search(r"; HDF5's chunk writes busy [\d.]+ s$", m.string[m.start():].splitlines()[0]),
-                f"{z}: the writer's busy time: {doc}, line {m.string[m.start():].splitlines()[0]!r}")
+                and 0 < doc.get("store_busy_seconds", 0) <= doc["seconds"] * int(m.group("parts"))
+                and re.search(r"; HDF5's chunk writes busy [\d.]+ s, the parts' writers [\d.]+ thread-s$", line),
+                f"{z}: the writers' busy times: {doc}, line {line!r}")
         print(f"{z}: {raw} -> {stored} bytes (ratio {raw / stored:.3f}); line: {m.group(0)}")
 
 
@@ -579,28 +582,58 @@ def case_kill9_before_compression_resumes(ctx):
     job.verify()
 
 
-def case_contiguous_part_beside_compressed(ctx):
-    """The compression of the second part fails (its <part>.z.tmp is a directory): exit 74 naming it, the
-    first part compressed, the others contiguous, the partial readable and exact. Then the directory
-    becomes the torn file a kill mid-compression leaves; the rerun compresses the two parts left (the
-    first untouched), exact."""
-    z = {"codec": "blosc", "shuffle": "bit"} if "blosc" in app_codecs(ctx) else {"codec": "deflate"}
+def block_second_part(ctx, z, io_threads):
+    """A held job whose second part's <part>.z.tmp is a directory: its compression fails, exit 74 naming
+    it in one line. Returns the job and its parts."""
     job = Job(ctx, z)
     hold = E.Hold(ctx, DATES)
-    proc = job.start(hold)
+    hold_env = hold.env
+    if io_threads:
+        hold_env["DISCOUNT_IO_THREADS"] = str(io_threads)
+    proc, _, err_path = E.start([ctx.app, "run", "-q", job.yaml], job.d, os.path.join(ctx.work, "held"), env=hold_env)
     hold.wait(DATES, proc=proc)
     parts = job.parts()
     E.check(len(parts) == 3, f"parts: {parts}")
-    blocker = parts[1] + ".z.tmp"
-    os.makedirs(os.path.join(blocker, "in-the-way"))
+    os.makedirs(os.path.join(parts[1] + ".z.tmp", "in-the-way"))
     hold.release(DATES)
     rc, _ = E.reap(proc, timeout=E.HANG_GUARD)
-    with open(proc.err_path) as f:
+    with open(err_path) as f:
         err = f.read()
     E.check(rc == E.EX_IOERR, f"exit {rc} with the part's temporary file blocked, expected 74:\n{err}")
     lines = err.splitlines()
     E.check(len(lines) == 1 and os.path.basename(parts[1]) in lines[0] and ".z.tmp" in lines[0],
             f"expected one line naming the part and its temporary file:\n{err}")
+    return job, parts
+
+
+def case_failed_part_leaves_all_contiguous(ctx):
+    """Parts are compressed side by side: when the second part's compression fails (its <part>.z.tmp is a
+    directory), exit 74 naming it, every part stays contiguous, no other <part>.z.tmp is left, the partial
+    reads exact with h5py. The rerun compresses all three, exact."""
+    z = {"codec": "deflate"}
+    job, parts = block_second_part(ctx, z, io_threads=None)
+    E.check([is_compressed(p) for p in parts] == [False, False, False],
+            f"compressed parts: {[is_compressed(p) for p in parts]}, expected none")
+    left = [p for p in glob.glob(os.path.join(job.folder(), "*.z.tmp")) if p != parts[1] + ".z.tmp"]
+    E.check(not left, f"temporary files left: {left}")
+    with h5py.File(E.partial_of(job.out), "r") as f:
+        E.assert_bits_equal(f["cv"][...], job.expected, "the partial's cv over three contiguous parts")
+    shutil.rmtree(parts[1] + ".z.tmp")
+    compression_line(job.run(), describe(z), 3)
+    check_parts(job, z)
+    no_leftovers(job)
+    job.verify()
+
+
+def case_contiguous_part_beside_compressed(ctx):
+    """With one encoding thread (DISCOUNT_IO_THREADS=1) the parts are compressed one at a time: the
+    compression of the second part fails (its <part>.z.tmp is a directory): exit 74 naming it, the
+    first part compressed, the others contiguous, the partial readable and exact. Then the directory
+    becomes the torn file a kill mid-compression leaves; the rerun compresses the two parts left (the
+    first untouched), exact."""
+    z = {"codec": "blosc", "shuffle": "bit"} if "blosc" in app_codecs(ctx) else {"codec": "deflate"}
+    job, parts = block_second_part(ctx, z, io_threads=1)
+    blocker = parts[1] + ".z.tmp"
     E.check([is_compressed(p) for p in parts] == [True, False, False],
             f"compressed parts: {[is_compressed(p) for p in parts]}, expected the first only")
     E.check(not os.path.exists(job.out) and os.path.exists(E.partial_of(job.out)), "the partial should stay")
@@ -802,6 +835,7 @@ CASES = [
     ("kill9_mid_run_resumes", case_kill9_mid_run_resumes),
     ("kill9_before_compression_resumes", case_kill9_before_compression_resumes),
     ("contiguous_part_beside_compressed", case_contiguous_part_beside_compressed),
+    ("failed_part_leaves_all_contiguous", case_failed_part_leaves_all_contiguous),
     ("uncompressed_partial_resumed_compressed", case_uncompressed_partial_resumed_compressed),
     ("overwrite_compressed_set", case_overwrite_compressed_set),
     ("verify_flipped_chunk_byte", case_verify_flipped_chunk_byte),

@@ -14,7 +14,8 @@ struct CompressStats {
   std::uint64_t parts = 0, raw_bytes = 0, stored_bytes = 0;
   double seconds = 0;         // wall time
   double busy_seconds = 0;    // thread-seconds gathering and encoding (not waiting for the writer)
-  double writer_seconds = 0;  // seconds the one writer thread spent in HDF5's direct chunk writes
+  double writer_seconds = 0;  // seconds the one HDF5 thread spent in direct chunk writes
+  double store_seconds = 0;   // thread-seconds the parts' writers spent storing chunks into their files
   unsigned threads = 0;
   unsigned ranks = 0;  // the job's figures only: ranks that compressed at least one part
   // One more part compressed by the same process, after the others.
@@ -25,6 +26,7 @@ struct CompressStats {
     seconds += part.seconds;
     busy_seconds += part.busy_seconds;
     writer_seconds += part.writer_seconds;
+    store_seconds += part.store_seconds;
     threads = std::max(threads, part.threads);
   }
 };

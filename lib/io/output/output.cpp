@@ -23,6 +23,7 @@
 #include "io/input/input.hpp"
 #include "io/output/output_mpio.hpp"
 #include "io/output/output_parts.hpp"
+#include "io/output/part_encoder.hpp"
 #include "io/output/output_record.hpp"
 #include "io/posix/posix_io.hpp"
 #include "io/hdf5/stored_type.hpp"
@@ -448,6 +449,7 @@ void FileOutput::publish() {
 
 void FileOutput::compress_parts(int rank, int ranks) {
   compression_.codec = describe_compression(spec_.compression);
+  std::vector<PartToCompress> share;
   for (std::size_t f = 0; f + 1 < bounds_.size(); ++f) {
     if (static_cast<int>(f % static_cast<std::size_t>(ranks)) != rank) continue;
     const std::string path = parts_folder_ + "/" + part_file_name(f);
@@ -458,8 +460,9 @@ void FileOutput::compress_parts(int rank, int ranks) {
       files_[f]->direct.reset();
       files_[f]->fd.reset();
     }
-    compression_.add(compress_part(path, part_dims(f), spec_.dtype, spec_.compression));
+    share.push_back({path, part_dims(f)});
   }
+  if (!share.empty()) compression_.add(discount::compress_parts(share, spec_.dtype, spec_.compression));
 }
 
 void FileOutput::discard() {

@@ -2,8 +2,8 @@
 // place. The run writes contiguous parts as always (positional writes at
 // fixed offsets, so a kill cannot damage HDF5 metadata, and the done ranges
 // stay exact); once every unit is durable, publish() stores each part again
-// as chunks compressed on every core (lib/codec) and written with HDF5's
-// direct chunk write under the standard filter ids (deflate 1, shuffle 2,
+// as chunks compressed on every core (lib/codec, part_encoder.hpp) and
+// written with HDF5's direct chunk write under the standard filter ids (deflate 1, shuffle 2,
 // LZ4 32004, Blosc 32001, zstd 32015), in `<part>.z.tmp`, made durable and
 // renamed over the part. A part is therefore either its contiguous self or
 // its compressed self, each whole; a kill in between leaves one of the two,
@@ -48,11 +48,6 @@ std::string describe_stats(const CompressStats& z);
 
 // True when the part at `path` already holds its data compressed (chunked).
 bool part_is_compressed(const std::string& path);
-
-// Compresses the contiguous part at `path` (dataset "cv" of `dims`, stored
-// as `dtype`) in place, as described above. Throws io_error naming the part.
-CompressStats compress_part(const std::string& path, const std::array<std::int64_t, 3>& dims, OutputType dtype,
-                            const CompressionConfig& z);
 
 // What output.compression will make of this job's output, from a sample of
 // its own values (up to four one-date pieces of about a chunk each, spread
