@@ -139,6 +139,15 @@ void multiply_pipelined(const JobSpec& spec, const Plan& plan, MemoryInput& inpu
   report.kernel_on_pieces = plan.request.kernel_on_pieces();
 }
 
+// Host arrays pinned in place (embed/pinned_arrays.hpp) travel to and from
+// a GPU without staging where their pieces are contiguous: those the caller
+// says it pinned, whose whole range this process holds pinned.
+ArrayRef pinned_in_place(ArrayRef a, const MultiplyRequest& request) {
+  a.pinned = a.pinned && !request.device_arrays && a.type == ElementType::f64 && a.c_contiguous() &&
+             array_is_pinned(a.data, static_cast<std::size_t>(a.elements()) * sizeof(double));
+  return a;
+}
+
 }  // namespace
 
 RunReport multiply(const MultiplyRequest& request, const std::atomic<int>* stop, const Progress& progress) {
@@ -146,15 +155,7 @@ RunReport multiply(const MultiplyRequest& request, const std::atomic<int>* stop,
   const auto start = Clock::now();
   const Config config = multiply_config(request);
   check_config(config);
-  // Host arrays pinned in place (embed/pinned_arrays.hpp) travel to and from
-  // a GPU without staging where their pieces are contiguous: those the caller
-  // says it pinned, whose whole range this process holds pinned.
-  const auto pinned = [&](ArrayRef a) {
-    a.pinned = a.pinned && !request.device_arrays && a.type == ElementType::f64 && a.c_contiguous() &&
-               array_is_pinned(a.data, static_cast<std::size_t>(a.elements()) * sizeof(double));
-    return a;
-  };
-  const ArrayRef disc = pinned(request.disc), out = pinned(request.out);
+  const ArrayRef disc = pinned_in_place(request.disc, request), out = pinned_in_place(request.out, request);
   MemoryInput input(request.mult, disc, request.axes);
   SystemFacts facts = system_facts(config, input);
   facts.output_piece_threads = static_cast<int>(memory_threads());  // MemoryOutput::piece_threads()

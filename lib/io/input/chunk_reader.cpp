@@ -72,53 +72,15 @@ std::unique_ptr<ChunkReader> ChunkReader::open(hid_t dataset, hid_t dcpl, int fd
   std::unique_ptr<ChunkReader> r(new ChunkReader);
   r->pipeline_ = dataset_pipeline(dcpl);
   why = codec::unimplemented(r->pipeline_);
+  if (why.empty() && H5Pget_external_count(dcpl) > 0) why = "external raw storage";
+  if (why.empty()) why = r->take_type(dataset);
+  if (why.empty()) why = r->take_shape(dataset, dcpl);
+  struct stat st {};
+  if (why.empty() && (fd < 0 || ::fstat(fd, &st) != 0)) why = "not a plain POSIX file";
   if (!why.empty()) return nullptr;
-  if (H5Pget_external_count(dcpl) > 0) {
-    why = "external raw storage";
-    return nullptr;
-  }
-  h5::Id type = h5::datatype(H5Dget_type(dataset));
-  if (H5Tequal(type.get(), H5T_NATIVE_DOUBLE) > 0 && H5T_ORDER_LE == H5Tget_order(H5T_NATIVE_DOUBLE)) {
-    r->element_size_ = 8;
-  } else if (H5Tequal(type.get(), H5T_NATIVE_FLOAT) > 0 && H5T_ORDER_LE == H5Tget_order(H5T_NATIVE_FLOAT)) {
-    r->element_size_ = 4;
-  } else {
-    why = "its type is converted by HDF5";
-    return nullptr;
-  }
-  const std::vector<hsize_t> dims = h5::dataset_dims(dataset);
-  r->rank_ = static_cast<int>(dims.size());
-  if (r->rank_ < 1 || r->rank_ > 3) {
-    why = "rank " + std::to_string(r->rank_);
-    return nullptr;
-  }
-  std::vector<hsize_t> chunk(dims.size());
-  if (H5Pget_chunk(dcpl, r->rank_, chunk.data()) != r->rank_) {
-    why = "its chunk shape cannot be read";
-    return nullptr;
-  }
-  // Held as rank 3, leading extents of 1.
-  std::uint64_t elements = 1;
-  for (int j = 0; j < r->rank_; ++j) elements *= chunk[j];
-  if (elements * r->element_size_ < kMinChunkBytes) {
-    why = "chunks under " + std::to_string(kMinChunkBytes >> 10) + " KiB";
-    return nullptr;
-  }
-  r->chunk_bytes_ = r->element_size_;
-  const int shift = 3 - r->rank_;
-  for (int j = 0; j < r->rank_; ++j) {
-    r->dims_[j + shift] = static_cast<std::int64_t>(dims[j]);
-    r->chunk_[j + shift] = static_cast<std::int64_t>(chunk[j]);
-    r->chunk_bytes_ *= chunk[j];
-  }
   H5D_fill_value_t defined = H5D_FILL_VALUE_UNDEFINED;
   if (H5Pfill_value_defined(dcpl, &defined) >= 0 && defined != H5D_FILL_VALUE_UNDEFINED)
     H5Pget_fill_value(dcpl, H5T_NATIVE_DOUBLE, &r->fill_);
-  struct stat st {};
-  if (fd < 0 || ::fstat(fd, &st) != 0) {
-    why = "not a plain POSIX file";
-    return nullptr;
-  }
   r->file_size_ = static_cast<std::uint64_t>(st.st_size);
   r->dataset_ = dataset;
   r->fd_ = fd;
@@ -130,6 +92,37 @@ std::unique_ptr<ChunkReader> ChunkReader::open(hid_t dataset, hid_t dcpl, int fd
   r->cache_chunks_ = static_cast<std::size_t>(
       std::max<std::uint64_t>(1, std::min<std::uint64_t>(layer, kCacheBytes / r->chunk_bytes_)));
   return r;
+}
+
+std::string ChunkReader::take_type(hid_t dataset) {
+  h5::Id type = h5::datatype(H5Dget_type(dataset));
+  if (H5Tequal(type.get(), H5T_NATIVE_DOUBLE) > 0 && H5T_ORDER_LE == H5Tget_order(H5T_NATIVE_DOUBLE))
+    element_size_ = 8;
+  else if (H5Tequal(type.get(), H5T_NATIVE_FLOAT) > 0 && H5T_ORDER_LE == H5Tget_order(H5T_NATIVE_FLOAT))
+    element_size_ = 4;
+  else
+    return "its type is converted by HDF5";
+  return {};
+}
+
+std::string ChunkReader::take_shape(hid_t dataset, hid_t dcpl) {
+  const std::vector<hsize_t> dims = h5::dataset_dims(dataset);
+  rank_ = static_cast<int>(dims.size());
+  if (rank_ < 1 || rank_ > 3) return "rank " + std::to_string(rank_);
+  std::vector<hsize_t> chunk(dims.size());
+  if (H5Pget_chunk(dcpl, rank_, chunk.data()) != rank_) return "its chunk shape cannot be read";
+  // Held as rank 3, leading extents of 1.
+  std::uint64_t elements = 1;
+  for (int j = 0; j < rank_; ++j) elements *= chunk[j];
+  if (elements * element_size_ < kMinChunkBytes) return "chunks under " + std::to_string(kMinChunkBytes >> 10) + " KiB";
+  chunk_bytes_ = element_size_;
+  const int shift = 3 - rank_;
+  for (int j = 0; j < rank_; ++j) {
+    dims_[j + shift] = static_cast<std::int64_t>(dims[j]);
+    chunk_[j + shift] = static_cast<std::int64_t>(chunk[j]);
+    chunk_bytes_ *= chunk[j];
+  }
+  return {};
 }
 
 std::string ChunkReader::describe() const {

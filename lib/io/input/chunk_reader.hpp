@@ -91,6 +91,9 @@ class ChunkReader {
                    const std::array<std::int64_t, 3>& count) const;
 
   ChunkReader() = default;
+  // open()'s checks: "" when taken, else why the dataset is not read here.
+  std::string take_type(hid_t dataset);
+  std::string take_shape(hid_t dataset, hid_t dcpl);
   void locate(std::vector<Chunk>& chunks, const std::string& what);
   // One chunk's address, stored size and filter mask, from its origin in the
   // file's rank (in_file); the caller holds HDF5's lock.
