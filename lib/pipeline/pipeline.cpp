@@ -79,89 +79,103 @@ void Pipeline<ExecSpace>::run() {
   pending = job_.sink->write_order(rank_share(pending, spec_.rank, spec_.ranks));
   for (int s = 0; s < plan_.device_buffers; ++s) free_device_.push(s);
   total_pending_ = static_cast<int>(pending.size());
-
   const Region region("discount::pipeline");  // this thread's: the compute stage's regions nest in it
-  std::vector<std::thread> threads;
-  if (unstaged_) {
-    // One thread per file the sink can take at once, each moving whole slabs;
-    // or, for a sink that takes any piece from any thread, its thread count
-    // (no more than there are pieces), sharing out the pieces of every slab.
-    const int sharing = job_.sink->piece_threads();
-    SharedSlabs shared;
-    if (sharing > 0) {
-      shared.pending = pending;
-      // Arrays pinned in place for every slab, both ways: nothing is staged
-      // on the host, and the GPU copies larger pieces straight from and into
-      // them (in_place_piece_elements; piece_sharer).
-      shared.in_place = copies && !pending.empty();
-      for (int index : pending) {
-        const Slab& slab = plan_.slabs[static_cast<std::size_t>(index)];
-        const SlabPiecesAt at = pieces_at(slab);
-        shared.at.push_back(at);
-        shared.out.push_back(job_.sink->slab_pieces(slab));
-        if (!shared.out.back()) throw internal_error("a sink that shares pieces took a slab only whole");
-        shared.in_place = shared.in_place && job_.input->discount_in_place(at.dates, at.ids, 0, at.g.elements()) &&
-                          shared.out.back()->in_place(0, at.g.elements());
-      }
-      shared.piece = !copies           ? static_cast<std::int64_t>(kCachePieceBytes / sizeof(double))
-                     : shared.in_place ? in_place_piece_elements(sharing)
-                                       : device_piece_elements();
-      shared.first_piece.push_back(0);
-      for (const SlabPiecesAt& at : shared.at)
-        shared.first_piece.push_back(shared.first_piece.back() + (at.g.elements() + shared.piece - 1) / shared.piece);
-      shared.left = std::make_unique<std::atomic<std::int64_t>[]>(pending.size());
-      for (std::size_t j = 0; j < pending.size(); ++j)
-        shared.left[j] = shared.first_piece[j + 1] - shared.first_piece[j];
-      writers_ = static_cast<int>(std::clamp<std::int64_t>(shared.first_piece.back(), 1, sharing));
-    } else {
-      writers_ = std::max(1, job_.sink->writer_threads());
-    }
-    ExecInstances<ExecSpace> instances(copies ? kDeviceSlots * writers_ : 0);
-    if constexpr (copies) {
-      // Every thread's pinned pieces in one block, which a later run in this
-      // process may take again (pipeline/staging_pool.hpp).
-      const auto piece = static_cast<std::size_t>(sharing > 0 ? shared.piece : device_piece_elements());
-      if (!shared.in_place)
-        pinned_pieces_ =
-            host_buffer(static_cast<std::size_t>(writers_) * kDeviceSlots * piece, &staging_reused_bytes_).data();
-      for (int s = 0; s < kDeviceSlots * writers_; ++s)
-        device_pieces_.emplace_back(Kokkos::view_alloc(Kokkos::WithoutInitializing, "discount::device_piece"), piece);
-    }
-    std::atomic<std::size_t> next{0};
-    for (int w = 0; w < writers_; ++w)
-      threads.emplace_back([&, w] {
-        guarded(
-            [&] {
-              if (sharing > 0)
-                piece_sharer(shared, w, instances);
-              else
-                streamer(pending, next, w, instances);
-            },
-            {});
-      });
-    for (auto& t : threads) t.join();
-    if (first_error_) std::rethrow_exception(first_error_);
-    report_figures();
-    return;
+  if (unstaged_)
+    run_unstaged(pending);
+  else
+    run_staged(pending);
+  report_figures();
+}
+
+// One thread per file the sink can take at once, each moving whole slabs;
+// or, for a sink that takes any piece from any thread, its thread count
+// (no more than there are pieces), sharing out the pieces of every slab.
+template <class ExecSpace>
+void Pipeline<ExecSpace>::run_unstaged(const std::vector<int>& pending) {
+  const int sharing = job_.sink->piece_threads();
+  SharedSlabs shared;
+  if (sharing > 0) {
+    share_slabs(pending, sharing, shared);
+    writers_ = static_cast<int>(std::clamp<std::int64_t>(shared.first_piece.back(), 1, sharing));
+  } else {
+    writers_ = std::max(1, job_.sink->writer_threads());
   }
+  ExecInstances<ExecSpace> instances(copies ? kDeviceSlots * writers_ : 0);
+  if constexpr (copies) {
+    // Every thread's pinned pieces in one block, which a later run in this
+    // process may take again (pipeline/staging_pool.hpp).
+    const auto piece = static_cast<std::size_t>(sharing > 0 ? shared.piece : device_piece_elements());
+    if (!shared.in_place)
+      pinned_pieces_ =
+          host_buffer(static_cast<std::size_t>(writers_) * kDeviceSlots * piece, &staging_reused_bytes_).data();
+    for (int s = 0; s < kDeviceSlots * writers_; ++s)
+      device_pieces_.emplace_back(Kokkos::view_alloc(Kokkos::WithoutInitializing, "discount::device_piece"), piece);
+  }
+  std::atomic<std::size_t> next{0};
+  std::vector<std::thread> threads;
+  for (int w = 0; w < writers_; ++w)
+    threads.emplace_back([&, w] {
+      guarded(
+          [&] {
+            if (sharing > 0)
+              piece_sharer(shared, w, instances);
+            else
+              streamer(pending, next, w, instances);
+          },
+          {});
+    });
+  for (auto& t : threads) t.join();
+  if (first_error_) std::rethrow_exception(first_error_);
+}
+
+// The pending slabs' pieces, numbered across slabs, for `sharing` threads.
+template <class ExecSpace>
+void Pipeline<ExecSpace>::share_slabs(const std::vector<int>& pending, int sharing, SharedSlabs& shared) {
+  shared.pending = pending;
+  // Arrays pinned in place for every slab, both ways: nothing is staged
+  // on the host, and the GPU copies larger pieces straight from and into
+  // them (in_place_piece_elements; piece_sharer).
+  shared.in_place = copies && !pending.empty();
+  for (int index : pending) {
+    const Slab& slab = plan_.slabs[static_cast<std::size_t>(index)];
+    const SlabPiecesAt at = pieces_at(slab);
+    shared.at.push_back(at);
+    shared.out.push_back(job_.sink->slab_pieces(slab));
+    if (!shared.out.back()) throw internal_error("a sink that shares pieces took a slab only whole");
+    shared.in_place = shared.in_place && job_.input->discount_in_place(at.dates, at.ids, 0, at.g.elements()) &&
+                      shared.out.back()->in_place(0, at.g.elements());
+  }
+  shared.piece = !copies           ? static_cast<std::int64_t>(kCachePieceBytes / sizeof(double))
+                 : shared.in_place ? in_place_piece_elements(sharing)
+                                   : device_piece_elements();
+  shared.first_piece.push_back(0);
+  for (const SlabPiecesAt& at : shared.at)
+    shared.first_piece.push_back(shared.first_piece.back() + (at.g.elements() + shared.piece - 1) / shared.piece);
+  shared.left = std::make_unique<std::atomic<std::int64_t>[]>(pending.size());
+  for (std::size_t j = 0; j < pending.size(); ++j) shared.left[j] = shared.first_piece[j + 1] - shared.first_piece[j];
+}
+
+// The staging ring: a reader, with a GPU an uploader and a downloader, the
+// compute stage on this thread, one writer per file the sink can take at
+// once (a split output's parts).
+template <class ExecSpace>
+void Pipeline<ExecSpace>::run_staged(const std::vector<int>& pending) {
   ExecInstances<ExecSpace> instances(copies ? 3 : 1);
+  std::vector<std::thread> threads;
   threads.emplace_back([&] { guarded([&] { stage_buffers(); }, {}); });
   threads.emplace_back([&] { guarded([&] { reader(pending); }, {&loaded_}); });
   if (copies) {
     threads.emplace_back([&] { guarded([&] { uploader(instances.get(1)); }, {&uploaded_}); });
     threads.emplace_back([&] { guarded([&] { downloader(instances.get(2)); }, {&computed_}); });
   }
-  // One writer per file the sink can take at once (a split output's parts).
   writers_ = std::max(1, job_.sink->writer_threads());
   for (int w = 0; w < writers_; ++w) threads.emplace_back([&] { guarded([&] { writer(); }, {}); });
   guarded([&] { compute(instances.get(0)); }, {copies ? &kernel_done_ : &computed_});
   for (auto& t : threads) t.join();
   if (first_error_) std::rethrow_exception(first_error_);
-
   // Several writers (split output): the write stage's time is the time any
   // of them was writing, not the sum over writers.
   if (writers_ > 1) stats(Stage::write).seconds = union_seconds(write_intervals_);
-  report_figures();
 }
 
 template <class ExecSpace>

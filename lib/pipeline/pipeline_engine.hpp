@@ -153,12 +153,16 @@ class Pipeline {
   bool stop_requested() const { return aborted_ || (job_.stop && job_.stop->load() != 0); }
 
   void read_multiplier(Range ids, double* buffer);
-  void report_figures();  // the stages' counters into the report, after the threads joined
+  void report_figures();                               // the stages' counters into the report, after the threads joined
+  void run_unstaged(const std::vector<int>& pending);  // run()'s two ways
+  void run_staged(const std::vector<int>& pending);
+  void share_slabs(const std::vector<int>& pending, int sharing, SharedSlabs& shared);
 
   Range absolute(Range r, Range selection) const { return {selection.begin + r.begin, selection.begin + r.end}; }
 
   // The stage threads (pipeline/stage_threads.hpp).
   void reader(const std::vector<int>& pending);
+  void read_visited(const Slab& slab, Range dates, Range ids, double* buffer, Ticket& t);
   std::uint64_t slab_mult_sum(const Slab& slab, Range ids, int host) const;
   void uploader(const ExecSpace& exec);
   void compute(const ExecSpace& exec);
@@ -201,6 +205,16 @@ class Pipeline {
   // the threads share out the pieces of every slab instead.
   void piece_sharer(SharedSlabs& shared, int w, const ExecInstances<ExecSpace>& instances);
   void shared_slab_written(SharedSlabs& shared, std::size_t j);
+  struct PieceInFlight {  // a shared piece sent to the GPU on one of a thread's streams
+    std::size_t slab = 0;
+    std::int64_t first = 0, count = 0;
+    bool busy = false;
+    Clock::time_point sent{};
+    bool landed_in_place = false;  // the GPU wrote it into the output
+  };
+  void sharer_write(SharedSlabs& shared, std::size_t j, std::int64_t first, std::int64_t count, double* values,
+                    PieceSeconds& seconds);
+  void add_sharer_seconds(const PieceSeconds& seconds, Clock::time_point t0);
   void queue_piece(const SlabPiecesAt& at, std::int64_t first, std::int64_t count, const double* from, double* to,
                    int stream, const ExecInstances<ExecSpace>& instances);
   void send_piece(const SlabPiecesAt& at, std::int64_t first, std::int64_t count, double* values, double* to,

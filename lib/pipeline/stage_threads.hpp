@@ -21,6 +21,54 @@ void Pipeline<ExecSpace>::read_multiplier(Range ids, double* buffer) {
                         std::to_string(bad % plan_.request.nums));
 }
 
+// The non-finite scan, the input checksum and the fused kernel take each
+// piece of the slab's discount as it lands (InputSource::read_discount_visited):
+// no pass of their own.
+template <class ExecSpace>
+void Pipeline<ExecSpace>::read_visited(const Slab& slab, Range dates, Range ids, double* buffer, Ticket& t) {
+  const bool sums = job_.sink->wants_input_sums();
+  const FileBox box = discount_box(job_.input->shape(), axes_, dates, ids);
+  std::atomic<std::int64_t> first_bad{-1};
+  std::atomic<std::uint64_t> disc_sum{0};
+  std::atomic<std::int64_t> multiply_ns{0};
+  std::atomic<int> multiplying{0}, most_at_once{1};  // threads in multiply_piece: now, and the most seen
+  const Geometry g = geometry(axes_, slab);
+  const PieceShape shape = merged_piece_shape({g.extent, g.mult_stride});
+  const double* mult = plan_.mult_per_slab ? host_mult_[t.host].data() : resident_mult_host_.data();
+  job_.input->read_discount_visited(dates, ids, buffer, [&](std::int64_t first, std::int64_t count) {
+    // With the checksum, its pass also tells whether the piece holds a
+    // NaN or Inf; only then does the scan look for the first one.
+    bool suspect = scan_;
+    if (sums)
+      disc_sum.fetch_add(box_piece_sum(buffer + first, box.dims, box.start, box.count, first, first + count,
+                                       SumKey::discount, scan_ ? &suspect : nullptr),
+                         std::memory_order_relaxed);
+    if (suspect) {
+      const std::int64_t bad = find_nonfinite_here(buffer + first, count);
+      if (bad >= 0) keep_lowest(first_bad, first + bad);
+    }
+    if (fused_) {  // after the checks, which look at the input's values
+      const auto m0 = Clock::now();
+      const int now = multiplying.fetch_add(1) + 1;
+      for (int seen = most_at_once.load(); now > seen && !most_at_once.compare_exchange_weak(seen, now);) {}
+      {
+        const Region kernel("discount::kernel");
+        multiply_piece(buffer + first, mult, shape, first, count);
+      }
+      multiplying.fetch_sub(1);
+      multiply_ns.fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - m0).count(),
+                            std::memory_order_relaxed);
+    }
+  });
+  // The multiply's thread-seconds over the most threads seen in it at
+  // once: its share of the read's wall time, booked on the kernel stage,
+  // not the read.
+  t.fused_seconds = static_cast<double>(multiply_ns.load()) * 1e-9 / most_at_once.load();
+  if (const std::int64_t bad = first_bad.load(); bad >= 0)
+    nonfinite_error("input.discount", spec_.discount, buffer[bad], slab_coordinates(bad, axes_, g.extent, box.start));
+  if (sums) t.sums = {disc_sum.load(), slab_mult_sum(slab, ids, t.host), true};
+}
+
 template <class ExecSpace>
 void Pipeline<ExecSpace>::reader(const std::vector<int>& pending) {
   const bool sums = job_.sink->wants_input_sums();
@@ -35,54 +83,10 @@ void Pipeline<ExecSpace>::reader(const std::vector<int>& pending) {
     const Range dates = absolute(slab.dates, spec_.dates), ids = absolute(slab.ids, spec_.ids);
     if (plan_.mult_per_slab) read_multiplier(ids, host_mult_[t.host].data());
     double* buffer = host_slab_[t.host].data();
-    if (scan_ || sums || fused_) {
-      // The non-finite scan, the input checksum and the fused kernel take
-      // each piece as it lands (InputSource::read_discount_visited): no pass
-      // of their own.
-      const FileBox box = discount_box(job_.input->shape(), axes_, dates, ids);
-      std::atomic<std::int64_t> first_bad{-1};
-      std::atomic<std::uint64_t> disc_sum{0};
-      std::atomic<std::int64_t> multiply_ns{0};
-      std::atomic<int> multiplying{0}, most_at_once{1};  // threads in multiply_piece: now, and the most seen
-      const Geometry g = geometry(axes_, slab);
-      const PieceShape shape = merged_piece_shape({g.extent, g.mult_stride});
-      const double* mult = plan_.mult_per_slab ? host_mult_[t.host].data() : resident_mult_host_.data();
-      job_.input->read_discount_visited(dates, ids, buffer, [&](std::int64_t first, std::int64_t count) {
-        // With the checksum, its pass also tells whether the piece holds a
-        // NaN or Inf; only then does the scan look for the first one.
-        bool suspect = scan_;
-        if (sums)
-          disc_sum.fetch_add(box_piece_sum(buffer + first, box.dims, box.start, box.count, first, first + count,
-                                           SumKey::discount, scan_ ? &suspect : nullptr),
-                             std::memory_order_relaxed);
-        if (suspect) {
-          const std::int64_t bad = find_nonfinite_here(buffer + first, count);
-          if (bad >= 0) keep_lowest(first_bad, first + bad);
-        }
-        if (fused_) {  // after the checks, which look at the input's values
-          const auto m0 = Clock::now();
-          const int now = multiplying.fetch_add(1) + 1;
-          for (int seen = most_at_once.load(); now > seen && !most_at_once.compare_exchange_weak(seen, now);) {}
-          {
-            const Region kernel("discount::kernel");
-            multiply_piece(buffer + first, mult, shape, first, count);
-          }
-          multiplying.fetch_sub(1);
-          multiply_ns.fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - m0).count(),
-                                std::memory_order_relaxed);
-        }
-      });
-      // The multiply's thread-seconds over the most threads seen in it at
-      // once: its share of the read's wall time, booked on the kernel stage,
-      // not the read.
-      t.fused_seconds = static_cast<double>(multiply_ns.load()) * 1e-9 / most_at_once.load();
-      if (const std::int64_t bad = first_bad.load(); bad >= 0)
-        nonfinite_error("input.discount", spec_.discount, buffer[bad],
-                        slab_coordinates(bad, axes_, g.extent, box.start));
-      if (sums) t.sums = {disc_sum.load(), slab_mult_sum(slab, ids, t.host), true};
-    } else {
+    if (scan_ || sums || fused_)
+      read_visited(slab, dates, ids, buffer, t);
+    else
       job_.input->read_discount(dates, ids, buffer);
-    }
     record(Stage::read, slab, t0, t.fused_seconds);
     loaded_.push(t);
   }

@@ -259,22 +259,7 @@ void Pipeline<ExecSpace>::piece_sharer(SharedSlabs& shared, int w, const ExecIns
   double* pinned = copies && pinned_pieces_
                        ? pinned_pieces_ + static_cast<std::size_t>(kDeviceSlots * w) * static_cast<std::size_t>(kPiece)
                        : nullptr;
-  struct InFlight {
-    std::size_t slab = 0;
-    std::int64_t first = 0, count = 0;
-    bool busy = false;
-    Clock::time_point sent{};
-    bool landed_in_place = false;  // the GPU wrote it into the output
-  } flight[kDeviceSlots];
-  const auto write = [&](std::size_t j, std::int64_t first, std::int64_t count, double* values) {
-    const auto b = Clock::now();
-    {
-      const Region region("discount::write");
-      shared.out[j]->write(first, count, values);
-    }
-    seconds.write += seconds_since(b);
-    shared_slab_written(shared, j);
-  };
+  PieceInFlight flight[kDeviceSlots];
   const auto land = [&](int s) {  // piece s back from the GPU, then written
     instances.get(kDeviceSlots * w + s).fence();
     check_device_errors("discount::apply_piece");
@@ -283,7 +268,7 @@ void Pipeline<ExecSpace>::piece_sharer(SharedSlabs& shared, int w, const ExecIns
     if (flight[s].landed_in_place)
       shared_slab_written(shared, flight[s].slab);
     else
-      write(flight[s].slab, flight[s].first, flight[s].count, pinned + s * kPiece);
+      sharer_write(shared, flight[s].slab, flight[s].first, flight[s].count, pinned + s * kPiece, seconds);
   };
   int s = 0;
   const std::int64_t pieces = shared.first_piece.back();
@@ -319,14 +304,33 @@ void Pipeline<ExecSpace>::piece_sharer(SharedSlabs& shared, int w, const ExecIns
       }
       seconds.read += std::chrono::duration<double>(b - a).count();
       seconds.kernel += seconds_since(b);
-      write(j, first, count, host_piece.data());
+      sharer_write(shared, j, first, count, host_piece.data(), seconds);
     }
   }
   for (int k = 0; k < kDeviceSlots; ++k, s = (s + 1) % kDeviceSlots)  // in the order they were sent
     if (flight[s].busy) land(s);
+  add_sharer_seconds(seconds, t0);
+  writer_done();
+}
+
+// A shared piece into the sink, and its slab counted down.
+template <class ExecSpace>
+void Pipeline<ExecSpace>::sharer_write(SharedSlabs& shared, std::size_t j, std::int64_t first, std::int64_t count,
+                                       double* values, PieceSeconds& seconds) {
+  const auto b = Clock::now();
   {
-    // Each stage's figure as the streamers give it: the threads' seconds over
-    // their count; with a GPU the copies share the pieces' travel.
+    const Region region("discount::write");
+    shared.out[j]->write(first, count, values);
+  }
+  seconds.write += seconds_since(b);
+  shared_slab_written(shared, j);
+}
+
+// Each stage's figure as the streamers give it: the threads' seconds over
+// their count; with a GPU the copies share the pieces' travel.
+template <class ExecSpace>
+void Pipeline<ExecSpace>::add_sharer_seconds(const PieceSeconds& seconds, Clock::time_point t0) {
+  {
     std::lock_guard<std::mutex> lock(write_mutex_);
     const double share = 1.0 / std::max(1, writers_);
     stats(Stage::read).seconds += seconds.read * share;
@@ -337,11 +341,8 @@ void Pipeline<ExecSpace>::piece_sharer(SharedSlabs& shared, int w, const ExecIns
       stats(Stage::d2h).seconds += seconds.travel * share / 2;
     }
   }
-  {
-    std::lock_guard<std::mutex> busy(busy_mutex_);
-    busy_intervals_.emplace_back(t0, Clock::now());
-  }
-  writer_done();
+  std::lock_guard<std::mutex> busy(busy_mutex_);
+  busy_intervals_.emplace_back(t0, Clock::now());
 }
 
 }  // namespace discount::pipeline_detail
