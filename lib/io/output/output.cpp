@@ -18,16 +18,16 @@
 #include "common/error.hpp"
 #include "io/posix/box.hpp"
 #include "io/posix/make_folders.hpp"
-#include "io/output/checksum.hpp"
+#include "io/records/checksum.hpp"
 #include "io/output/identity.hpp"
 #include "io/input/input.hpp"
 #include "io/output/output_mpio.hpp"
-#include "io/output/output_parts.hpp"
+#include "io/records/output_parts.hpp"
 #include "io/output/part_encoder.hpp"
-#include "io/output/output_record.hpp"
+#include "io/records/output_record.hpp"
 #include "io/posix/posix_io.hpp"
 #include "io/hdf5/stored_type.hpp"
-#include "io/output/run_table.hpp"
+#include "io/records/run_table.hpp"
 #include "io/posix/slab_write.hpp"
 
 namespace discount {
@@ -50,7 +50,7 @@ const void* stored_values(const OutputSpec& spec, const Slab& slab, const double
   return narrow;
 }
 
-// The checksum of a slab's stored values (io/output/checksum.hpp), whole or
+// The checksum of a slab's stored values (io/records/checksum.hpp), whole or
 // of elements [first, last) of its box.
 std::uint64_t stored_sum(OutputType dtype, const FileBox& box, const void* buffer) {
   return dtype == OutputType::float32

@@ -3,18 +3,21 @@
 // contiguous data) and renamed into place; after that only raw bytes at fixed
 // offsets change, so a kill -9 cannot corrupt HDF5 metadata. Progress is a
 // table of done ranges with checksums of what was written and of the input
-// it came from (io/output/unit_record.hpp), kept in the master file.
+// it came from (io/records/unit_record.hpp), kept in the master file.
 //
 // output.layout: single keeps cv in the master file. split makes cv a virtual
 // dataset mapped onto part files in a folder beside the master
-// (io/output/output_parts.hpp, io/output/part_set.hpp); each part covers consecutive whole slabs of the
-// chunk axis and takes writes of its own, so several writers proceed at the
-// separate-files rate. The concerns live apart: the sink interface
-// (io/output/output_sink.hpp), the lock (io/output/output_lock.hpp), what an existing output
-// records (io/output/output_existing.hpp), creation (output_create.cpp), the run
-// record (output_runs.cpp), the done ranges (io/output/progress_record.hpp),
-// the data files (io/output/part_set.hpp), resume checks (output_resume.cpp), the checksum
-// sink (io/output/checksum_output.hpp) and the hash (io/fingerprint.hpp).
+// (io/records/output_parts.hpp); each part covers consecutive whole slabs of
+// the chunk axis and takes writes of its own, so several writers proceed at
+// the separate-files rate. FileOutput is the lifecycle (create, resume,
+// publish, discard) over a ProgressRecord (io/records/progress_record.hpp:
+// the done ranges, slots and checkpoints) and a PartSet
+// (io/records/part_set.hpp: the bounds, data files and part folder). The
+// other concerns live apart: the sink interface (io/output/output_sink.hpp),
+// the lock (io/output/output_lock.hpp), what an existing output records
+// (io/output/output_existing.hpp), creation (output_create.cpp), the run
+// record (output_runs.cpp), resume checks (output_resume.cpp), the checksum
+// sink (io/output/checksum_output.hpp) and the hash (common/fingerprint.hpp).
 #pragma once
 
 #include <fcntl.h>
@@ -34,14 +37,14 @@
 #include "io/output/checksum_output.hpp"
 #include "io/output/output_existing.hpp"
 #include "io/output/output_lock.hpp"
-#include "io/output/output_record.hpp"
+#include "io/records/output_record.hpp"
 #include "io/output/output_sink.hpp"
-#include "io/output/part_set.hpp"
-#include "io/output/progress_record.hpp"
-#include "io/output/output_spec.hpp"
-#include "io/output/part_compress.hpp"
-#include "io/output/run_history.hpp"
-#include "io/output/unit_record.hpp"
+#include "io/records/part_set.hpp"
+#include "io/records/progress_record.hpp"
+#include "io/records/output_spec.hpp"
+#include "io/records/part_compress.hpp"
+#include "io/records/run_history.hpp"
+#include "io/records/unit_record.hpp"
 #include "io/posix/posix_io.hpp"
 #include "plan/plan.hpp"
 

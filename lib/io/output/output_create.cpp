@@ -18,8 +18,8 @@
 #include "io/input/input.hpp"
 #include "io/output/output.hpp"
 #include "io/output/output_mpio.hpp"
-#include "io/output/output_parts.hpp"
-#include "io/output/run_table.hpp"
+#include "io/records/output_parts.hpp"
+#include "io/records/run_table.hpp"
 #include "io/output/output_coords.hpp"
 #include "io/hdf5/stored_type.hpp"
 

@@ -19,8 +19,8 @@
 
 #include "common/error.hpp"
 #include "io/output/output.hpp"
-#include "io/output/output_parts.hpp"
-#include "io/output/output_record.hpp"
+#include "io/records/output_parts.hpp"
+#include "io/records/output_record.hpp"
 
 namespace discount {
 

@@ -9,7 +9,7 @@
 
 #include "config/config.hpp"
 #include "io/hdf5/hdf5_handle.hpp"
-#include "io/output/data_file.hpp"
+#include "io/records/data_file.hpp"
 
 namespace discount {
 

@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "io/hdf5/stored_type.hpp"
-#include "io/output/checksum.hpp"
+#include "io/records/checksum.hpp"
 #include "io/output/output.hpp"
 #include "io/posix/posix_io.hpp"
 

@@ -13,9 +13,9 @@
 #include "io/output/identity.hpp"
 #include "io/output/output.hpp"
 #include "io/output/output_existing.hpp"
-#include "io/output/output_parts.hpp"
-#include "io/output/run_table.hpp"
-#include "io/output/output_record.hpp"
+#include "io/records/output_parts.hpp"
+#include "io/records/run_table.hpp"
+#include "io/records/output_record.hpp"
 
 namespace discount {
 

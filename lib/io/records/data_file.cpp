@@ -1,4 +1,4 @@
-#include "io/output/data_file.hpp"
+#include "io/records/data_file.hpp"
 
 #include "io/posix/slab_write.hpp"
 
@@ -9,8 +9,8 @@ void DataFile::write_box(const std::array<std::int64_t, 3>& start, const std::ar
   if (writer)
     writer->write_box(start, count, buffer);
   else
-    discount::write_box(fd.get(), direct.get(), offset, dims, start, count, buffer, element,
-                        "writing '" + path + "'", hook);
+    discount::write_box(fd.get(), direct.get(), offset, dims, start, count, buffer, element, "writing '" + path + "'",
+                        hook);
   dirty = true;
 }
 

@@ -1,4 +1,4 @@
-#include "io/output/output_parts.hpp"
+#include "io/records/output_parts.hpp"
 
 #include "io/hdf5/stored_type.hpp"
 

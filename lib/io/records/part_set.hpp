@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "io/input/input.hpp"
-#include "io/output/data_file.hpp"
-#include "io/output/output_spec.hpp"
+#include "io/records/data_file.hpp"
+#include "io/records/output_spec.hpp"
 
 namespace discount {
 

@@ -1,4 +1,4 @@
-#include "io/output/progress_record.hpp"
+#include "io/records/progress_record.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -18,9 +18,7 @@ ProgressRecord::ProgressRecord(const OutputSpec& spec, std::string path) : spec_
 
 ProgressRecord::~ProgressRecord() { close(); }
 
-std::int64_t ProgressRecord::unit_count() const {
-  return spec_.chunk_axis == Axis::date ? spec_.dates : spec_.ids;
-}
+std::int64_t ProgressRecord::unit_count() const { return spec_.chunk_axis == Axis::date ? spec_.dates : spec_.ids; }
 
 void ProgressRecord::start_empty(std::size_t capacity) {
   table_ = RangeTable(capacity);

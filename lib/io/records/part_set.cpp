@@ -1,4 +1,4 @@
-#include "io/output/part_set.hpp"
+#include "io/records/part_set.hpp"
 
 #include <dirent.h>
 #include <sys/stat.h>
@@ -14,16 +14,14 @@
 #include "common/error.hpp"
 #include "io/hdf5/hdf5_filters.hpp"
 #include "io/hdf5/stored_type.hpp"
-#include "io/output/output_parts.hpp"
-#include "io/output/part_compress.hpp"
+#include "io/records/output_parts.hpp"
+#include "io/records/part_compress.hpp"
 #include "io/posix/box.hpp"
 #include "io/posix/part_record.hpp"
 
 namespace discount {
 
-PartSet::PartSet(const OutputSpec& spec, std::string master) : spec_(spec), master_(std::move(master)) {
-  use_single();
-}
+PartSet::PartSet(const OutputSpec& spec, std::string master) : spec_(spec), master_(std::move(master)) { use_single(); }
 
 std::int64_t PartSet::unit_count() const { return spec_.chunk_axis == Axis::date ? spec_.dates : spec_.ids; }
 
@@ -132,10 +130,9 @@ void PartSet::open_part(DataFile& file) const {
 // Bounce buffers: the budget pays for one set per writer (resolve), so with
 // more parts than writers each part's set is that much smaller.
 void PartSet::open_direct(int writers) {
-  const std::uint64_t piece =
-      std::max(DirectWriter::kAlign, spec_.direct_piece * static_cast<std::uint64_t>(writers) /
-                                         std::max<std::uint64_t>(1, files_.size()) / DirectWriter::kAlign *
-                                         DirectWriter::kAlign);
+  const std::uint64_t piece = std::max(DirectWriter::kAlign, spec_.direct_piece * static_cast<std::uint64_t>(writers) /
+                                                                 std::max<std::uint64_t>(1, files_.size()) /
+                                                                 DirectWriter::kAlign * DirectWriter::kAlign);
   for (auto& f : files_) {
     f->direct = std::make_unique<DirectWriter>(f->path, piece);
     // Parts on a memory-backed file system take plain pwrite (one thread per
@@ -171,10 +168,11 @@ void pack_share(const unsigned char* bytes, const std::array<std::int64_t, 3>& w
   const auto row = static_cast<std::size_t>(count[2]) * element;
   for (std::int64_t i = 0; i < count[0]; ++i)
     for (std::int64_t j = 0; j < count[1]; ++j)
-      std::memcpy(piece.data() + static_cast<std::size_t>(i * count[1] + j) * row,
-                  bytes + static_cast<std::size_t>(((i + offset[0]) * whole[1] + j + offset[1]) * whole[2] + offset[2]) *
-                              element,
-                  row);
+      std::memcpy(
+          piece.data() + static_cast<std::size_t>(i * count[1] + j) * row,
+          bytes +
+              static_cast<std::size_t>(((i + offset[0]) * whole[1] + j + offset[1]) * whole[2] + offset[2]) * element,
+          row);
 }
 
 }  // namespace
@@ -223,8 +221,7 @@ void PartSet::read_units(Range units, double* buffer) const {
   if (f.compressed)
     read_compressed_part(f.h5_data.get(), spec_.dtype, box.start, box.count, buffer, what);
   else
-    pread_runs(f.fd.get(), f.offset, box_runs(box.dims, box.start, box.count), buffer, stored_bytes(spec_.dtype),
-               what);
+    pread_runs(f.fd.get(), f.offset, box_runs(box.dims, box.start, box.count), buffer, stored_bytes(spec_.dtype), what);
 }
 
 std::vector<int> PartSet::write_order(const std::vector<int>& pending) const {

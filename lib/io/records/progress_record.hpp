@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "io/output/output_record.hpp"
-#include "io/output/output_spec.hpp"
-#include "io/output/unit_record.hpp"
+#include "io/records/output_record.hpp"
+#include "io/records/output_spec.hpp"
+#include "io/records/unit_record.hpp"
 
 namespace discount {
 

@@ -46,8 +46,8 @@ struct DataFile {
 
   // Writes the box of `element`-byte values from the packed `buffer` and
   // marks the file dirty; `hook` sees each piece when hooks_while_writing().
-  void write_box(const std::array<std::int64_t, 3>& start, const std::array<std::int64_t, 3>& count,
-                 const void* buffer, std::size_t element, const PieceHook& hook = {});
+  void write_box(const std::array<std::int64_t, 3>& start, const std::array<std::int64_t, 3>& count, const void* buffer,
+                 std::size_t element, const PieceHook& hook = {});
   // Whether write_box calls its hook piece by piece as it writes.
   bool hooks_while_writing() const { return !writer && (!direct || direct->hooks_while_writing()); }
   // Written through the page cache on `fd` (not O_DIRECT, not a BoxWriter).
