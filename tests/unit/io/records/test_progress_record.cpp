@@ -74,7 +74,7 @@ TEST(ProgressRecord, RandomRangesAreRecordedAtTheCheckpointDataFirst) {
   TempDir dir;
   const std::string path = dir / "record.bin";
   std::mt19937 rng(12345);
-  const std::int64_t units = 157;  // odd, prime
+  const std::int64_t units = 157;               // odd, prime
   const OutputSpec spec = spec_of(units, 1e9);  // checkpoints only when asked
   ProgressRecord record(spec, path);
   record.layout() = make_record_file(path, 211);
@@ -133,8 +133,7 @@ TEST(ProgressRecord, AMissingUnitIsFoundAndZeroSecondsRecordsEachRangeAtOnce) {
     record.check_all_done();
     FAIL() << "a missing range passed";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(std::to_string(left_out.end - left_out.begin) + " date(s)"),
-              std::string::npos)
+    EXPECT_NE(std::string(e.what()).find(std::to_string(left_out.end - left_out.begin) + " date(s)"), std::string::npos)
         << e.what();
   }
 }
