@@ -14,7 +14,7 @@
 
 #include "commands/commands.hpp"
 #include "commands/job.hpp"
-#include "io/output/part_compress.hpp"
+#include "io/records/part_compress.hpp"
 #include "io/output/output.hpp"
 #include "pipeline/pipeline.hpp"
 #include "backend/system_memory.hpp"

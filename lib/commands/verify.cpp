@@ -17,7 +17,7 @@
 #include "io/hdf5/hdf5_handle.hpp"
 #include "io/hdf5/vds_names.hpp"
 #include "io/input/input.hpp"
-#include "io/output/output_record.hpp"
+#include "io/records/output_record.hpp"
 #include "io/hdf5/stored_type.hpp"
 #include "io/posix/posix_io.hpp"
 #include "io/input/synthetic.hpp"
@@ -113,7 +113,7 @@ std::string ulps_apart(double a, double b) {
 }
 
 // The output's done ranges against the checksums recorded when they were
-// written (io/output/output_record.hpp): the number checked (0: the file records
+// written (io/records/output_record.hpp): the number checked (0: the file records
 // none, an output of an older version). Throws data_error naming a range
 // whose bytes differ.
 OutputSpec output_as_verified(const Config& config, const std::array<Axis, 3>& axes, const InputShape& shape) {
@@ -138,7 +138,7 @@ std::size_t check_recorded_sums(const Config& config, const std::array<Axis, 3>&
   {
     h5::Id group = h5::group(H5Gopen2(file.get(), "discount_app", H5P_DEFAULT));
     spec.chunk_axis = h5::read_string_attribute(group.get(), "chunk_axis") == "id" ? Axis::id : Axis::date;
-    // A split output's cv is a virtual dataset over its parts (io/output/output_parts.hpp).
+    // A split output's cv is a virtual dataset over its parts (io/records/output_parts.hpp).
     h5::Id data = h5::dataset(H5Dopen2(file.get(), spec.dataset.c_str(), H5P_DEFAULT));
     h5::Id dcpl = data ? h5::plist(H5Dget_create_plist(data.get())) : h5::Id{};
     if (dcpl && H5Pget_layout(dcpl.get()) == H5D_VIRTUAL) {

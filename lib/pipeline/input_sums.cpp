@@ -5,7 +5,7 @@
 #include <optional>
 #include <vector>
 
-#include "io/output/checksum.hpp"
+#include "io/records/checksum.hpp"
 
 namespace discount {
 

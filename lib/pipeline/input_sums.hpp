@@ -1,7 +1,7 @@
 // Checksums of the input bytes each slab is computed from (io/checksum.hpp),
 // taken by the reader on the staging buffers as read, and the same sums read
 // again for any range of units, for a resume whose input file is another
-// file or was changed since (io/output.cpp compares them).
+// file or was changed since (io/output/output_resume.cpp compares them).
 #pragma once
 
 #include <array>
@@ -9,7 +9,7 @@
 #include <functional>
 
 #include "io/input/input.hpp"
-#include "io/output/output_spec.hpp"
+#include "io/records/output_spec.hpp"
 #include "plan/plan.hpp"
 #include "resolve/resolve.hpp"
 

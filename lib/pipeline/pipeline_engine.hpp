@@ -29,7 +29,7 @@
 #include "backend/region.hpp"
 #include "common/startup.hpp"
 #include "io/input/finite.hpp"
-#include "io/output/checksum.hpp"
+#include "io/records/checksum.hpp"
 #include "kernels/apply.hpp"
 #include "kernels/features.hpp"
 #include "kernels/piece_multiply.hpp"

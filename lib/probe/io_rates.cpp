@@ -209,7 +209,7 @@ WriteProbe probe_write(const OutputSpec& output, OutputMode mode, const Plan& pl
   // Both descriptors are open: the name can go now, so that nothing is left
   // behind even if plan is killed while it writes.
   ::unlink(path.c_str());
-  // Reserved as the run reserves its output (io/output/output.cpp), when the span is
+  // Reserved as the run reserves its output (io/output/output_create.cpp), when the span is
   // not much more than what is written (a strided layout spreads it out).
   if (span <= 4 * budget.max_bytes) (void)::posix_fallocate(fd.get(), 0, static_cast<off_t>(span));
   ::fsync(fd.get());

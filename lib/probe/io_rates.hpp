@@ -11,7 +11,7 @@
 
 #include "config/config.hpp"
 #include "io/input/input.hpp"
-#include "io/output/output_spec.hpp"
+#include "io/records/output_spec.hpp"
 #include "plan/plan.hpp"
 
 namespace discount {

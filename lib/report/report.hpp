@@ -9,7 +9,7 @@
 
 #include "common/startup.hpp"
 #include "io/input/input.hpp"
-#include "io/output/compress_stats.hpp"
+#include "io/records/compress_stats.hpp"
 #include "plan/limits.hpp"
 #include "plan/plan.hpp"
 #include "report/runs.hpp"

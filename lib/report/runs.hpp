@@ -1,6 +1,6 @@
 // The runs that wrote a job's output. A killed or stopped job is finished by
 // later runs (resume); the output file keeps a record of each run and, per
-// done range of its chunk axis, which run wrote it (io/output/unit_record.hpp). Joined here
+// done range of its chunk axis, which run wrote it (io/records/unit_record.hpp). Joined here
 // into what each run did, so a resumed run's report covers the whole job.
 // Pure, but for run_geometry's use of the plan.
 #pragma once
@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "io/output/run_history.hpp"
+#include "io/records/run_history.hpp"
 
 namespace discount {
 

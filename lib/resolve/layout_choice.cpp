@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "io/output/part_count.hpp"
+#include "io/records/part_count.hpp"
 
 namespace discount {
 

@@ -37,7 +37,7 @@ struct LayoutFacts {
 
 // `auto`: an earlier run's layout when there is one (a resume never changes
 // the output's files); else split on a memory-backed file system when the
-// output makes two parts or more (io/output/part_count.hpp's auto_parts: 256 MiB
+// output makes two parts or more (io/records/part_count.hpp's auto_parts: 256 MiB
 // and up), where separate files write in parallel (20 GB: 4.9 s split
 // against 8.2 s single on the H200 node's /dev/shm); else single. A checksum
 // output has no layout (single). A configured layout is kept.

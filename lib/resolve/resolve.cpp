@@ -5,7 +5,7 @@
 #include "common/error.hpp"
 #include "common/host_parallel.hpp"
 #include "common/sizes.hpp"
-#include "io/output/part_count.hpp"
+#include "io/records/part_count.hpp"
 #include "io/posix/posix_io.hpp"
 #include "kernels/features.hpp"
 #include "plan/defaults.hpp"
@@ -272,7 +272,7 @@ void choose_staging(const Config& config, const SystemFacts& facts, const PlanRe
                                                  (facts.output_memory_backed || c.small_on_disk || c.memory_pieces));
 }
 
-// output.layout and, for split, the part count (auto: io/output/part_count.hpp) and
+// output.layout and, for split, the part count (auto: io/records/part_count.hpp) and
 // one writer per part; the ring gets two buffers more than the writers, so
 // that they write at once while the reader and the kernel go on.
 void choose_split(const Config& config, const SystemFacts& facts, PlanRequest& request, Choices& c) {
@@ -323,7 +323,7 @@ void size_slabs(const Config& config, const SystemFacts& facts, PlanRequest& req
     request.staging_bytes = 0;
     if (config.output.mode != OutputMode::file || !config.output.direct_io || c.unstaged) return;
     c.direct_piece = DirectWriter::piece_for(request.host_budget, facts.writer_threads);
-    // Split: each of the writers has its own bounce buffers (io/output/output.cpp shares them out among the parts).
+    // Split: each of the writers has its own bounce buffers (io/records/part_set.cpp shares them out among the parts).
     request.staging_bytes = facts.writer_threads * c.direct_piece * std::max(1, c.writers);
   };
   direct_setup();

@@ -17,7 +17,7 @@
 #include "common/knobs.hpp"
 #include "config/config.hpp"
 #include "io/input/input.hpp"
-#include "io/output/output_spec.hpp"
+#include "io/records/output_spec.hpp"
 #include "kernels/slicing.hpp"
 #include "plan/plan.hpp"
 

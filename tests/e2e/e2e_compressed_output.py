@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """output.compression: a split output's finished parts stored as compressed
-chunks (io/output/part_compress.hpp), read back by readers that share no code with
+chunks (io/records/part_compress.hpp), read back by readers that share no code with
 the app.
 
 Inputs are written with h5py: realistic data (discount exp(-r t) rounded to
@@ -173,7 +173,7 @@ def is_compressed(part):
 
 
 def expected_filters(z, element, chunk_bytes):
-    """The pipeline a part declares for the compression map z (io/output/part_compress.cpp, hdf5-blosc's client data)."""
+    """The pipeline a part declares for the compression map z (io/records/part_compress.cpp, hdf5-blosc's client data)."""
     codec = {"gzip": "deflate"}.get(z["codec"], z["codec"])
     level = z.get("level", DEFAULT_LEVEL.get(codec))
     shuffle = z.get("shuffle", "byte")

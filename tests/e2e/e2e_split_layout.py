@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """output.layout: split. cv is an HDF5 virtual dataset in <out> mapped onto
-part files in <out name>.parts-<id>/ beside it (io/output/output_parts.hpp).
+part files in <out name>.parts-<id>/ beside it (io/records/output_parts.hpp).
 
 Every case writes random non-zero odd-sized inputs with h5py and compares the
 result, read back with h5py as one dataset, bit for bit with NumPy. The parts

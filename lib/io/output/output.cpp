@@ -18,16 +18,16 @@
 #include "common/error.hpp"
 #include "io/posix/box.hpp"
 #include "io/posix/make_folders.hpp"
-#include "io/output/checksum.hpp"
+#include "io/records/checksum.hpp"
 #include "io/output/identity.hpp"
 #include "io/input/input.hpp"
 #include "io/output/output_mpio.hpp"
-#include "io/output/output_parts.hpp"
+#include "io/records/output_parts.hpp"
 #include "io/output/part_encoder.hpp"
-#include "io/output/output_record.hpp"
+#include "io/records/output_record.hpp"
 #include "io/posix/posix_io.hpp"
 #include "io/hdf5/stored_type.hpp"
-#include "io/output/run_table.hpp"
+#include "io/records/run_table.hpp"
 #include "io/posix/slab_write.hpp"
 
 namespace discount {
@@ -37,6 +37,32 @@ namespace {
 bool is_dir(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// output.dtype float32: rounded once from the float64 product, packed in
+// place (the pipeline's buffer is free again after write_slab); float64 as it is.
+const void* stored_values(const OutputSpec& spec, const Slab& slab, const double* values) {
+  if (spec.dtype != OutputType::float32) return values;
+  Overflow overflow;
+  const void* narrow = narrow_in_place(const_cast<double*>(values), static_cast<std::size_t>(slab.elements()),
+                                       spec.check_finite ? &overflow : nullptr);
+  if (overflow.index >= 0) throw_overflow(spec, slab.dates, slab.ids, overflow.index, overflow.value);
+  return narrow;
+}
+
+// The checksum of a slab's stored values (io/records/checksum.hpp), whole or
+// of elements [first, last) of its box.
+std::uint64_t stored_sum(OutputType dtype, const FileBox& box, const void* buffer) {
+  return dtype == OutputType::float32
+             ? box_sum(static_cast<const float*>(buffer), box.dims, box.start, box.count, SumKey::output)
+             : box_sum(static_cast<const double*>(buffer), box.dims, box.start, box.count, SumKey::output);
+}
+std::uint64_t stored_piece_sum(OutputType dtype, const FileBox& box, const void* buffer, std::int64_t first,
+                               std::int64_t last) {
+  return dtype == OutputType::float32 ? box_piece_sum(static_cast<const float*>(buffer) + first, box.dims, box.start,
+                                                      box.count, first, last, SumKey::output)
+                                      : box_piece_sum(static_cast<const double*>(buffer) + first, box.dims, box.start,
+                                                      box.count, first, last, SumKey::output);
 }
 
 }  // namespace
@@ -65,50 +91,26 @@ FileBox output_box(const OutputSpec& spec, Range dates, Range ids) {
   return discount_box({spec.dates, spec.ids, spec.nums}, spec.axes, dates, ids);
 }
 
-FileOutput::FileOutput(const OutputSpec& spec) : spec_(spec), existing_(spec.existing), run_start_utc_(utc_now()) {
+FileOutput::FileOutput(const OutputSpec& spec)
+    : spec_(spec),
+      existing_(spec.existing),
+      record_(spec_, partial_path()),
+      parts_(spec_, partial_path()),
+      run_start_utc_(utc_now()) {
   check_compression_available(spec.compression);
   if (spec.attach) {
     if (!try_resume())
       throw io_error("cannot open '" + partial_path() +
                      "' prepared by rank 0 (is the directory shared by every rank?)");
-    open_files();
-    share_free_slots();
+    start_writing();
     return;
   }
-  const std::string dir = dir_of(spec.path);
-  struct stat st {};
-  // A missing folder is created (mkdir -p, modes from the umask); the checks below then hold for it.
-  if (const std::string why = make_folders(dir); !why.empty())
-    throw create_error("output.file '" + spec.path + "': its folder cannot be created (" + why +
-                       "); create it by hand or choose another output.file");
-  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-    throw create_error("output.file '" + spec.path + "': directory '" + dir + "' does not exist");
-  if (::access(dir.c_str(), W_OK | X_OK) != 0)
-    throw create_error("output.file '" + spec.path + "': directory '" + dir + "' is not writable");
+  check_output_folder();
   if (spec_.owner) lock_ = take_output_lock(lock_path(), partial_path());
   if (!existing_) existing_ = std::make_shared<const ExistingOutput>(inspect_output(spec.path));
-  struct stat out_st {};
-  if (::stat(spec.path.c_str(), &out_st) == 0) {
-    if (!S_ISREG(out_st.st_mode))
-      throw create_error("output.file '" + spec.path + "' exists and is not a regular file");
-    struct stat in_st {};
-    if (!spec.input_file.empty() && ::stat(spec.input_file.c_str(), &in_st) == 0 && in_st.st_dev == out_st.st_dev &&
-        in_st.st_ino == out_st.st_ino)
-      throw create_error("output.file '" + spec.path + "' is the input file; inputs are never overwritten");
-    if (!spec.overwrite) {
-      if (existing_->finished.fingerprint == spec.fingerprint && !spec.restart) {
-        const std::string& folder = existing_->finished.parts_folder;
-        if (!folder.empty() && !is_dir(dir + "/" + folder))
-          throw create_error("output.file '" + spec.path + "': its part folder '" + dir + "/" + folder +
-                             "' is missing; set output.overwrite: true to compute it again");
-        check_finished_parts();
-        check_finished_inputs();
-        state_ = State::already_complete;
-        return;
-      }
-      throw create_error("output.file '" + spec.path +
-                         "' already exists; set output.overwrite: true to replace it, or choose another file");
-    }
+  if (finished_is_current()) {
+    state_ = State::already_complete;
+    return;
   }
   const std::string partial = partial_path();
   if (existing_->partial.exists) {
@@ -120,41 +122,64 @@ FileOutput::FileOutput(const OutputSpec& spec) : spec_(spec), existing_(spec.exi
     }
   }
   if (state_ != State::resumed) create();
-  remove_stale_parts(parts_folder_);
-  open_files();
-  share_free_slots();
+  // Part folders of this output that neither the finished output nor this
+  // run names go, under the lock (PartSet::remove_stale).
+  if (spec_.owner) parts_.remove_stale(existing_->finished.parts_folder);
+  start_writing();
 }
 
-FileOutput::~FileOutput() {
-  if (fd_ >= 0) ::close(fd_);
-  // mpio_data_ and mpio_file_ (set only when a run ends without
-  // close_collective) close by themselves, dataset first; then the lock goes.
+// The output's folder exists (made when missing) and is writable.
+void FileOutput::check_output_folder() const {
+  const std::string dir = dir_of(spec_.path);
+  struct stat st {};
+  // A missing folder is created (mkdir -p, modes from the umask); the checks below then hold for it.
+  if (const std::string why = make_folders(dir); !why.empty())
+    throw create_error("output.file '" + spec_.path + "': its folder cannot be created (" + why +
+                       "); create it by hand or choose another output.file");
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    throw create_error("output.file '" + spec_.path + "': directory '" + dir + "' does not exist");
+  if (::access(dir.c_str(), W_OK | X_OK) != 0)
+    throw create_error("output.file '" + spec_.path + "': directory '" + dir + "' is not writable");
 }
 
-// Part folders of this output that neither the finished output nor this run
-// names: left by a kill between a part set's creation and its master's
-// rename, or by an overwrite killed before it removed the set it replaced.
-// Only a folder whose record names this output and the folder itself is
-// removed, and only the files it lists (io/posix/part_record.hpp); other folders
-// named like ours are left alone with a warning. Under the lock.
-void FileOutput::remove_stale_parts(const std::string& ours) const {
-  if (!spec_.owner) return;
-  const std::string dir = dir_of(spec_.path), base = base_name(spec_.path);
-  const std::string keep = existing_ ? existing_->finished.parts_folder : std::string();
-  std::vector<std::string> stale;
-  if (DIR* d = ::opendir(dir.c_str())) {
-    while (const dirent* entry = ::readdir(d)) {
-      const std::string name = entry->d_name;
-      if (!is_parts_folder_of(name, base) || name == keep || name == base_name(ours)) continue;
-      stale.push_back(dir + "/" + name);
-    }
-    ::closedir(d);
+// An existing output file: true when it is this job's, finished and whole
+// (nothing to do); refused when it may not be replaced.
+bool FileOutput::finished_is_current() {
+  struct stat out_st {};
+  if (::stat(spec_.path.c_str(), &out_st) != 0) return false;
+  if (!S_ISREG(out_st.st_mode)) throw create_error("output.file '" + spec_.path + "' exists and is not a regular file");
+  struct stat in_st {};
+  if (!spec_.input_file.empty() && ::stat(spec_.input_file.c_str(), &in_st) == 0 && in_st.st_dev == out_st.st_dev &&
+      in_st.st_ino == out_st.st_ino)
+    throw create_error("output.file '" + spec_.path + "' is the input file; inputs are never overwritten");
+  if (spec_.overwrite) return false;
+  if (existing_->finished.fingerprint == spec_.fingerprint && !spec_.restart) {
+    const std::string& folder = existing_->finished.parts_folder;
+    const std::string dir = dir_of(spec_.path);
+    if (!folder.empty() && !is_dir(dir + "/" + folder))
+      throw create_error("output.file '" + spec_.path + "': its part folder '" + dir + "/" + folder +
+                         "' is missing; set output.overwrite: true to compute it again");
+    check_finished_parts();
+    check_finished_inputs();
+    return true;
   }
-  std::sort(stale.begin(), stale.end());
-  for (const auto& path : stale) remove_part_set_or_warn(path, spec_.path);
+  throw create_error("output.file '" + spec_.path +
+                     "' already exists; set output.overwrite: true to replace it, or choose another file");
 }
 
-std::int64_t FileOutput::units_done() const { return table_.units_covered(); }
+// The partial open for the record's writes, the data files for the slabs',
+// and this rank's share of the record's empty slots.
+void FileOutput::start_writing() {
+  record_.open();
+  if (parts_.size() == 0) parts_.open(record_.layout().data_offset);
+  if (spec_.direct_io) parts_.open_direct(writer_threads());
+  record_.share_free_slots();
+  record_.set_hooks([this] { parts_.sync_dirty(); }, [this] { write_run_record(record_.fd()); });
+}
+
+FileOutput::~FileOutput() = default;
+
+std::int64_t FileOutput::units_done() const { return record_.units_done(); }
 
 std::int64_t FileOutput::unit_count() const { return spec_.chunk_axis == Axis::date ? spec_.dates : spec_.ids; }
 
@@ -167,153 +192,57 @@ std::pair<std::int64_t, std::int64_t> FileOutput::units_of(const Slab& slab) con
   return {r.begin, r.end};
 }
 
-// This rank's share of the record's empty slots: every rank reads the same
-// table once the owner has checked it, and takes every ranks-th empty slot.
-void FileOutput::share_free_slots() {
-  const auto free = table_.free_slots();
-  free_slots_.clear();
-  scarce_at_ = table_.coverage().size() + 2;
-  for (std::size_t j = static_cast<std::size_t>(spec_.rank); j < free.size();
-       j += static_cast<std::size_t>(spec_.ranks))
-    free_slots_.push_back(free[j]);
-  std::reverse(free_slots_.begin(), free_slots_.end());  // taken from the back, lowest first
-}
-
 bool FileOutput::slab_done(const Slab& slab) const {
   if (state_ == State::already_complete) return true;
   const auto [b, e] = units_of(slab);
-  return table_.covers(b, e);
+  return record_.covers(b, e);
 }
 
 void FileOutput::open_collective() {
   // Every rank has opened the file by now and read the same run number:
   // the owner records the run's start.
-  if (state_ != State::already_complete) write_run_record(fd_);
-#ifdef DISCOUNT_HDF5_PARALLEL
-  if (spec_.ranks <= 1 || !spec_.mpi_comm || !parts_folder_.empty() || state_ == State::already_complete) return;
-  std::lock_guard<std::mutex> lock(h5::library_mutex());
-  h5::QuietErrors quiet;
-  h5::Id fapl = mpio_file_access(spec_.mpi_comm, spec_.mpi_hints);
-  mpio_file_ = h5::file(H5Fopen(partial_path().c_str(), H5F_ACC_RDWR, fapl.get()));
-  if (!mpio_file_) throw io_error("cannot open '" + partial_path() + "' through MPI-IO");
-  mpio_data_ = h5::dataset(H5Dopen2(mpio_file_.get(), spec_.dataset.c_str(), H5P_DEFAULT));
-  if (!mpio_data_) throw io_error("cannot open dataset '" + spec_.dataset + "' of '" + partial_path() + "'");
-#endif
+  if (state_ == State::already_complete) return;
+  write_run_record(record_.fd());
+  if (spec_.ranks <= 1 || !spec_.mpi_comm || parts_.split() || parts_.size() == 0) return;
+  collective_ = open_mpio_dataset(spec_.mpi_comm, spec_.mpi_hints, partial_path(), spec_.dataset, spec_.dtype);
+  parts_.file(0).writer = collective_.get();
 }
 
 void FileOutput::close_collective() {
   stamp_run_record();
-#ifdef DISCOUNT_HDF5_PARALLEL
-  if (!mpio_file_) return;
-  std::lock_guard<std::mutex> lock(h5::library_mutex());
-  mpio_data_.reset();
-  if (!mpio_file_.close()) throw io_error("closing '" + partial_path() + "' (MPI-IO) failed");
-#endif
+  if (!collective_) return;
+  if (parts_.size() > 0) parts_.file(0).writer = nullptr;
+  const auto writer = std::move(collective_);
+  writer->close();
 }
 
 void FileOutput::write_slab(const Slab& slab, const double* values, const InputSums& input) {
   const FileBox box = output_box(spec_, slab.dates, slab.ids);
-  // output.dtype float32: rounded once from the float64 product, packed in
-  // place (the pipeline's buffer is free again after this call).
-  const void* buffer = values;
-  if (spec_.dtype == OutputType::float32) {
-    Overflow overflow;
-    buffer = narrow_in_place(const_cast<double*>(values), static_cast<std::size_t>(slab.elements()),
-                             spec_.check_finite ? &overflow : nullptr);
-    if (overflow.index >= 0) throw_overflow(spec_, slab.dates, slab.ids, overflow.index, overflow.value);
-  }
+  const void* buffer = stored_values(spec_, slab, values);
   const std::size_t element = stored_bytes(spec_.dtype);
   const auto [b, e] = units_of(slab);
   // The checksum of what is written: piece by piece as each is written, while
-  // it is in cache, when the slab goes whole to one file written through the
-  // page cache; else on a helper thread while the write goes on.
-  bool mpio = false;
-#ifdef DISCOUNT_HDF5_PARALLEL
-  mpio = static_cast<bool>(mpio_data_);
-#endif
-  const bool one_file = !mpio && file_of(b) == file_of(e - 1);
-  const DirectWriter* direct = one_file ? files_[file_of(b)]->direct.get() : nullptr;
-  const bool fused = one_file && (!direct || direct->hooks_while_writing());
+  // it is in cache, when the slab goes whole to one file that writes through
+  // the page cache; else on a helper thread while the write goes on.
+  const std::size_t f = parts_.file_of(b);
+  const bool fused = f == parts_.file_of(e - 1) && parts_.file(f).hooks_while_writing();
   std::atomic<std::uint64_t> fused_sum{0};
   PieceHook hook;
   if (fused)
     hook = [&](std::uint64_t offset, std::uint64_t bytes) {
       const auto first = static_cast<std::int64_t>(offset / element);
-      const auto last = first + static_cast<std::int64_t>(bytes / element);
       fused_sum.fetch_add(
-          spec_.dtype == OutputType::float32
-              ? box_piece_sum(static_cast<const float*>(buffer) + first, box.dims, box.start, box.count, first, last,
-                              SumKey::output)
-              : box_piece_sum(values + first, box.dims, box.start, box.count, first, last, SumKey::output),
+          stored_piece_sum(spec_.dtype, box, buffer, first, first + static_cast<std::int64_t>(bytes / element)),
           std::memory_order_relaxed);
     };
   std::future<std::uint64_t> out_sum;
-  if (!fused)
-    out_sum = std::async(std::launch::async, [&] {
-      return spec_.dtype == OutputType::float32
-                 ? box_sum(static_cast<const float*>(buffer), box.dims, box.start, box.count, SumKey::output)
-                 : box_sum(values, box.dims, box.start, box.count, SumKey::output);
-    });
-#ifdef DISCOUNT_HDF5_PARALLEL
-  if (mpio_data_) {
-    std::lock_guard<std::mutex> lock(h5::library_mutex());
-    h5::QuietErrors quiet;
-    hsize_t start[3], count[3];
-    for (int j = 0; j < 3; ++j) {
-      start[j] = static_cast<hsize_t>(box.start[j]);
-      count[j] = static_cast<hsize_t>(box.count[j]);
-    }
-    h5::Id file_space = h5::dataspace(H5Dget_space(mpio_data_.get()));
-    h5::Id mem_space = h5::dataspace(H5Screate_simple(3, count, nullptr));
-    h5::Id dxpl = h5::plist(H5Pcreate(H5P_DATASET_XFER));
-    h5::check(H5Pset_dxpl_mpio(dxpl.get(), H5FD_MPIO_INDEPENDENT), "H5Pset_dxpl_mpio");
-    if (H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr) < 0 ||
-        H5Dwrite(mpio_data_.get(), spec_.dtype == OutputType::float32 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE,
-                 mem_space.get(), file_space.get(), dxpl.get(), buffer) < 0)
-      throw io_error("writing '" + partial_path() + "' through MPI-IO failed");
-    files_[0]->dirty = true;
-  } else
-#endif
-  {
-    const int k = chunk_axis_position();
-    const auto* bytes = static_cast<const unsigned char*>(buffer);
-    std::vector<unsigned char> piece;
-    for (std::size_t f = file_of(b); f < files_.size() && files_[f]->units.begin < e; ++f) {
-      DataFile& file = *files_[f];
-      const std::int64_t from = std::max(b, file.units.begin), to = std::min(e, file.units.end);
-      auto start = box.start, count = box.count;
-      start[k] = from - file.units.begin;
-      count[k] = to - from;
-      const void* data = buffer;
-      if (from != b || to != e) {
-        // A slab across a part's edge (a resume whose plan cut slabs
-        // differently): this part's share, packed on its own.
-        piece.resize(static_cast<std::size_t>(count[0] * count[1] * count[2]) * element);
-        std::array<std::int64_t, 3> offset{0, 0, 0};
-        offset[k] = from - b;
-        for (std::int64_t i = 0; i < count[0]; ++i)
-          for (std::int64_t j = 0; j < count[1]; ++j)
-            std::memcpy(piece.data() + static_cast<std::size_t>((i * count[1] + j) * count[2]) * element,
-                        bytes + static_cast<std::size_t>(
-                                    ((i + offset[0]) * box.count[1] + j + offset[1]) * box.count[2] + offset[2]) *
-                                    element,
-                        static_cast<std::size_t>(count[2]) * element);
-        data = piece.data();
-      }
-      write_box(file.fd.get(), file.direct.get(), file.offset, file.dims, start, count, data, element,
-                "writing '" + file.path + "'", hook);
-      file.dirty = true;
-    }
-  }
+  if (!fused) out_sum = std::async(std::launch::async, [&] { return stored_sum(spec_.dtype, box, buffer); });
+  parts_.write(box, b, e, buffer, element, hook);
   record_written(b, e, fused ? fused_sum.load() : out_sum.get(), input);
 }
 
 void FileOutput::record_written(std::int64_t b, std::int64_t e, std::uint64_t out_sum, const InputSums& input) {
-  // Page-cache writes go to the device from here on, while the job streams:
-  // the kernel would start only past its dirty threshold (a tenth of memory),
-  // which leaves a job under it the whole write-out at its final fdatasync.
-  for (std::size_t f = file_of(b); !mpio_data_ && f < files_.size() && files_[f]->units.begin < e; ++f)
-    if (spec_.writeback && !(files_[f]->direct && files_[f]->direct->active())) start_writeback(files_[f]->fd.get());
+  parts_.write_back(b, e);
   DoneRange done;
   done.begin = b;
   done.end = e;
@@ -324,89 +253,33 @@ void FileOutput::record_written(std::int64_t b, std::int64_t e, std::uint64_t ou
     done.in_disc = input.disc;
     done.in_mult = input.mult;
   }
-  std::lock_guard<std::mutex> lock(record_mutex_);
-  unrecorded_.push_back(done);
-  const auto now = std::chrono::steady_clock::now();
-  if (std::chrono::duration<double>(now - last_checkpoint_).count() >= spec_.checkpoint_seconds) checkpoint_locked();
+  record_.add(done);
 }
+
+int FileOutput::writer_threads() const {
+  const int files = static_cast<int>(parts_.size());
+  if (files <= 1) return 1;
+  return spec_.writers > 0 ? std::min(files, spec_.writers)
+                           : split_writers(files, std::max(2u, std::thread::hardware_concurrency()));
+}
+
+std::vector<int> FileOutput::write_order(const std::vector<int>& pending) const { return parts_.write_order(pending); }
 
 void FileOutput::checkpoint() {
-  std::lock_guard<std::mutex> lock(record_mutex_);
-  checkpoint_locked();
-}
-
-void FileOutput::checkpoint_locked() {
-  last_checkpoint_ = std::chrono::steady_clock::now();
-  if (unrecorded_.empty() || state_ == State::already_complete) return;
-  // Data first, durable; only then the entries that vouch for it (each one
-  // valid only once whole: io/output/unit_record.hpp). A writer marks its file dirty
-  // before it queues its range here, so every range below is covered.
-  // Entries stay small (a failed checksum redoes one), until this rank's
-  // empty slots run short: then a range that continues one it recorded in
-  // this run extends it in place, so the run needs at most one new entry per
-  // stretch of slabs still to do.
-  for (auto& f : files_)
-    if (f->dirty.exchange(false) && ::fdatasync(f->fd.get()) != 0)
-      throw io_error("flushing '" + f->path + "': " + std::strerror(errno));
-  const bool mult_per_unit = spec_.chunk_axis == Axis::id;
-  const bool scarce = free_slots_.size() <= scarce_at_;
-  const std::int64_t most = scarce ? unit_count() : entry_units(unit_count(), table_.capacity());
-  for (const DoneRange& range : coalesce(std::move(unrecorded_), mult_per_unit, most)) {
-    std::optional<std::size_t> slot;
-    std::optional<DoneRange> entry;
-    for (auto s : own_slots_)
-      if (scarce && (entry = merged(*table_.slots()[s], range, mult_per_unit))) {
-        slot = s;
-        break;
-      }
-    if (!slot) {
-      if (free_slots_.empty())
-        throw io_error("the progress record of '" + partial_path() + "' is full (" + std::to_string(table_.capacity()) +
-                       " ranges); run the same command again to resume");
-      slot = free_slots_.back();
-      free_slots_.pop_back();
-      own_slots_.push_back(*slot);
-      entry = range;
-    }
-    write_slot(fd_, layout_, *slot, entry, partial_path());
-    table_.set(*slot, entry);
-  }
-  unrecorded_.clear();
-  write_run_record(fd_);
+  if (state_ != State::already_complete) record_.checkpoint();
 }
 
 void FileOutput::flush() {
-  if (state_ == State::already_complete || fd_ < 0) return;
+  if (state_ == State::already_complete || record_.fd() < 0) return;
   checkpoint();
-  for (auto& f : files_) {
-    if (f->fd.get() >= 0 && ::fsync(f->fd.get()) != 0)
-      throw io_error("flushing '" + f->path + "': " + std::strerror(errno));
-    if (f->direct) f->direct->close();
-  }
-  if (::fsync(fd_) != 0) throw io_error("flushing '" + partial_path() + "': " + std::strerror(errno));
-  files_.clear();
-  ::close(fd_);
-  fd_ = -1;
+  parts_.sync_and_close();
+  record_.sync_and_close();
 }
 
-void FileOutput::check_all_done() const {
-  // Every rank's done ranges, as the file holds them: a unit missing here
-  // is a bug in the slab distribution, and the result stays partial.
-  const std::string partial = partial_path();
-  h5::QuietErrors quiet;
-  const RangeTable table = [&] {
-    UniqueFd fd(::open(partial.c_str(), O_RDONLY | O_CLOEXEC));
-    if (fd.get() < 0) throw io_error("cannot read the progress record of '" + partial + "'");
-    return read_table(fd.get(), layout_, partial);
-  }();
-  const std::int64_t missing = unit_count() - (table.covers(0, unit_count()) ? unit_count() : table.units_covered());
-  if (missing > 0)
-    throw internal_error("'" + partial + "': " + std::to_string(missing) + " " + axis_name(spec_.chunk_axis) +
-                         "(s) not recorded as done at the end of the run; the partial is kept, rerun to finish it");
-}
+void FileOutput::check_all_done() const { record_.check_all_done(); }
 
 void FileOutput::finish_share(int rank, int ranks) {
-  if (state_ == State::already_complete || !spec_.compression.enabled() || parts_folder_.empty()) return;
+  if (state_ == State::already_complete || !spec_.compression.enabled() || !parts_.split()) return;
   flush();
   check_all_done();
   compress_parts(rank, ranks);
@@ -419,7 +292,7 @@ void FileOutput::publish() {
   {
     check_all_done();
     // Parts a rank left (none when every rank ran finish_share).
-    if (spec_.compression.enabled() && !parts_folder_.empty()) compress_parts(0, 1);
+    if (spec_.compression.enabled() && parts_.split()) compress_parts(0, 1);
     h5::Id file = h5::file(H5Fopen(partial.c_str(), H5F_ACC_RDWR, H5P_DEFAULT));
     if (!file) throw io_error("cannot open '" + partial + "' to finish it");
     // The provenance's end time: the only metadata change after creation,
@@ -427,7 +300,7 @@ void FileOutput::publish() {
     h5::Id group = h5::group(H5Gopen2(file.get(), kOutputGroup, H5P_DEFAULT));
     if (group) h5::write_string_attribute(group.get(), "end_time", utc_now());
     // Each part's identity, so that a rerun finds a part swapped or replaced.
-    if (group && !parts_folder_.empty()) h5::write_string_attribute(group.get(), "part_ids", part_identities());
+    if (group && parts_.split()) h5::write_string_attribute(group.get(), "part_ids", parts_.identities());
     group.reset();
     if (!file.close()) throw io_error("finishing '" + partial + "': HDF5 could not close the file");
   }
@@ -442,7 +315,7 @@ void FileOutput::publish() {
   fsync_dir(dir_of(spec_.path));
   // The set this output replaced goes only now that the new one is in place.
   const std::string old = existing_ ? existing_->finished.parts_folder : std::string();
-  if (!old.empty() && old.find('/') == std::string::npos && old != base_name(parts_folder_) &&
+  if (!old.empty() && old.find('/') == std::string::npos && old != base_name(parts_.folder()) &&
       is_parts_folder_of(old, base_name(spec_.path)))
     remove_part_set_or_warn(dir_of(spec_.path) + "/" + old, spec_.path);
 }
@@ -450,39 +323,35 @@ void FileOutput::publish() {
 void FileOutput::compress_parts(int rank, int ranks) {
   compression_.codec = describe_compression(spec_.compression);
   std::vector<PartToCompress> share;
-  for (std::size_t f = 0; f + 1 < bounds_.size(); ++f) {
+  for (std::size_t f = 0; f < parts_.parts(); ++f) {
     if (static_cast<int>(f % static_cast<std::size_t>(ranks)) != rank) continue;
-    const std::string path = parts_folder_ + "/" + part_file_name(f);
+    const std::string path = parts_.part_path(f);
     if (part_is_compressed(path)) continue;
     // This process's handles on the contiguous part go first: the part is
     // replaced by its compressed self.
-    if (f < files_.size()) {
-      files_[f]->direct.reset();
-      files_[f]->fd.reset();
-    }
-    share.push_back({path, part_dims(f)});
+    parts_.release(f);
+    share.push_back({path, parts_.part_dims(f)});
   }
   if (!share.empty()) compression_.add(discount::compress_parts(share, spec_.dtype, spec_.compression));
 }
 
 void FileOutput::discard() {
-  files_.clear();
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
+  parts_.close();
+  record_.close();
   ::unlink(partial_path().c_str());
-  if (!parts_folder_.empty()) remove_part_set_or_warn(parts_folder_, spec_.path);
+  parts_.remove();
 }
 
 std::string FileOutput::describe() const {
   std::string text = spec_.path + " (dataset '" + spec_.dataset + "'";
-  const DirectWriter* direct = files_.empty() ? nullptr : files_[0]->direct.get();
-  if (!parts_folder_.empty())
-    text += ", split over " + std::to_string(bounds_.size() - 1) + " part file(s) in '" + parts_folder_ + "'" +
+  const DirectWriter* direct = parts_.size() == 0 ? nullptr : parts_.file(0).direct.get();
+  if (parts_.split())
+    text += ", split over " + std::to_string(parts_.parts()) + " part file(s) in '" + parts_.folder() + "'" +
             (spec_.parts > 0 && !spec_.parts_auto
                  ? ""
-                 : " (output.parts: auto, " + std::string(auto_parts_rule(memory_backed(parts_folder_))) + ")") +
+                 : " (output.parts: auto, " + std::string(auto_parts_rule(memory_backed(parts_.folder()))) + ")") +
             ", " + std::to_string(writer_threads()) + " writer(s)";
-  if (mpio_data_)
+  if (collective_)
     text += ", written through MPI-IO (parallel HDF5) by " + std::to_string(spec_.ranks) + " ranks";
   else if (direct && direct->active())
     text += ", O_DIRECT writes";

@@ -3,27 +3,29 @@
 // contiguous data) and renamed into place; after that only raw bytes at fixed
 // offsets change, so a kill -9 cannot corrupt HDF5 metadata. Progress is a
 // table of done ranges with checksums of what was written and of the input
-// it came from (io/output/unit_record.hpp), kept in the master file.
+// it came from (io/records/unit_record.hpp), kept in the master file.
 //
 // output.layout: single keeps cv in the master file. split makes cv a virtual
 // dataset mapped onto part files in a folder beside the master
-// (io/output/output_parts.hpp); each part covers consecutive whole slabs of the
-// chunk axis and takes writes of its own, so several writers proceed at the
-// separate-files rate. The concerns live apart: the sink interface
-// (io/output/output_sink.hpp), the lock (io/output/output_lock.hpp), what an existing output
-// records (io/output/output_existing.hpp), creation (output_create.cpp), the run
+// (io/records/output_parts.hpp); each part covers consecutive whole slabs of
+// the chunk axis and takes writes of its own, so several writers proceed at
+// the separate-files rate. FileOutput is the lifecycle (create, resume,
+// publish, discard) over a ProgressRecord (io/records/progress_record.hpp:
+// the done ranges, slots and checkpoints) and a PartSet
+// (io/records/part_set.hpp: the bounds, data files and part folder). The
+// other concerns live apart: the sink interface (io/output/output_sink.hpp),
+// the lock (io/output/output_lock.hpp), what an existing output records
+// (io/output/output_existing.hpp), creation (output_create.cpp), the run
 // record (output_runs.cpp), resume checks (output_resume.cpp), the checksum
-// sink (io/output/checksum_output.hpp) and the hash (io/fingerprint.hpp).
+// sink (io/output/checksum_output.hpp) and the hash (common/fingerprint.hpp).
 #pragma once
 
 #include <fcntl.h>
 
 #include <array>
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,32 +37,18 @@
 #include "io/output/checksum_output.hpp"
 #include "io/output/output_existing.hpp"
 #include "io/output/output_lock.hpp"
-#include "io/output/output_record.hpp"
+#include "io/records/output_record.hpp"
 #include "io/output/output_sink.hpp"
-#include "io/output/output_spec.hpp"
-#include "io/output/part_compress.hpp"
-#include "io/output/run_history.hpp"
-#include "io/output/unit_record.hpp"
+#include "io/records/part_set.hpp"
+#include "io/records/progress_record.hpp"
+#include "io/records/output_spec.hpp"
+#include "io/records/part_compress.hpp"
+#include "io/records/run_history.hpp"
+#include "io/records/unit_record.hpp"
 #include "io/posix/posix_io.hpp"
 #include "plan/plan.hpp"
 
 namespace discount {
-
-// Where the values of one range of units (along the chunk axis) lie: the
-// master's own dataset (single layout) or one part file (split).
-struct DataFile {
-  Range units;
-  std::string path;
-  std::array<std::int64_t, 3> dims{};  // the dataset's extents in this file
-  std::uint64_t offset = 0;            // its bytes' offset in the file
-  UniqueFd fd;
-  std::unique_ptr<DirectWriter> direct;  // when spec.direct_io
-  std::atomic<bool> dirty{false};        // written since its last fdatasync
-  // A finished part already stored compressed (io/output/part_compress.hpp): read
-  // through HDF5, never written again.
-  bool compressed = false;
-  h5::Id h5_file, h5_data;
-};
 
 // The output's box for a slab, in its axes order (the same mapping the
 // reader uses for the input).
@@ -117,37 +105,33 @@ class FileOutput final : public OutputSink {
   // `<out>.partial.lock`: flock()ed for the whole run by the job's owner rank.
   std::string lock_path() const { return spec_.path + ".partial.lock"; }
   // The split layout's part folder (its path), empty for single.
-  std::string parts_folder() const { return parts_folder_; }
+  std::string parts_folder() const { return parts_.folder(); }
 
  private:
-  void create();
+  void create();  // output_create.cpp
+  void check_create_room(std::uint64_t needed) const;
   void create_master(const std::string& tmp, std::uint64_t data_bytes, const std::string& folder_name);
-  // The chunk axis's position in the output's axes, and data file f's extents.
-  int chunk_axis_position() const;
-  std::array<std::int64_t, 3> part_dims(std::size_t f) const;
-  std::size_t file_of(std::int64_t unit) const;
-  bool try_resume();
+  void write_master_structure(hid_t file, const std::string& folder_name);
+  void write_master_attributes(hid_t file, hid_t group, hid_t data, const std::string& folder_name) const;
+  void reserve_master(const std::string& tmp, std::uint64_t data_bytes);
+  void check_output_folder() const;  // output.cpp
+  bool finished_is_current();
+  void start_writing();
+  bool try_resume();  // output_resume.cpp
   void check_resume(int fd);
+  void check_resume_inputs(int fd);
   void check_finished_inputs();
   void check_finished_parts();  // output_finished.cpp
   void check_nonfinite_change() const;
-  std::string part_identities() const;
-  void drop_slots(int fd, const std::vector<std::size_t>& slots);
-  void share_free_slots();
   std::string resume_refusal() const;
   bool read_split_layout(hid_t file);
-  void open_files();
-  void open_data_files(int flags = O_RDWR);
-  void read_units(Range units, double* buffer) const;  // as stored (float32 packed in the first half)
   std::int64_t unit_count() const;
   std::uint64_t piece_bytes() const;
   std::pair<std::int64_t, std::int64_t> units_of(const Slab& slab) const;
-  void checkpoint_locked();
   // Units [b, e) written with checksum out_sum: queued for the next checkpoint.
   void record_written(std::int64_t b, std::int64_t e, std::uint64_t out_sum, const InputSums& input);
-  void write_run_record(int fd) const;
+  void write_run_record(int fd) const;  // output_runs.cpp
   void stamp_run_record() const;
-  void remove_stale_parts(const std::string& keep_also) const;
   // Throws internal_error when the progress record misses a unit.
   void check_all_done() const;
   // output.compression: the parts f with f % ranks == rank not yet
@@ -158,27 +142,19 @@ class FileOutput final : public OutputSink {
   OutputSpec spec_;
   std::shared_ptr<const ExistingOutput> existing_;
   State state_ = State::fresh;
-  int fd_ = -1;                       // the master partial: the record's writes
-  RecordLayout layout_;               // the record's offsets (and the data's, single layout)
-  std::vector<std::int64_t> bounds_;  // data file f holds units [bounds_[f], bounds_[f+1])
-  std::string parts_folder_;          // split: the folder's path (empty for single)
-  std::vector<std::unique_ptr<DataFile>> files_;
-  RangeTable table_;                     // the done ranges as recorded
-  std::vector<std::size_t> free_slots_;  // this rank's share of the empty slots (taken from the back)
-  std::vector<std::size_t> own_slots_;   // the slots this rank filled in this run
-  std::size_t scarce_at_ = 2;            // with this few empty slots left, entries extend
+  ProgressRecord record_;  // the done ranges, in the partial
+  PartSet parts_;          // the data files: the partial's own dataset or the parts
   // The run table (docs/architecture.md): one record per run. 0: none.
   std::uint64_t runs_offset_ = 0;
   int run_ = 1;
   std::string run_start_utc_;
   std::chrono::steady_clock::time_point run_start_ = std::chrono::steady_clock::now();
   bool published_ = false;
-  std::mutex record_mutex_;            // unrecorded_, the table, checkpoints: writers share them
-  std::vector<DoneRange> unrecorded_;  // written, not yet durable
-  std::chrono::steady_clock::time_point last_checkpoint_ = std::chrono::steady_clock::now();
-  HeldLock lock_;                 // from construction to destruction: one job per output
-  h5::Id mpio_file_, mpio_data_;  // when writing through MPI-IO; the dataset closes first
-  CompressStats compression_;     // what compress_parts() did (nothing: all 0)
+  HeldLock lock_;  // from construction to destruction: one job per output
+  // The single layout's dataset through MPI-IO between open_collective and
+  // close_collective (the data file writes through it); closes before the lock goes.
+  std::unique_ptr<BoxWriter> collective_;
+  CompressStats compression_;  // what compress_parts() did (nothing: all 0)
 };
 
 }  // namespace discount

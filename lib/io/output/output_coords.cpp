@@ -10,7 +10,7 @@
 #include "io/hdf5/attributes.hpp"
 #include "io/hdf5/dimension_names.hpp"
 #include "io/hdf5/hdf5_handle.hpp"
-#include "io/output/run_table.hpp"
+#include "io/records/run_table.hpp"
 
 namespace discount {
 

@@ -12,7 +12,7 @@
 
 #include <string>
 
-#include "io/output/output_decor.hpp"
+#include "io/records/output_decor.hpp"
 
 namespace discount {
 

@@ -18,9 +18,8 @@
 #include "io/input/input.hpp"
 #include "io/output/output.hpp"
 #include "io/output/output_mpio.hpp"
-#include "io/output/output_parts.hpp"
-#include "io/posix/part_record.hpp"
-#include "io/output/run_table.hpp"
+#include "io/records/output_parts.hpp"
+#include "io/records/run_table.hpp"
 #include "io/output/output_coords.hpp"
 #include "io/hdf5/stored_type.hpp"
 
@@ -37,10 +36,27 @@ void FileOutput::create() {
   const auto dims =
       discount_box({spec_.dates, spec_.ids, spec_.nums}, spec_.axes, {0, spec_.dates}, {0, spec_.ids}).dims;
   const std::size_t capacity = table_capacity(spec_.slabs);
-  // A file-size limit below the output's size is reported before anything is
-  // written (HDF5 cannot close such a file cleanly).
   const std::uint64_t data_bytes = static_cast<std::uint64_t>(dims[0] * dims[1] * dims[2]) * stored_bytes(spec_.dtype);
-  const std::uint64_t needed = data_bytes + (capacity + 1) * kEntryBytes + kRunTableBytes + (std::uint64_t{1} << 20);
+  check_create_room(data_bytes + (capacity + 1) * kEntryBytes + kRunTableBytes + (std::uint64_t{1} << 20));
+  record_.start_empty(capacity);
+  parts_.use_single();
+  // Split: the parts first, durable, in a folder no master names yet.
+  const std::string folder_name = spec_.layout == OutputLayout::split ? parts_.create_split(data_bytes) : "";
+  try {
+    create_master(tmp, data_bytes, folder_name);
+  } catch (...) {
+    parts_.remove();
+    throw;
+  }
+  if (::rename(tmp.c_str(), partial_path().c_str()) != 0)
+    throw create_error("cannot rename '" + tmp + "': " + std::strerror(errno));
+  fsync_dir(dir_of(spec_.path));
+  state_ = State::fresh;
+}
+
+// A file-size limit below the output's size, or too little free space, is
+// reported before anything is written (HDF5 cannot close such a file cleanly).
+void FileOutput::check_create_room(std::uint64_t needed) const {
   struct rlimit limit {};
   if (spec_.layout == OutputLayout::single && ::getrlimit(RLIMIT_FSIZE, &limit) == 0 &&
       limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < needed)
@@ -53,124 +69,30 @@ void FileOutput::create() {
       throw io_error("no space left on device: output '" + spec_.path + "' needs " + format_bytes(needed) + ", " +
                      format_bytes(free_bytes) + " free");
   }
-  table_ = RangeTable(capacity);
-  bounds_ = {0, unit_count()};
-  parts_folder_.clear();
-  std::string folder_name;
-  if (spec_.layout == OutputLayout::split) {
-    // The parts first, durable, in a folder no master names yet: a kill
-    // before the master is renamed leaves only a folder a later run removes.
-    const int parts = spec_.parts > 0 ? spec_.parts
-                                      : auto_parts(data_bytes, std::max(1u, std::thread::hardware_concurrency()),
-                                                   memory_backed(dir_of(spec_.path)));
-    bounds_ = part_bounds(spec_.slab_units.empty() ? std::vector<Range>{{0, unit_count()}} : spec_.slab_units,
-                          unit_count(), parts);
-    folder_name = new_parts_folder_name(spec_.path);
-    parts_folder_ = dir_of(spec_.path) + "/" + folder_name;
-    if (::mkdir(parts_folder_.c_str(), 0755) != 0)
-      throw create_error("cannot create the part folder '" + parts_folder_ + "': " + std::strerror(errno));
-    // The record first: it names this output and every part, so that only
-    // this set is ever removed as this output's (io/posix/part_record.hpp).
-    PartRecord record{base_name(spec_.path), folder_name, {}};
-    for (std::size_t p = 0; p + 1 < bounds_.size(); ++p) record.parts.push_back(part_file_name(p));
-    try {
-      write_part_record(parts_folder_, record);
-    } catch (...) {
-      ::rmdir(parts_folder_.c_str());
-      throw;
-    }
-    try {
-      for (std::size_t p = 0; p + 1 < bounds_.size(); ++p)
-        create_part_file(parts_folder_ + "/" + part_file_name(p), part_dims(p), spec_.dtype);
-    } catch (...) {
-      remove_part_set_or_warn(parts_folder_, spec_.path);
-      throw;
-    }
-    fsync_dir(parts_folder_);
-  }
-  try {
-    create_master(tmp, data_bytes, folder_name);
-  } catch (...) {
-    if (!parts_folder_.empty()) remove_part_set_or_warn(parts_folder_, spec_.path);
-    throw;
-  }
-  if (::rename(tmp.c_str(), partial_path().c_str()) != 0)
-    throw create_error("cannot rename '" + tmp + "': " + std::strerror(errno));
-  fsync_dir(dir_of(spec_.path));
-  state_ = State::fresh;
 }
 
 // The master: the group with the job's identity, the record, the run table
 // and the result dataset (contiguous here, or virtual over the parts).
 void FileOutput::create_master(const std::string& tmp, std::uint64_t data_bytes, const std::string& folder_name) {
-  const auto dims =
-      discount_box({spec_.dates, spec_.ids, spec_.nums}, spec_.axes, {0, spec_.dates}, {0, spec_.ids}).dims;
-  const bool split = spec_.layout == OutputLayout::split;
   {
     h5::QuietErrors quiet;
     // Under MPI with output.mpi_hints, the single layout's file is created
     // through MPI-IO with them (striping hints apply only at creation).
-    h5::Id fapl = !split && spec_.mpi_comm && !spec_.mpi_hints.empty() ? mpio_self_access(spec_.mpi_hints)
-                                                                       : h5::plist(H5Pcreate(H5P_FILE_ACCESS));
+    h5::Id fapl = spec_.layout != OutputLayout::split && spec_.mpi_comm && !spec_.mpi_hints.empty()
+                      ? mpio_self_access(spec_.mpi_hints)
+                      : h5::plist(H5Pcreate(H5P_FILE_ACCESS));
     // HDF5 1.8's object headers at least: an input attribute over 64 KiB is
     // copied into dense attribute storage instead of failing.
     h5::check(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V18, H5F_LIBVER_LATEST), "H5Pset_libver_bounds");
     h5::Id file = h5::file(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()));
     if (!file) throw create_error("cannot create '" + tmp + "': " + std::strerror(errno));
-    auto fail = [&](const std::string& what) {
+    try {
+      write_master_structure(file.get(), folder_name);
+    } catch (const Error& e) {
       file.reset();
       ::unlink(tmp.c_str());
-      throw io_error("creating '" + tmp + "': " + what);
-    };
-    h5::Id dcpl = h5::plist(H5Pcreate(H5P_DATASET_CREATE));
-    if (split) {
-      map_parts(dcpl.get(), dims, chunk_axis_position(), bounds_, folder_name);
-    } else {
-      // Contiguous, allocated now, never filled: the data lives at one fixed
-      // offset that positional writes address for the rest of the job.
-      h5::check(H5Pset_layout(dcpl.get(), H5D_CONTIGUOUS), "H5Pset_layout");
-      h5::check(H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY), "H5Pset_alloc_time");
-      h5::check(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER), "H5Pset_fill_time");
+      throw io_error("creating '" + tmp + "': " + e.what());
     }
-    // output.dataset may be a path ("results/run1/cv"): its groups are made too.
-    h5::Id lcpl = h5::plist(H5Pcreate(H5P_LINK_CREATE));
-    h5::check(H5Pset_create_intermediate_group(lcpl.get(), 1), "H5Pset_create_intermediate_group");
-    const hsize_t hdims[3] = {static_cast<hsize_t>(dims[0]), static_cast<hsize_t>(dims[1]),
-                              static_cast<hsize_t>(dims[2])};
-    h5::Id space = h5::dataspace(H5Screate_simple(3, hdims, nullptr));
-    h5::Id group = h5::group(H5Gcreate2(file.get(), kOutputGroup, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
-    if (!group) fail("cannot create group");
-    const hid_t stored = stored_hdf5_type(spec_.dtype);  // named first: nvcc and HDF5's type macros
-    h5::Id data = h5::dataset(
-        H5Dcreate2(file.get(), spec_.dataset.c_str(), stored, space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT));
-    if (!data) fail("cannot create dataset '" + spec_.dataset + "' " + h5::shape_string({hdims, hdims + 3}));
-    if (!create_record(file.get(), table_.capacity())) fail("cannot create the progress record");
-    runs_offset_ = create_run_table(file.get());
-    if (runs_offset_ == 0) fail("cannot create the run record");
-    try {
-      h5::write_string_attribute(group.get(), "fingerprint", spec_.fingerprint);
-      h5::write_string_attribute(group.get(), "identity", spec_.identity);
-      h5::write_string_attribute(group.get(), "input_stat", spec_.input_stat);
-      h5::write_string_attribute(group.get(), "chunk_axis", axis_name(spec_.chunk_axis));
-      h5::write_string_attribute(group.get(), "provenance", spec_.provenance);
-      h5::write_string_attribute(group.get(), "start_time", utc_now());
-      if (split) {
-        h5::write_string_attribute(group.get(), "parts_folder", folder_name);
-        h5::write_string_attribute(group.get(), "part_bounds", bounds_text(bounds_));
-      }
-      std::string axes =
-          std::string(axis_name(spec_.axes[0])) + "," + axis_name(spec_.axes[1]) + "," + axis_name(spec_.axes[2]);
-      h5::write_string_attribute(data.get(), "axes", axes);
-      // Dimension scales, coordinates and attributes for netCDF readers
-      // (io/output/output_coords.hpp): on the master's dataset in a split layout.
-      decorate_output(file.get(), data.get(), spec_.decor);
-      write_provenance(group.get(), spec_.decor);
-    } catch (const Error& e) { fail(e.what()); }
-    const std::string damage = record_damage(file.get(), spec_, UINT64_MAX, layout_);
-    if (!damage.empty()) fail(damage);
-    run_ = 1;
-    data.reset();
-    group.reset();
     // Closing writes the metadata and sets the file's size; a full disk or a
     // file-size limit shows here.
     if (!file.close()) {
@@ -181,22 +103,85 @@ void FileOutput::create_master(const std::string& tmp, std::uint64_t data_bytes,
                                                    : "HDF5 could not finish the file"));
     }
   }
+  reserve_master(tmp, data_bytes);
+}
+
+// The master's objects in the file being created; io_error saying what failed.
+void FileOutput::write_master_structure(hid_t file, const std::string& folder_name) {
+  const auto dims =
+      discount_box({spec_.dates, spec_.ids, spec_.nums}, spec_.axes, {0, spec_.dates}, {0, spec_.ids}).dims;
+  h5::Id dcpl = h5::plist(H5Pcreate(H5P_DATASET_CREATE));
+  if (spec_.layout == OutputLayout::split) {
+    map_parts(dcpl.get(), dims, parts_.chunk_position(), parts_.bounds(), folder_name);
+  } else {
+    // Contiguous, allocated now, never filled: the data lives at one fixed
+    // offset that positional writes address for the rest of the job.
+    h5::check(H5Pset_layout(dcpl.get(), H5D_CONTIGUOUS), "H5Pset_layout");
+    h5::check(H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY), "H5Pset_alloc_time");
+    h5::check(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER), "H5Pset_fill_time");
+  }
+  // output.dataset may be a path ("results/run1/cv"): its groups are made too.
+  h5::Id lcpl = h5::plist(H5Pcreate(H5P_LINK_CREATE));
+  h5::check(H5Pset_create_intermediate_group(lcpl.get(), 1), "H5Pset_create_intermediate_group");
+  const hsize_t hdims[3] = {static_cast<hsize_t>(dims[0]), static_cast<hsize_t>(dims[1]),
+                            static_cast<hsize_t>(dims[2])};
+  h5::Id space = h5::dataspace(H5Screate_simple(3, hdims, nullptr));
+  h5::Id group = h5::group(H5Gcreate2(file, kOutputGroup, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  if (!group) throw io_error("cannot create group");
+  const hid_t stored = stored_hdf5_type(spec_.dtype);  // named first: nvcc and HDF5's type macros
+  h5::Id data =
+      h5::dataset(H5Dcreate2(file, spec_.dataset.c_str(), stored, space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT));
+  if (!data) throw io_error("cannot create dataset '" + spec_.dataset + "' " + h5::shape_string({hdims, hdims + 3}));
+  if (!create_record(file, record_.table().capacity())) throw io_error("cannot create the progress record");
+  runs_offset_ = create_run_table(file);
+  if (runs_offset_ == 0) throw io_error("cannot create the run record");
+  write_master_attributes(file, group.get(), data.get(), folder_name);
+  const std::string damage = record_damage(file, spec_, UINT64_MAX, record_.layout());
+  if (!damage.empty()) throw io_error(damage);
+  run_ = 1;
+}
+
+// The job's identity and provenance on the group; the axes, scales and
+// attributes netCDF readers look for on the result dataset.
+void FileOutput::write_master_attributes(hid_t file, hid_t group, hid_t data, const std::string& folder_name) const {
+  h5::write_string_attribute(group, "fingerprint", spec_.fingerprint);
+  h5::write_string_attribute(group, "identity", spec_.identity);
+  h5::write_string_attribute(group, "input_stat", spec_.input_stat);
+  h5::write_string_attribute(group, "chunk_axis", axis_name(spec_.chunk_axis));
+  h5::write_string_attribute(group, "provenance", spec_.provenance);
+  h5::write_string_attribute(group, "start_time", utc_now());
+  if (spec_.layout == OutputLayout::split) {
+    h5::write_string_attribute(group, "parts_folder", folder_name);
+    h5::write_string_attribute(group, "part_bounds", bounds_text(parts_.bounds()));
+  }
+  std::string axes =
+      std::string(axis_name(spec_.axes[0])) + "," + axis_name(spec_.axes[1]) + "," + axis_name(spec_.axes[2]);
+  h5::write_string_attribute(data, "axes", axes);
+  // Dimension scales, coordinates and attributes for netCDF readers
+  // (io/output/output_coords.hpp): on the master's dataset in a split layout.
+  decorate_output(file, data, spec_.decor);
+  write_provenance(group, spec_.decor);
+}
+
+// Reserves the single layout's blocks now so a full disk is reported before
+// hours of work, and records the input file as this partial first sees it
+// (a resume compares). A memory-backed file system would allocate (and
+// zero) every page here, a second or more per 10 GB before the first read:
+// there the free space is checked instead, and the writes take the pages as
+// they go (a full tmpfs mid-run is an error there too, io/posix/posix_io.hpp).
+// Parts reserved their own.
+void FileOutput::reserve_master(const std::string& tmp, std::uint64_t data_bytes) {
   int fd = ::open(tmp.c_str(), O_RDWR | O_CLOEXEC);
   if (fd < 0) throw create_error("cannot reopen '" + tmp + "': " + std::strerror(errno));
-  // Reserve the blocks now so a full disk is reported before hours of work.
-  // A memory-backed file system would allocate (and zero) every page here, a
-  // second or more per 10 GB before the first read: there the free space is
-  // checked instead, and the writes take the pages as they go (a full tmpfs
-  // mid-run is an error there too, io/posix/posix_io.hpp). Parts reserved their own.
   int rc = 0;
-  if (split) {
+  if (spec_.layout == OutputLayout::split) {
   } else if (memory_backed(tmp)) {
     struct statvfs info {};
     if (::fstatvfs(fd, &info) == 0 &&
         static_cast<std::uint64_t>(info.f_bavail) * static_cast<std::uint64_t>(info.f_frsize) < data_bytes)
       rc = ENOSPC;
   } else {
-    rc = ::posix_fallocate(fd, static_cast<off_t>(layout_.data_offset), static_cast<off_t>(data_bytes));
+    rc = ::posix_fallocate(fd, static_cast<off_t>(record_.layout().data_offset), static_cast<off_t>(data_bytes));
   }
   if (rc == ENOSPC || rc == EFBIG || rc == EDQUOT) {
     ::close(fd);
@@ -206,9 +191,8 @@ void FileOutput::create_master(const std::string& tmp, std::uint64_t data_bytes,
                     : rc == EFBIG ? "file size limit exceeded (ulimit -f)"
                                   : "disk quota exceeded"));
   }
-  // The input file as this partial first sees it (a resume compares).
   try {
-    write_file_id(fd, layout_, input_files_id(spec_), tmp);
+    write_file_id(fd, record_.layout(), input_files_id(spec_), tmp);
   } catch (const Error&) {
     ::close(fd);
     ::unlink(tmp.c_str());

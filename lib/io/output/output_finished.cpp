@@ -16,40 +16,13 @@
 #include <algorithm>
 #include <cmath>
 #include <iostream>
-#include <sstream>
 
 #include "common/error.hpp"
 #include "io/output/output.hpp"
-#include "io/output/output_parts.hpp"
-#include "io/output/output_record.hpp"
+#include "io/records/output_parts.hpp"
+#include "io/records/output_record.hpp"
 
 namespace discount {
-
-namespace {
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
-
-}  // namespace
-
-std::string part_identity(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return {};
-  return std::to_string(st.st_dev) + " " + std::to_string(st.st_ino) + " " + std::to_string(st.st_size) + " " +
-         std::to_string(static_cast<long long>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec) + " " +
-         std::to_string(static_cast<long long>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec);
-}
-
-std::string FileOutput::part_identities() const {
-  std::string text;
-  for (std::size_t f = 0; f + 1 < bounds_.size(); ++f)
-    text += part_identity(parts_folder_ + "/" + part_file_name(f)) + "\n";
-  return text;
-}
 
 void FileOutput::check_finished_parts() {
   if (!existing_ || existing_->finished.parts_folder.empty()) return;
@@ -72,31 +45,24 @@ void FileOutput::check_finished_parts() {
     sums = H5Lexists(file.get(), kRangesDataset, H5P_DEFAULT) > 0 &&
            record_damage(file.get(), spec_, file_size(spec_.path), layout).empty();
   }
-  const auto ids = lines_of(recorded);
-  std::vector<std::size_t> changed;
-  for (std::size_t f = 0; f + 1 < bounds_.size(); ++f) {
-    const std::string path = parts_folder_ + "/" + part_file_name(f);
-    std::string damage;
-    bool compressed = false;
-    part_offset(path, part_dims(f), spec_.dtype, damage, &compressed);
-    if (!damage.empty()) refuse(damage);
-    if (f >= ids.size() || ids[f] != part_identity(path)) changed.push_back(f);
-  }
+  std::string damage;
+  const auto changed = parts_.changed_parts(recorded, damage);
+  if (!damage.empty()) refuse(damage);
   if (changed.empty()) return;
   // Another file than the one published (copied, swapped or written since):
   // its values against the done ranges' checksums.
   if (!sums)
-    refuse("its part '" + parts_folder_ + "/" + part_file_name(changed.front()) +
+    refuse("its part '" + parts_.part_path(changed.front()) +
            "' is not the file it recorded, and it keeps no checksums to check it by");
-  open_data_files(O_RDONLY);
+  parts_.open(0, O_RDONLY);
   UniqueFd fd(::open(spec_.path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) refuse(std::string("it cannot be read (") + std::strerror(errno) + ")");
   const RangeTable table = read_table(fd.get(), layout, spec_.path);
-  const auto failed = failed_output_sums(spec_, table, piece_bytes(), bounds_,
-                                         [this](Range units, double* buffer) { read_units(units, buffer); });
-  files_.clear();
+  const auto failed = failed_output_sums(spec_, table, piece_bytes(), parts_.bounds(),
+                                         [this](Range units, double* buffer) { parts_.read_units(units, buffer); });
+  parts_.close();
   if (!failed.empty())
-    refuse("its part '" + parts_folder_ + "/" + part_file_name(file_of(table.slots()[failed.front()]->begin)) +
+    refuse("its part '" + parts_.part_path(parts_.file_of(table.slots()[failed.front()]->begin)) +
            "' holds other values than the output recorded (a part swapped, replaced or changed)");
 }
 
@@ -114,15 +80,15 @@ void FileOutput::check_nonfinite_change() const {
   const std::int64_t unit_elements = (by_date ? spec_.ids : spec_.dates) * spec_.nums;
   const std::int64_t per_piece = std::max<std::int64_t>(1, (std::int64_t{4} << 20) / unit_elements);
   std::vector<double> buffer;
-  for (const auto& range : table_.slots()) {
+  for (const auto& range : record_.table().slots()) {
     if (!range) continue;
     for (std::int64_t u = range->begin; u < range->end;) {
       std::int64_t stop = std::min(range->end, u + per_piece);
-      for (auto b : bounds_)
+      for (auto b : parts_.bounds())
         if (b > u && b < stop) stop = b;
       const std::size_t n = static_cast<std::size_t>((stop - u) * unit_elements);
       buffer.resize(n);
-      read_units({u, stop}, buffer.data());
+      parts_.read_units({u, stop}, buffer.data());
       const auto* narrow = reinterpret_cast<const float*>(buffer.data());
       for (std::size_t j = 0; j < n; ++j)
         if (spec_.dtype == OutputType::float32 ? !std::isfinite(narrow[j]) : !std::isfinite(buffer[j]))

@@ -4,9 +4,12 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 
+#include "config/config.hpp"
 #include "io/hdf5/hdf5_handle.hpp"
+#include "io/records/data_file.hpp"
 
 namespace discount {
 
@@ -18,5 +21,11 @@ h5::Id mpio_file_access(const void* comm, const std::map<std::string, std::strin
 // it when hints are given, since hints such as Lustre's striping_factor and
 // striping_unit take effect only when a file is created.
 h5::Id mpio_self_access(const std::map<std::string, std::string>& hints);
+
+// The dataset `dataset` of `path` opened through the MPI-IO driver over
+// `comm` (collective: every rank calls it), each box an independent H5Dwrite
+// of its hyperslab; null in a build without parallel HDF5.
+std::unique_ptr<BoxWriter> open_mpio_dataset(const void* comm, const std::map<std::string, std::string>& hints,
+                                             const std::string& path, const std::string& dataset, OutputType dtype);
 
 }  // namespace discount

@@ -5,19 +5,19 @@
 #include <memory>
 
 #include "io/hdf5/stored_type.hpp"
-#include "io/output/checksum.hpp"
+#include "io/records/checksum.hpp"
 #include "io/output/output.hpp"
 #include "io/posix/posix_io.hpp"
 
 namespace discount {
 
 std::unique_ptr<SlabPieces> FileOutput::slab_pieces(const Slab& slab) {
-  if (state_ == State::already_complete || mpio_data_) return nullptr;
+  if (state_ == State::already_complete) return nullptr;
   const auto [b, e] = units_of(slab);
-  const std::size_t f = file_of(b);
-  if (f != file_of(e - 1)) return nullptr;
-  DataFile& file = *files_[f];
-  if (file.direct && file.direct->active()) return nullptr;  // O_DIRECT wants large aligned writes
+  const std::size_t f = parts_.file_of(b);
+  if (f != parts_.file_of(e - 1)) return nullptr;
+  DataFile& file = parts_.file(f);
+  if (!file.page_cache()) return nullptr;  // O_DIRECT wants large aligned writes; MPI-IO writes boxes
 
   class Pieces final : public SlabPieces {
    public:
@@ -62,7 +62,7 @@ std::unique_ptr<SlabPieces> FileOutput::slab_pieces(const Slab& slab) {
     const std::string what_;
     std::uint64_t sum_ = 0;
   };
-  return std::make_unique<Pieces>(*this, file, slab, b, e, chunk_axis_position());
+  return std::make_unique<Pieces>(*this, file, slab, b, e, parts_.chunk_position());
 }
 
 }  // namespace discount

@@ -13,9 +13,9 @@
 #include "io/output/identity.hpp"
 #include "io/output/output.hpp"
 #include "io/output/output_existing.hpp"
-#include "io/output/output_parts.hpp"
-#include "io/output/run_table.hpp"
-#include "io/output/output_record.hpp"
+#include "io/records/output_parts.hpp"
+#include "io/records/run_table.hpp"
+#include "io/records/output_record.hpp"
 
 namespace discount {
 
@@ -29,20 +29,10 @@ std::string FileOutput::resume_refusal() const {
 
 // The split layout's folder and bounds, as the partial records them.
 bool FileOutput::read_split_layout(hid_t file) {
-  bounds_ = {0, unit_count()};
-  parts_folder_.clear();
+  parts_.use_single();
   if (spec_.layout != OutputLayout::split) return true;
   h5::Id group = h5::group(H5Gopen2(file, kOutputGroup, H5P_DEFAULT));
-  if (!group) return false;
-  std::string folder, bounds;
-  try {
-    folder = h5::read_string_attribute(group.get(), "parts_folder");
-    bounds = h5::read_string_attribute(group.get(), "part_bounds");
-  } catch (const Error&) { return false; }
-  bounds_ = parse_bounds(bounds, unit_count());
-  if (folder.empty() || folder.find('/') != std::string::npos || bounds_.empty()) return false;
-  parts_folder_ = dir_of(spec_.path) + "/" + folder;
-  return true;
+  return group && parts_.adopt(group.get());
 }
 
 bool FileOutput::try_resume() {
@@ -59,7 +49,7 @@ bool FileOutput::try_resume() {
     if (has_old_progress(file.get()))
       throw create_error("'" + partial + "' comes from an older version of discount_app (one progress byte per " +
                          axis_name(spec_.chunk_axis) + "); rerun with --restart to start over");
-    const std::string damage = record_damage(file.get(), spec_, file_size(partial), layout_);
+    const std::string damage = record_damage(file.get(), spec_, file_size(partial), record_.layout());
     if (!damage.empty()) throw create_error("'" + partial + "' is damaged: " + damage + "; rerun with --restart");
     if (!read_split_layout(file.get()))
       throw create_error("'" + partial +
@@ -68,14 +58,10 @@ bool FileOutput::try_resume() {
     // the same table: the owner writes its record only in open_collective).
     std::tie(runs_offset_, run_) = run_table_state(file.get());
   }
-  open_data_files();
+  parts_.open(record_.layout().data_offset);
   UniqueFd fd(::open(partial.c_str(), spec_.attach ? O_RDONLY | O_CLOEXEC : O_RDWR | O_CLOEXEC));
   if (fd.get() < 0) return false;
-  table_ = read_table(fd.get(), layout_, partial);
-  std::vector<std::size_t> outside;  // a range past the chunk axis: damaged
-  for (std::size_t s = 0; s < table_.capacity(); ++s)
-    if (table_.slots()[s] && table_.slots()[s]->end > unit_count()) outside.push_back(s);
-  if (!outside.empty()) drop_slots(fd.get(), outside);
+  record_.load(fd.get());
   if (!spec_.attach) check_resume(fd.get());
   if (nonfinite_changed && !spec_.attach) check_nonfinite_change();
   state_ = State::resumed;
@@ -86,48 +72,36 @@ bool FileOutput::try_resume() {
 // checksums, then, when the input file is not the one the partial last saw,
 // their input bytes; what fails is recomputed. Then the room left in the record.
 void FileOutput::check_resume(int fd) {
-  const std::string partial = partial_path();
-  const auto damaged = failed_output_sums(spec_, table_, piece_bytes(), bounds_,
-                                          [this](Range units, double* buffer) { read_units(units, buffer); });
+  const auto damaged = failed_output_sums(spec_, record_.table(), piece_bytes(), parts_.bounds(),
+                                          [this](Range units, double* buffer) { parts_.read_units(units, buffer); });
   if (!damaged.empty()) {
-    std::cerr << "discount_app: warning: '" << partial << "': " << damaged.size() << " done range(s) of the partial ("
-              << units_text(units_of_slots(table_, damaged), spec_.chunk_axis)
+    std::cerr << "discount_app: warning: '" << partial_path() << "': " << damaged.size()
+              << " done range(s) of the partial ("
+              << units_text(units_of_slots(record_.table(), damaged), spec_.chunk_axis)
               << ") failed their checksum and are recomputed" << std::endl;
-    drop_slots(fd, damaged);
+    record_.drop_slots(fd, damaged);
   }
-  const InputFileId now = input_files_id(spec_);
-  const auto was = read_file_id(fd, layout_);
-  if (!was || *was != now) {
-    const auto changed = failed_input_sums(spec_, table_);
-    if (!changed.empty()) {
-      std::cerr << "discount_app: warning: " << input_files_text(spec_) << " is "
-                << (was ? file_id_change(*was, now) : std::string("not recorded in the partial")) << ": the input of "
-                << changed.size() << " done range(s) (" << units_text(units_of_slots(table_, changed), spec_.chunk_axis)
-                << ") differs from what they were computed from, and they are recomputed" << std::endl;
-      drop_slots(fd, changed);
-    }
-    write_file_id(fd, layout_, now, partial);
-    if (::fdatasync(fd) != 0) throw io_error("flushing '" + partial + "': " + std::strerror(errno));
-  }
-  // A run adds at most one range per stretch of slabs still to do (each
-  // checkpoint extends it), per rank.
-  const std::size_t free = table_.free_slots().size();
-  const std::size_t need = static_cast<std::size_t>(spec_.ranks) * (table_.coverage().size() + 2);
-  if (free < need)
-    throw create_error("'" + partial + "' has room for " + std::to_string(free) +
-                       " more done range(s) in its record (" + std::to_string(table_.capacity()) +
-                       "), and this run could need " + std::to_string(need) + "; rerun with --restart to start over");
+  check_resume_inputs(fd);
+  record_.check_room();
 }
 
-// Empties the slots, durably, and forgets them.
-void FileOutput::drop_slots(int fd, const std::vector<std::size_t>& slots) {
-  auto kept = table_.slots();
-  for (auto s : slots) kept[s].reset();
-  if (!spec_.attach) {
-    for (auto s : slots) write_slot(fd, layout_, s, std::nullopt, partial_path());
-    if (::fdatasync(fd) != 0) throw io_error("flushing '" + partial_path() + "': " + std::strerror(errno));
+// When the input is not the one the partial last saw, the done ranges whose
+// input bytes changed are recomputed; the input is recorded as seen now.
+void FileOutput::check_resume_inputs(int fd) {
+  const InputFileId now = input_files_id(spec_);
+  const auto was = read_file_id(fd, record_.layout());
+  if (was && *was == now) return;
+  const auto changed = failed_input_sums(spec_, record_.table());
+  if (!changed.empty()) {
+    std::cerr << "discount_app: warning: " << input_files_text(spec_) << " is "
+              << (was ? file_id_change(*was, now) : std::string("not recorded in the partial")) << ": the input of "
+              << changed.size() << " done range(s) ("
+              << units_text(units_of_slots(record_.table(), changed), spec_.chunk_axis)
+              << ") differs from what they were computed from, and they are recomputed" << std::endl;
+    record_.drop_slots(fd, changed);
   }
-  table_ = RangeTable(std::move(kept));
+  write_file_id(fd, record_.layout(), now, partial_path());
+  if (::fdatasync(fd) != 0) throw io_error("flushing '" + partial_path() + "': " + std::strerror(errno));
 }
 
 // A finished output of this job: when its input file is not the one it

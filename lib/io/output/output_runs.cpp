@@ -1,10 +1,10 @@
-// FileOutput's run record (io/output/run_table.hpp): the owner rank's record of each
+// FileOutput's run record (io/records/run_table.hpp): the owner rank's record of each
 // run in the output's run table, and the runs the output holds, read back.
 #include <fcntl.h>
 #include <unistd.h>
 
 #include "io/output/output.hpp"
-#include "io/output/run_table.hpp"
+#include "io/records/run_table.hpp"
 
 namespace discount {
 

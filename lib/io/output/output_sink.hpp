@@ -11,9 +11,9 @@
 #include <functional>
 #include <optional>
 
-#include "io/output/output_spec.hpp"
-#include "io/output/part_compress.hpp"
-#include "io/output/run_history.hpp"
+#include "io/records/output_spec.hpp"
+#include "io/records/part_compress.hpp"
+#include "io/records/run_history.hpp"
 #include "plan/plan.hpp"
 
 namespace discount {

@@ -26,8 +26,8 @@
 #include "io/hdf5/hdf5_handle.hpp"
 #include "io/hdf5/stored_type.hpp"
 #include "io/input/chunk_reader.hpp"
-#include "io/output/output_parts.hpp"
-#include "io/output/part_compress.hpp"
+#include "io/records/output_parts.hpp"
+#include "io/records/part_compress.hpp"
 #include "io/posix/posix_io.hpp"
 
 namespace discount {

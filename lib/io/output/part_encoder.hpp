@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "config/config.hpp"
-#include "io/output/compress_stats.hpp"
+#include "io/records/compress_stats.hpp"
 
 namespace discount {
 

@@ -58,7 +58,7 @@ std::vector<WriteTarget> output_write_targets(const std::string& out, bool resta
   targets.push_back({out + ".partial.tmp", "output.file", false});
   targets.push_back({out + ".partial", "output.file", false});
   targets.push_back({out, "output.file", false});
-  // Split layouts (io/output/output_parts.hpp): every part folder of this output
+  // Split layouts (io/records/output_parts.hpp): every part folder of this output
   // beside it, `<out name>.parts-*`, and the files in it: a resume writes the
   // partial's parts, an overwrite deletes the replaced set, a run deletes
   // folders no master names. A new set's folder gets a name no file has.

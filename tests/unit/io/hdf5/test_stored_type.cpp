@@ -11,7 +11,7 @@
 #include "io/hdf5/attributes.hpp"
 #include "io/hdf5/hdf5_handle.hpp"
 #include "io/hdf5/stored_type.hpp"
-#include "io/output/checksum.hpp"
+#include "io/records/checksum.hpp"
 #include "io/output/output_coords.hpp"
 #include "plan/stages.hpp"
 

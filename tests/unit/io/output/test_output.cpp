@@ -17,7 +17,7 @@
 #include "io/input/input.hpp"
 #include "io/input/memory_arrays.hpp"
 #include "io/output/output.hpp"
-#include "io/output/output_parts.hpp"
+#include "io/records/output_parts.hpp"
 #include "io/posix/posix_io.hpp"
 #include "io/input/synthetic.hpp"
 #include "commands/tools.hpp"

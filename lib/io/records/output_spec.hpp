@@ -14,12 +14,12 @@
 #include "common/axis.hpp"
 #include "common/range.hpp"
 #include "config/config.hpp"  // OutputLayout
-#include "io/output/output_decor.hpp"
+#include "io/records/output_decor.hpp"
 #include "io/posix/posix_io.hpp"
 
 namespace discount {
 
-// Checksums (io/output/checksum.hpp) of the input bytes a range of units is computed
+// Checksums (io/records/checksum.hpp) of the input bytes a range of units is computed
 // from: the discount slab and the multBy rows, as read.
 struct InputSums {
   std::uint64_t disc = 0, mult = 0;
@@ -34,7 +34,7 @@ struct OutputSpec {
   std::vector<std::string> input_files;  // an input.file list, every file (a resume checks them all)
   std::string dataset = "cv";
   OutputType dtype = OutputType::float64;  // as stored; the values are computed in float64
-  CompressionConfig compression;           // split: finished parts compressed (io/output/part_compress.hpp)
+  CompressionConfig compression;           // split: finished parts compressed (io/records/part_compress.hpp)
   bool overwrite = false;
   bool restart = false;
   bool check_finite = true;  // input.nonfinite: error: a float32 overflow to ±inf is refused too
@@ -57,7 +57,7 @@ struct OutputSpec {
   bool writeback = true;
   bool pieces = false;  // memory.staging: none: ~1 MiB page-cache writes (SlabPieces), no O_DIRECT
   std::uint64_t direct_piece = DirectWriter::kMaxPiece;  // its bounce buffer per thread
-  // The plan's slab count: sizes the done-range table (io/output/unit_record.hpp).
+  // The plan's slab count: sizes the done-range table (io/records/unit_record.hpp).
   std::int64_t slabs = 0;
   // The largest piece a resume re-reads at once (the plan's slab bytes); 0: 16 MiB.
   std::uint64_t read_piece_bytes = 0;
@@ -80,7 +80,7 @@ struct OutputSpec {
   OutputLayout layout = OutputLayout::single;
   int parts = 1;            // 0: auto, chosen at creation from the output's size and the cores
   bool parts_auto = false;  // output.parts: auto chose the count (said in describe())
-  int writers = 0;          // split: writers (resolve: io/output/part_count.hpp); 0: one per part, up to the cores
+  int writers = 0;          // split: writers (resolve: io/records/part_count.hpp); 0: one per part, up to the cores
   // The plan's slabs as unit ranges along the chunk axis: parts end at slab edges.
   std::vector<Range> slab_units;
   // What the caller already read of an existing output or partial (one open

@@ -1,4 +1,4 @@
-#include "io/output/output_parts.hpp"
+#include "io/records/output_parts.hpp"
 
 #include "io/hdf5/stored_type.hpp"
 
@@ -201,6 +201,14 @@ void fsync_dir(const std::string& dir) {
     ::fsync(fd);
     ::close(fd);
   }
+}
+
+std::string part_identity(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return {};
+  return std::to_string(st.st_dev) + " " + std::to_string(st.st_ino) + " " + std::to_string(st.st_size) + " " +
+         std::to_string(static_cast<long long>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec) + " " +
+         std::to_string(static_cast<long long>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec);
 }
 
 }  // namespace discount

@@ -1,5 +1,5 @@
-// The done-range record (io/output/unit_record.hpp) and the positional checksums
-// (io/output/checksum.hpp): encoding and its self-check, coverage under another slab
+// The done-range record (io/records/unit_record.hpp) and the positional checksums
+// (io/records/checksum.hpp): encoding and its self-check, coverage under another slab
 // partition, coalescing, and sums that do not depend on how data is split.
 #include <gtest/gtest.h>
 
@@ -8,8 +8,8 @@
 #include <random>
 #include <vector>
 
-#include "io/output/checksum.hpp"
-#include "io/output/unit_record.hpp"
+#include "io/records/checksum.hpp"
+#include "io/records/unit_record.hpp"
 
 using namespace discount;
 

@@ -1,4 +1,4 @@
-#include "io/output/checksum.hpp"
+#include "io/records/checksum.hpp"
 
 #include <algorithm>
 #include <cstring>

@@ -1,6 +1,6 @@
 // What an output file records about the runs that wrote it: one record per
-// run (io/output/run_table.hpp) and, per done range of the chunk axis, the run that
-// wrote it (io/output/unit_record.hpp). Plain types, read by io and joined into a
+// run (io/records/run_table.hpp) and, per done range of the chunk axis, the run that
+// wrote it (io/records/unit_record.hpp). Plain types, read by io and joined into a
 // job's runs by report/runs.hpp.
 #pragma once
 

@@ -1,4 +1,4 @@
-// The `.partial`'s record on disk (io/output/unit_record.hpp says what it holds):
+// The `.partial`'s record on disk (io/records/unit_record.hpp says what it holds):
 // its HDF5 datasets, created once with the file and afterwards read and
 // written only as raw bytes at their fixed offsets; the check of the
 // partial's structure before a resume; and the re-reading of done ranges
@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "io/output/output_spec.hpp"
-#include "io/output/unit_record.hpp"
+#include "io/records/output_spec.hpp"
+#include "io/records/unit_record.hpp"
 
 namespace discount {
 

@@ -1,4 +1,4 @@
-// The positional checksums (io/output/checksum.hpp) against plain loops.
+// The positional checksums (io/records/checksum.hpp) against plain loops.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -6,8 +6,8 @@
 #include <random>
 #include <vector>
 
-#include "io/output/checksum.hpp"
-#include "io/output/unit_record.hpp"
+#include "io/records/checksum.hpp"
+#include "io/records/unit_record.hpp"
 
 using namespace discount;
 

@@ -1,4 +1,4 @@
-#include "io/output/unit_record.hpp"
+#include "io/records/unit_record.hpp"
 
 #include <algorithm>
 

@@ -21,7 +21,7 @@
 #include "codec/codec.hpp"
 #include "common/range.hpp"
 #include "config/config.hpp"
-#include "io/output/compress_stats.hpp"
+#include "io/records/compress_stats.hpp"
 
 namespace discount {
 

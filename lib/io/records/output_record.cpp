@@ -1,4 +1,4 @@
-#include "io/output/output_record.hpp"
+#include "io/records/output_record.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -12,7 +12,7 @@
 #include "io/hdf5/hdf5_handle.hpp"
 #include "io/hdf5/stored_type.hpp"
 #include "io/input/input.hpp"
-#include "io/output/checksum.hpp"
+#include "io/records/checksum.hpp"
 #include "io/posix/box.hpp"
 #include "io/posix/posix_io.hpp"
 
@@ -21,7 +21,7 @@ namespace discount {
 namespace {
 
 // The record's HDF5 types: the packed little-endian layout of
-// io/output/unit_record.cpp, so h5py reads what is written in place.
+// io/records/unit_record.cpp, so h5py reads what is written in place.
 h5::Id compound(const std::vector<std::pair<const char*, hid_t>>& fields) {
   h5::Id type = h5::datatype(H5Tcreate(H5T_COMPOUND, kEntryBytes));
   std::size_t offset = 0;
@@ -140,7 +140,7 @@ std::string record_damage(hid_t file, const OutputSpec& spec, std::uint64_t file
   Region regions[3]{};
   const std::uint64_t bytes = static_cast<std::uint64_t>(want[0] * want[1] * want[2]) * stored_bytes(spec.dtype);
   // Split layout: cv is a virtual dataset; its parts are checked one by one
-  // (io/output/output_parts.hpp) and the master holds only the record.
+  // (io/records/output_parts.hpp) and the master holds only the record.
   h5::Id dcpl = h5::plist(H5Dget_create_plist(data.get()));
   const bool is_virtual = dcpl && H5Pget_layout(dcpl.get()) == H5D_VIRTUAL;
   if (is_virtual != (spec.layout == OutputLayout::split))

@@ -23,7 +23,7 @@ struct DoneRange {
   std::int64_t begin = 0, end = 0;  // [begin, end) along the chunk axis, relative to the selection
   std::int32_t run = 0;             // the run that wrote it (1, 2, ...)
   std::uint32_t flags = 0;          // kHasInputSums
-  std::uint64_t out_sum = 0;        // io/output/checksum.hpp over the range's cv
+  std::uint64_t out_sum = 0;        // io/records/checksum.hpp over the range's cv
   std::uint64_t in_disc = 0;        // ... over the discount bytes it was computed from
   std::uint64_t in_mult = 0;        // ... over the multBy rows it used
   bool operator==(const DoneRange& o) const {

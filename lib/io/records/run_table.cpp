@@ -1,4 +1,4 @@
-#include "io/output/run_table.hpp"
+#include "io/records/run_table.hpp"
 
 #include <unistd.h>
 
@@ -15,7 +15,7 @@ namespace discount {
 namespace {
 
 // The run table: one fixed-size record per run, allocated at creation and
-// then written in place like the done ranges (io/output/output_record.hpp), never
+// then written in place like the done ranges (io/records/output_record.hpp), never
 // through HDF5.
 constexpr const char* kRuns = "discount_app/runs";
 constexpr int kMaxRun = 65535;

@@ -1,4 +1,4 @@
-// How many part files output.parts: auto gives a split output (io/output/output_parts.hpp),
+// How many part files output.parts: auto gives a split output (io/records/output_parts.hpp),
 // and how many writers it runs. Pure: resolve decides both before the plan.
 #pragma once
 

@@ -1,4 +1,4 @@
-#include "io/output/part_compress.hpp"
+#include "io/records/part_compress.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -13,7 +13,7 @@
 #include "io/hdf5/stored_type.hpp"
 #include "io/input/chunk_reader.hpp"
 #include "io/input/input.hpp"
-#include "io/output/output_parts.hpp"
+#include "io/records/output_parts.hpp"
 
 namespace discount {
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "common/clock.hpp"  // utc_now, for the run records
-#include "io/output/run_history.hpp"
+#include "io/records/run_history.hpp"
 
 namespace discount {
 

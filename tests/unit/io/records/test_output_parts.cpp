@@ -1,4 +1,4 @@
-// The split output's part count and its virtual dataset (io/output/output_parts.hpp).
+// The split output's part count and its virtual dataset (io/records/output_parts.hpp).
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -17,7 +17,7 @@
 #include "io/input/input.hpp"
 #include "io/input/memory_arrays.hpp"
 #include "io/output/output.hpp"
-#include "io/output/output_parts.hpp"
+#include "io/records/output_parts.hpp"
 #include "io/posix/posix_io.hpp"
 #include "io/input/synthetic.hpp"
 #include "commands/tools.hpp"

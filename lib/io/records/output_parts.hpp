@@ -20,7 +20,7 @@
 #include "common/paths.hpp"  // dir_of
 
 #include "config/config.hpp"
-#include "io/output/part_count.hpp"
+#include "io/records/part_count.hpp"
 
 namespace discount {
 
@@ -53,7 +53,7 @@ constexpr const char* kPartDataset = "cv";
 std::uint64_t create_part_file(const std::string& path, const std::array<std::int64_t, 3>& dims, OutputType dtype);
 // An existing part's dataset offset, or what is wrong with it (missing, wrong
 // shape or type, not contiguous, shorter than its data) in `damage`. With
-// `compressed`, a part already stored compressed (io/output/part_compress.hpp) is
+// `compressed`, a part already stored compressed (io/records/part_compress.hpp) is
 // no damage: *compressed is set, and the offset is 0.
 std::uint64_t part_offset(const std::string& path, const std::array<std::int64_t, 3>& dims, OutputType dtype,
                           std::string& damage, bool* compressed = nullptr);
