@@ -17,6 +17,11 @@ random non-zero data:
                    with 4 ranks, keeping the done ranges;
   node_lost_batch_host  the same with node1 lost: rank 0's host, where
                    the batch shell runs; the job resumes on node2 and node3;
+  node_lost_at_rename  every date done, rank 0 held right before it renames
+                   <out>.partial into the output (DISCOUNT_TEST_HOLD's
+                   hold-publish); node1, its node, dies there; the requeued
+                   job, on node2 and node3, finds every date done and
+                   publishes;
   frozen_rank      one rank is frozen (SIGSTOP) with ranks.timeout 5 s: the
                    others end with 75 (their work recorded), the script
                    requeues, the next run resumes and finishes;
@@ -264,6 +269,55 @@ def node_lost_batch_host(ctx):
     lose_node(ctx, "node1", seed=25)
 
 
+def node_lost_at_rename(ctx):
+    """Every unit done, rank 0 held right before it renames <out>.partial into
+    the output (DISCOUNT_TEST_HOLD's hold-publish); its node, node1 (also the
+    batch shell's), dies there. The requeued job finds all done and publishes."""
+    needs_mpi(ctx)
+    dates = 60
+    src = E.generate(ctx, os.path.join(ctx.work, "in.h5"), dates, IDS, NUMS, seed=26)
+    yaml = job_yaml(ctx, "job", "in.h5", "out.h5")
+    out = os.path.join(ctx.work, "out.h5")
+    partial = E.partial_of(out)
+    hold = E.Hold(ctx, "publish")
+    with Cluster(ctx) as c:
+        job = submit(c, ctx, yaml, nodes="2-3", env=hold.env)
+        log_path = J.job_log(ctx, "discount-cpu", job)
+        hold.wait("publish", ended=lambda: (lambda i: i.get("JobState") not in ("PENDING", "RUNNING") and
+                                            i.get("JobState"))(c.job(job)), timeout=300)
+        E.check(E.progress_of(partial).all() and not os.path.exists(out),
+                "at the pause: the partial is not all done, or the output is already there")
+        ranks = find_ranks(c, 6)
+        E.check(sorted(ranks.values()) == HOSTS6, f"ranks on {sorted(ranks.values())}")
+        t_kill = time.monotonic()
+        killed = c.kill_node("node1")
+        hold.release("publish")  # node1 is gone; the next run may publish
+        print(f"rank 0 held before the rename; node1 killed ({len(killed)} processes), link down", flush=True)
+        J.wait_until("node1 DOWN in sinfo", lambda: c.node_states().get("node1", "").startswith("down"), 120)
+        J.wait_until("the requeue", lambda: int(c.job(job).get("Restarts", 0)) >= 1, 120)
+        t_requeue = time.monotonic() - t_kill
+        info = c.wait_job(job, 400)
+        t_end = time.monotonic() - t_kill
+        log = J.read_log(log_path)
+        print(log)
+        check_completed(info, job, restarts=1)
+        E.check(info.get("NodeList") == "node[2-3]", f"the requeued job ran on {info.get('NodeList')}")
+        J.in_order(log, f"discount: run 1 of job {job}: 6 ranks on 3 nodes",
+                   f"discount: run 2 of job {job}: 4 ranks on 2 nodes", "discount: done")
+        E.check(re.search(rf"by 4 ranks, resuming: {dates} of {dates} dates already done", log),
+                "run 2 did not find every date done")
+        doc = report_of(os.path.join(ctx.work, "job.json"))
+        check_hosts(doc, ["node2", "node2", "node3", "node3"])
+        slabs = doc["slabs"]
+        E.check(slabs["skipped_resumed"] == slabs["total"], f"report: {slabs['skipped_resumed']} of "
+                f"{slabs['total']} slabs resumed")
+        E.check([r["ranks"] for r in doc["runs"]] == [6, 4], f"runs' ranks {[r['ranks'] for r in doc['runs']]}")
+        print(f"FIGURES lost node1 at the rename: slabs resumed {slabs['skipped_resumed']} of {slabs['total']}; "
+              f"job requeued {t_requeue:.1f} s after the kill, done {t_end:.1f} s after; run 2 wall "
+              f"{doc['wall_seconds']:.1f} s", flush=True)
+    J.check_done(out, src)
+
+
 def frozen_rank(ctx):
     needs_mpi(ctx)
     src = E.generate(ctx, os.path.join(ctx.work, "in.h5"), DATES, IDS, NUMS, seed=23)
@@ -346,6 +400,7 @@ CASES = [(name, needs_nodes(fn)) for name, fn in [
     ("nodes_across", nodes_across),
     ("node_lost", node_lost),
     ("node_lost_batch_host", node_lost_batch_host),
+    ("node_lost_at_rename", node_lost_at_rename),
     ("frozen_rank", frozen_rank),
     ("netem", netem),
 ]]
