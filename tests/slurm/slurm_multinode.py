@@ -283,8 +283,14 @@ def node_lost_at_rename(ctx):
     with Cluster(ctx) as c:
         job = submit(c, ctx, yaml, nodes="2-3", env=hold.env)
         log_path = J.job_log(ctx, "discount-cpu", job)
-        hold.wait("publish", ended=lambda: (lambda i: i.get("JobState") not in ("PENDING", "RUNNING") and
-                                            i.get("JobState"))(c.job(job)), timeout=300)
+
+        def at_pause():
+            if hold.reached("publish"):
+                return True
+            state = c.job(job).get("JobState")
+            E.check(state in (None, "PENDING", "CONFIGURING", "RUNNING"), f"job {job} {state} before the pause")
+            return False
+        J.wait_until("rank 0 held before the rename", at_pause, 300)
         E.check(E.progress_of(partial).all() and not os.path.exists(out),
                 "at the pause: the partial is not all done, or the output is already there")
         ranks = find_ranks(c, 6)

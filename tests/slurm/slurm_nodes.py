@@ -4,6 +4,7 @@
         job = c.sbatch([...], cwd=d, env=...)
         c.wait_job(job, timeout=300)
         c.kill_node("node3")                   # SIGKILL its slurmd and job processes, link down
+        c.impair_links(20, 1)                  # delay and loss on every link (netem, else iptables + NFQUEUE)
 
 Each node is a process holding its own network, UTS and mount namespaces
 (`unshare --net --uts --mount`): its own hostname (node1, node2, ...), its own
@@ -23,6 +24,11 @@ cluster (slurm_cluster.py): daemons and namespace holders are children of this
 process, stopped by process id on leaving the `with` block, at exit, on a
 signal, or by the reaper should this process be killed; the namespaces vanish
 with their last process. `unavailable_nodes()` says why no cluster can start.
+
+impair_links() puts delay and random loss at both ends of every node's link:
+tc netem where the kernel has sch_netem; else iptables rules in each node
+(a `statistic` match drops, NFQUEUE hands the rest to nfq_delay.py, run in
+the node's network namespace, which holds each packet before accepting it).
 
 Slurm notices a dead node after SlurmdTimeout (10 s here; 300 s by default)
 and then requeues the node's jobs that allow it (--requeue).
