@@ -43,8 +43,10 @@ APT_PACKAGES=(g++ cmake ninja-build make libhdf5-dev hdf5-tools libyaml-cpp-dev
 # A one-node Slurm for tests/slurm (started by the tests, not as services);
 # srun's pmix plugin loads libpmix.so, which only libpmix-dev provides. The
 # three-node cluster (tests/slurm/slurm_nodes.py) joins its nodes' network
-# namespaces with iproute2's ip (and shapes links with its tc).
-SLURM_PACKAGES=(slurm-wlm munge libpmix-dev iproute2)
+# namespaces with iproute2's ip and puts delay and loss on their links: tc
+# netem where the kernel has sch_netem, else iptables rules (random drops, and
+# NFQUEUE to a small delayer, tests/slurm/nfq_delay.py); ping shows the delay.
+SLURM_PACKAGES=(slurm-wlm munge libpmix-dev iproute2 iptables iputils-ping)
 
 usage() {
   cat <<EOF

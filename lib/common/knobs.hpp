@@ -34,7 +34,7 @@ struct Knobs {
   // empty: $XDG_CACHE_HOME/discount_app, else ~/.cache/discount_app.
   std::string cache_dir;
   // DISCOUNT_TEST_HOLD: test hook, the folder of the e2e tests' pause points
-  // (pipeline/test_hooks.hpp); empty: no pauses.
+  // (common/test_hooks.hpp); empty: no pauses.
   std::string test_hold;
 };
 

@@ -12,7 +12,7 @@
 #include "backend/region.hpp"
 #include "kernels/apply.hpp"
 #include "pipeline/pipeline.hpp"
-#include "pipeline/test_hooks.hpp"
+#include "common/test_hooks.hpp"
 #include "plan/stages.hpp"
 
 namespace discount::embed {
@@ -141,7 +141,7 @@ void multiply_direct(const MultiplyRequest& request, const JobSpec& spec, const 
     written_bytes += stage_bytes(Stage::write, moved);
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     if (progress) progress(progress_fields("", kernel.slabs, report.slabs_total, written_bytes, seconds));
-    test_hold.after_slab(kernel.slabs, stopping);  // tests only (pipeline/test_hooks.hpp)
+    test_hold.after_slab(kernel.slabs, stopping);  // tests only (common/test_hooks.hpp)
   }
   report.stages = {kernel};
   report.slabs_run = kernel.slabs;

@@ -42,7 +42,7 @@
 #include "pipeline/queue.hpp"
 #include "pipeline/stage_parts.hpp"
 #include "pipeline/staging_pool.hpp"
-#include "pipeline/test_hooks.hpp"
+#include "common/test_hooks.hpp"
 
 namespace discount::pipeline_detail {
 

@@ -398,6 +398,7 @@ OutputSpec output_spec(const Config& config, const SystemFacts& facts, Range dat
   output.writers = c.writers;
   output.mpi_hints = config.output.mpi_hints;
   output.writeback = facts.knobs.writeback;
+  output.test_hold = facts.knobs.test_hold;
   output.owner = facts.rank == 0;
   output.rank = facts.rank;
   output.ranks = facts.ranks;

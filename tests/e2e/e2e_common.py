@@ -270,7 +270,7 @@ def wait_for(what, predicate, timeout=HANG_GUARD, step=0.002):
 
 class Hold:
     """Pause points in a run, through the app's test-only hook
-    DISCOUNT_TEST_HOLD=<dir> (lib/pipeline/test_hooks.hpp): after the w-th slab
+    DISCOUNT_TEST_HOLD=<dir> (lib/common/test_hooks.hpp): after the w-th slab
     it writes in this run, the run creates <dir>/held-<w> and waits while
     <dir>/hold-<w> exists; a stop signal (or an error) ends the wait. Pass
     `env` to the run; `wait(w)` for it to get there; `release(w)` to let it go on."""

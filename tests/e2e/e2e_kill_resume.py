@@ -15,7 +15,7 @@ lot): the test reads the progress bytes of the .partial while the run is in
 flight and signals once a seeded number of units is recorded, plus a seeded
 jitter (0-1 ms); the first kill lands a few ms after start-up (creation of the
 .partial). A run that a test must stop mid-run is held one slab past the
-kill's target (DISCOUNT_TEST_HOLD, lib/pipeline/test_hooks.hpp), so it cannot
+kill's target (DISCOUNT_TEST_HOLD, lib/common/test_hooks.hpp), so it cannot
 finish before the kill lands however fast the machine is; the SIGTERM/SIGUSR1/SIGINT cases
 hold it after its 5th slab and signal it there (the stop ends the hold).
 """

@@ -11,7 +11,7 @@ status line starts with an ISO 8601 UTC time; `plan` and `config` print none.
 
 The tmux cases wait for events, never for time (they failed by timing on a
 fast GPU node and on a loaded 2-core CI box): the run is held after its first
-and second slabs (DISCOUNT_TEST_HOLD, lib/pipeline/test_hooks.hpp), so it
+and second slabs (DISCOUNT_TEST_HOLD, lib/common/test_hooks.hpp), so it
 cannot end before the test has seen the redraws it needs or pressed Ctrl-C;
 the only waits on time are the half second the app leaves between redraws,
 taken while the run is held.

@@ -75,7 +75,7 @@ def wait_for_exit(pid, timeout=300.0):
 
 
 class Hold:
-    """The engine's test-only pause points (DISCOUNT_TEST_HOLD, lib/pipeline/test_hooks.hpp):
+    """The engine's test-only pause points (DISCOUNT_TEST_HOLD, lib/common/test_hooks.hpp):
     after writing its w-th slab a run creates held-<w> and waits while hold-<w> exists or
     until it is asked to stop."""
 

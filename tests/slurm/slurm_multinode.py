@@ -6,24 +6,31 @@ and /tmp); the build and the work folder are the shared file system. The MPI
 build runs through `srun --mpi=pmix`, Open MPI over TCP only (btl self,tcp on
 eth0). Every case ends with an exact (bitwise) check against NumPy/h5py on
 random non-zero data:
-  nodes_across     -N 3 --ntasks-per-node=2: 6 ranks on 3 hosts, the single
-                   layout (MPI-IO), the split layout and an input list; the
-                   report names each rank's host;
-  node_lost        once slabs are recorded, node3 dies (SIGKILL to its slurmd
-                   and the job's processes there, its link down); Slurm
-                   marks it DOWN and requeues the job; the requeued job,
-                   (--nodes=2-3) told to take the two nodes left
-                   (`scontrol update NumTasks=4`) resumes there with 4 ranks,
-                   keeping the done ranges;
+  nodes_across     --nodes=3 (whole nodes, the script's 2 ranks per node):
+                   6 ranks on 3 hosts, the single layout (MPI-IO), the split
+                   layout and an input list; the report names each rank's
+                   host;
+  node_lost        --nodes=2-3; once slabs are recorded, node3 dies (SIGKILL
+                   to its slurmd and the job's processes there, its link
+                   down); Slurm marks it DOWN and requeues the job, which
+                   starts by itself on the two nodes left and resumes there
+                   with 4 ranks, keeping the done ranges;
   node_lost_batch_host  the same with node1 lost: rank 0's host, where
                    the batch shell runs; the job resumes on node2 and node3;
+  node_lost_at_rename  every date done, rank 0 held right before it renames
+                   <out>.partial into the output (DISCOUNT_TEST_HOLD's
+                   hold-publish); node1, its node, dies there; the requeued
+                   job, on node2 and node3, finds every date done and
+                   publishes;
   frozen_rank      one rank is frozen (SIGSTOP) with ranks.timeout 5 s: the
                    others end with 75 (their work recorded), the script
                    requeues, the next run resumes and finishes;
-  netem            tc netem on every link (20 ms delay, 1% loss): exact; the
-                   report shows the seconds spent in collectives (where the
-                   kernel has no sch_netem, a tbf rate limit instead, said
-                   in the output).
+  netem            20 ms delay and 1% loss at both ends of every link (tc
+                   netem; where the kernel has no sch_netem, iptables drops
+                   and an NFQUEUE delayer, nfq_delay.py): exact; the report
+                   shows the seconds spent in collectives; the links' drop
+                   counters and a ping's round trip (>= 80 ms) show the
+                   faults were there.
 No case depends on timing: each waits for an event (slabs in the progress
 record, a job or node state, a line in the log) under a generous hang guard.
 Exit 77 (skip) with the reason without root, Slurm, munge or namespaces.
@@ -91,10 +98,10 @@ def doc_section():
 
 
 def doc_sbatch(nodes):
-    """The section's sbatch line for --nodes=<nodes>: its node shape options."""
-    m = re.search(rf"^sbatch (--nodes={re.escape(nodes)} --ntasks-per-node=\d+) --cpus-per-task=\d+ "
-                  r"scripts/slurm/cpu_cluster\.sbatch \S+$", doc_section(), re.M)
-    E.check(m, f"docs/cluster.md: no `sbatch --nodes={nodes} ...` line")
+    """The section's sbatch line for --nodes=<nodes>: its options."""
+    m = re.search(rf"^sbatch (--nodes={re.escape(nodes)}) scripts/slurm/cpu_cluster\.sbatch \S+(?:\s+#.*)?$",
+                  doc_section(), re.M)
+    E.check(m, f"docs/cluster.md: no `sbatch --nodes={nodes} scripts/slurm/cpu_cluster.sbatch ...` line")
     return m.group(1).split()
 
 
@@ -108,11 +115,10 @@ def mpi_env(ctx):
     return env
 
 
-def submit(c, ctx, yaml, nodes="3"):
-    # The doc's node shape; one CPU per rank on these 2-CPU nodes.
-    args = [f"--partition={c.partition}", *doc_sbatch(nodes), "--ntasks-per-socket=2", "--cpus-per-task=1",
-            "--time=20", SCRIPT, yaml]
-    return c.sbatch(args, cwd=ctx.work, env=mpi_env(ctx))
+def submit(c, ctx, yaml, nodes="3", env=None):
+    # The doc's line: whole nodes, the script's 2 ranks per node, one CPU each on these 2-CPU nodes.
+    args = [f"--partition={c.partition}", *doc_sbatch(nodes), "--time=20", SCRIPT, yaml]
+    return c.sbatch(args, cwd=ctx.work, env=dict(mpi_env(ctx), **(env or {})))
 
 
 def report_of(path):
@@ -230,16 +236,8 @@ def lose_node(ctx, victim, seed):
         t_down = time.monotonic() - t_kill
         J.wait_until("the requeue", lambda: int(c.job(job).get("Restarts", 0)) >= 1, 120)
         t_requeue = time.monotonic() - t_kill
-        # Slurm 22.05 keeps the task count of the job's first start (6), so
-        # the requeued job (--nodes=2-3) waits for the third node. The user's one step
-        # (docs/cluster.md): 4 tasks, which the two nodes left hold.
-        pending = J.wait_until("the requeued job pending", lambda: (
-            lambda i: i.get("JobState") == "PENDING" and i)(c.job(job)), 120)
-        print(f"requeued, pending: {pending.get('Reason')}; NumNodes={pending.get('NumNodes')} "
-              f"NumTasks={pending.get('NumTasks')}", flush=True)
-        m = re.search(r"^scontrol update JobId=<jobid> (NumTasks=4) ", doc_section(), re.M)
-        E.check(m, "docs/cluster.md: no `scontrol update JobId=<jobid> NumTasks=4` line")
-        c.cmd("scontrol", "update", f"JobId={job}", m.group(1))
+        # No step of the user's: the requeued job (--nodes=2-3, whole nodes)
+        # starts on the two nodes left, where the script starts 4 ranks.
         info = c.wait_job(job, 400)
         t_end = time.monotonic() - t_kill
         log = J.read_log(J.job_log(ctx, "discount-cpu", job))
@@ -269,6 +267,61 @@ def node_lost(ctx):
 def node_lost_batch_host(ctx):
     """node1 holds rank 0 (which publishes the output) and the batch shell."""
     lose_node(ctx, "node1", seed=25)
+
+
+def node_lost_at_rename(ctx):
+    """Every unit done, rank 0 held right before it renames <out>.partial into
+    the output (DISCOUNT_TEST_HOLD's hold-publish); its node, node1 (also the
+    batch shell's), dies there. The requeued job finds all done and publishes."""
+    needs_mpi(ctx)
+    dates = 60
+    src = E.generate(ctx, os.path.join(ctx.work, "in.h5"), dates, IDS, NUMS, seed=26)
+    yaml = job_yaml(ctx, "job", "in.h5", "out.h5")
+    out = os.path.join(ctx.work, "out.h5")
+    partial = E.partial_of(out)
+    hold = E.Hold(ctx, "publish")
+    with Cluster(ctx) as c:
+        job = submit(c, ctx, yaml, nodes="2-3", env=hold.env)
+        log_path = J.job_log(ctx, "discount-cpu", job)
+
+        def at_pause():
+            if hold.reached("publish"):
+                return True
+            state = c.job(job).get("JobState")
+            E.check(state in (None, "PENDING", "CONFIGURING", "RUNNING"), f"job {job} {state} before the pause")
+            return False
+        J.wait_until("rank 0 held before the rename", at_pause, 300)
+        E.check(E.progress_of(partial).all() and not os.path.exists(out),
+                "at the pause: the partial is not all done, or the output is already there")
+        ranks = find_ranks(c, 6)
+        E.check(sorted(ranks.values()) == HOSTS6, f"ranks on {sorted(ranks.values())}")
+        t_kill = time.monotonic()
+        killed = c.kill_node("node1")
+        hold.release("publish")  # node1 is gone; the next run may publish
+        print(f"rank 0 held before the rename; node1 killed ({len(killed)} processes), link down", flush=True)
+        J.wait_until("node1 DOWN in sinfo", lambda: c.node_states().get("node1", "").startswith("down"), 120)
+        J.wait_until("the requeue", lambda: int(c.job(job).get("Restarts", 0)) >= 1, 120)
+        t_requeue = time.monotonic() - t_kill
+        info = c.wait_job(job, 400)
+        t_end = time.monotonic() - t_kill
+        log = J.read_log(log_path)
+        print(log)
+        check_completed(info, job, restarts=1)
+        E.check(info.get("NodeList") == "node[2-3]", f"the requeued job ran on {info.get('NodeList')}")
+        J.in_order(log, f"discount: run 1 of job {job}: 6 ranks on 3 nodes",
+                   f"discount: run 2 of job {job}: 4 ranks on 2 nodes", "discount: done")
+        E.check(re.search(rf"by 4 ranks, resuming: {dates} of {dates} dates already done", log),
+                "run 2 did not find every date done")
+        doc = report_of(os.path.join(ctx.work, "job.json"))
+        check_hosts(doc, ["node2", "node2", "node3", "node3"])
+        slabs = doc["slabs"]
+        E.check(slabs["skipped_resumed"] == slabs["total"], f"report: {slabs['skipped_resumed']} of "
+                f"{slabs['total']} slabs resumed")
+        E.check([r["ranks"] for r in doc["runs"]] == [6, 4], f"runs' ranks {[r['ranks'] for r in doc['runs']]}")
+        print(f"FIGURES lost node1 at the rename: slabs resumed {slabs['skipped_resumed']} of {slabs['total']}; "
+              f"job requeued {t_requeue:.1f} s after the kill, done {t_end:.1f} s after; run 2 wall "
+              f"{doc['wall_seconds']:.1f} s", flush=True)
+    J.check_done(out, src)
 
 
 def frozen_rank(ctx):
@@ -310,22 +363,16 @@ def frozen_rank(ctx):
     J.check_done(out, src)
 
 
-NETEM = ("netem", "delay", "20ms", "loss", "1%")
-# Where the kernel lacks sch_netem: a slow link instead (token bucket), which
-# delays packets in its queue but drops none.
-TBF = ("tbf", "rate", "20mbit", "burst", "16kb", "latency", "200ms")
+DELAY_MS, LOSS_PCT = 20, 1
 
 
 def netem(ctx):
     needs_mpi(ctx)
-    why = N.netem_unavailable()
-    shape = TBF if why else NETEM
-    if why:
-        print(f"NOTE {why}; shaping the links with `tc qdisc add ... {' '.join(TBF)}` instead (no loss)")
     src = E.generate(ctx, os.path.join(ctx.work, "in.h5"), 60, IDS, NUMS, seed=24)
     yaml = job_yaml(ctx, "job", "in.h5", "out.h5")
     with Cluster(ctx) as c:
-        c.shape_links(*shape)
+        how = c.impair_links(DELAY_MS, LOSS_PCT)
+        print(f"links: {how}", flush=True)
         job = submit(c, ctx, yaml)
         info = c.wait_job(job, 400)
         log = J.read_log(J.job_log(ctx, "discount-cpu", job))
@@ -334,8 +381,15 @@ def netem(ctx):
         doc = report_of(os.path.join(ctx.work, "job.json"))
         check_hosts(doc, HOSTS6)
         E.check(doc["collective_seconds"] > 0, "report: no time in collectives")
-        print(f"FIGURES netem ({' '.join(shape)}): collectives {doc['collective_seconds']:.3f} s of "
-              f"{doc['wall_seconds']:.1f} s", flush=True)
+        # The faults were there: packets dropped, and node to node a round
+        # trip is delayed at both ends both ways (a lower bound, whatever the load).
+        drops = c.link_drops()
+        E.check(drops > 0, "no packet dropped on the links during the job")
+        rtts = c.ping_ms("node1", "node2", count=20)
+        E.check(rtts and min(rtts) >= 4 * DELAY_MS, f"node1 -> node2 round trips {rtts} ms, expected >= {4 * DELAY_MS}")
+        print(f"FIGURES netem ({c.impairment}: delay {DELAY_MS} ms, loss {LOSS_PCT}% at each end): collectives "
+              f"{doc['collective_seconds']:.3f} s of {doc['wall_seconds']:.1f} s; {drops} packets dropped; "
+              f"node1 -> node2 ping {min(rtts):.1f}-{max(rtts):.1f} ms ({len(rtts)} of 20 answered)", flush=True)
     J.check_done(os.path.join(ctx.work, "out.h5"), src)
 
 
@@ -352,6 +406,7 @@ CASES = [(name, needs_nodes(fn)) for name, fn in [
     ("nodes_across", nodes_across),
     ("node_lost", node_lost),
     ("node_lost_batch_host", node_lost_batch_host),
+    ("node_lost_at_rename", node_lost_at_rename),
     ("frozen_rank", frozen_rank),
     ("netem", netem),
 ]]

@@ -4,6 +4,7 @@
         job = c.sbatch([...], cwd=d, env=...)
         c.wait_job(job, timeout=300)
         c.kill_node("node3")                   # SIGKILL its slurmd and job processes, link down
+        c.impair_links(20, 1)                  # delay and loss on every link (netem, else iptables + NFQUEUE)
 
 Each node is a process holding its own network, UTS and mount namespaces
 (`unshare --net --uts --mount`): its own hostname (node1, node2, ...), its own
@@ -23,6 +24,11 @@ cluster (slurm_cluster.py): daemons and namespace holders are children of this
 process, stopped by process id on leaving the `with` block, at exit, on a
 signal, or by the reaper should this process be killed; the namespaces vanish
 with their last process. `unavailable_nodes()` says why no cluster can start.
+
+impair_links() puts delay and random loss at both ends of every node's link:
+tc netem where the kernel has sch_netem; else iptables rules in each node
+(a `statistic` match drops, NFQUEUE hands the rest to nfq_delay.py, run in
+the node's network namespace, which holds each packet before accepting it).
 
 Slurm notices a dead node after SlurmdTimeout (10 s here; 300 s by default)
 and then requeues the node's jobs that allow it (--requeue).
@@ -45,6 +51,7 @@ import slurm_cluster as S  # noqa: E402
 SUBNET = "10.77.0"
 HUB_ADDR = f"{SUBNET}.254"
 TOOLS = ("ip", "unshare", "nsenter", "tc")
+DELAYER = os.path.join(HERE, "nfq_delay.py")
 
 
 def unavailable_nodes():
@@ -102,6 +109,7 @@ class Nodes(S.Cluster):
         self.names = [f"node{i + 1}" for i in range(count)]
         self.holders = {}  # namespace holder processes: "hub", "node1", ...
         self.killed = set()
+        self.impairment = None  # impair_links(): "netem" or "nfqueue"
 
     def addr(self, name):
         return f"{SUBNET}.{self.names.index(name) + 1}"
@@ -334,6 +342,60 @@ class Nodes(S.Cluster):
             self.ns_run(name, S._which("tc"), "qdisc", "add", "dev", "eth0", "root", *qdisc)
             self.ns_run("hub", S._which("tc"), "qdisc", "add", "dev", f"v{name}", "root", *qdisc)
 
+    def impair_links(self, delay_ms=20, loss_pct=1):
+        """Delay and random loss at both ends of every node's link: a packet
+        from one node to another is delayed twice (2 x delay_ms) and meets
+        two chances of loss. tc netem where the kernel has it; else, in each
+        node, iptables rules on eth0 (in and out): `statistic` drops loss_pct
+        of the packets, the rest go to NFQUEUE 0, where nfq_delay.py holds
+        each delay_ms before accepting it. Returns how, in words."""
+        self.impairment = "netem" if netem_unavailable() is None else "nfqueue"
+        if self.impairment == "netem":
+            self.shape_links("netem", "delay", f"{delay_ms}ms", "loss", f"{loss_pct}%")
+            return f"tc netem delay {delay_ms}ms loss {loss_pct}% on both ends of every link"
+        ipt = S._which("iptables")
+        if not ipt:
+            raise S.ClusterError("no sch_netem and no iptables for delay and loss (apt-get install iptables)")
+        for name in self.names:
+            self._spawn(f"delay.{name}", self._enter(name, sys.executable, "-u", DELAYER, "0", str(delay_ms)))
+        for name in self.names:
+            log = self.path("log", f"delay.{name}.out")
+            deadline = time.monotonic() + 20
+            while not (os.path.exists(log) and "ready" in open(log, errors="replace").read()):
+                if self.procs[f"delay.{name}"].poll() is not None or time.monotonic() > deadline:
+                    raise S.ClusterError(f"nfq_delay.py in {name} did not start:\n"
+                                         f"{open(log, errors='replace').read() if os.path.exists(log) else ''}")
+                time.sleep(0.02)
+            for chain, way in (("OUTPUT", "-o"), ("INPUT", "-i")):
+                self.ns_run(name, ipt, "-A", chain, way, "eth0", "-m", "statistic", "--mode", "random",
+                            "--probability", f"{loss_pct / 100:.4f}", "-j", "DROP")
+                self.ns_run(name, ipt, "-A", chain, way, "eth0", "-j", "NFQUEUE", "--queue-num", "0",
+                            "--queue-bypass")
+        return (f"iptables on both ends of every link: statistic random drop {loss_pct}%, NFQUEUE to nfq_delay.py "
+                f"{delay_ms} ms (no sch_netem)")
+
+    def link_drops(self):
+        """Packets the links' loss has dropped so far (netem's or iptables' counters)."""
+        total = 0
+        for name in self.names:
+            if self.impairment == "netem":
+                for where, dev in ((name, "eth0"), ("hub", f"v{name}")):
+                    out = self.ns_run(where, S._which("tc"), "-s", "qdisc", "show", "dev", dev).stdout
+                    total += sum(int(n) for n in re.findall(r"dropped (\d+)", out))
+            else:
+                out = self.ns_run(name, S._which("iptables"), "-n", "-v", "-x", "-L").stdout
+                total += sum(int(line.split()[0]) for line in out.splitlines()
+                             if len(line.split()) > 2 and line.split()[2] == "DROP")
+        return total
+
+    def ping_ms(self, src, dst, count=10):
+        """Round-trip times (ms) of `count` pings from node src to node dst
+        (those answered), user to user (-U): the kernel's receive time stamp
+        comes before the INPUT hook's delay."""
+        r = self.ns_run(src, S._which("ping"), "-U", "-n", "-c", count, "-i", "0.05", "-W", "5", self.addr(dst),
+                        check=False)
+        return [float(t) for t in re.findall(r"time=([0-9.]+) ms", r.stdout)]
+
     # ------------------------------------------------------------ tear-down
     def stop(self):
         if self._stopped or self.base is None:
@@ -357,7 +419,7 @@ class Nodes(S.Cluster):
                     os.kill(pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
-        for name in [n for n in self.procs if n.startswith("slurmd")] + ["slurmctld", "munged"]:
+        for name in [n for n in self.procs if n.startswith(("slurmd", "delay."))] + ["slurmctld", "munged"]:
             if name in self.procs:
                 S._end(self.procs[name], grace=5)
         for p in self.holders.values():

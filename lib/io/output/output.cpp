@@ -16,6 +16,7 @@
 
 #include "common/clock.hpp"
 #include "common/error.hpp"
+#include "common/test_hooks.hpp"
 #include "io/posix/box.hpp"
 #include "io/posix/make_folders.hpp"
 #include "io/records/checksum.hpp"
@@ -309,6 +310,7 @@ void FileOutput::publish() {
     ::fsync(fd);
     ::close(fd);
   }
+  TestHold(spec_.test_hold).before_publish();  // tests only (common/test_hooks.hpp)
   if (::rename(partial.c_str(), spec_.path.c_str()) != 0)
     throw io_error("renaming '" + partial + "' to '" + spec_.path + "': " + std::strerror(errno));
   published_ = true;

@@ -55,6 +55,8 @@ struct OutputSpec {
   // Page-cache writes sent to the device after each slab (start_writeback);
   // false: left to the kernel's own timing (DISCOUNT_WRITEBACK=off, benchmarks).
   bool writeback = true;
+  // DISCOUNT_TEST_HOLD: the tests' pause points (common/test_hooks.hpp); empty: none.
+  std::string test_hold;
   bool pieces = false;  // memory.staging: none: ~1 MiB page-cache writes (SlabPieces), no O_DIRECT
   std::uint64_t direct_piece = DirectWriter::kMaxPiece;  // its bounce buffer per thread
   // The plan's slab count: sizes the done-range table (io/records/unit_record.hpp).

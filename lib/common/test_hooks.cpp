@@ -1,4 +1,4 @@
-#include "pipeline/test_hooks.hpp"
+#include "common/test_hooks.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -18,10 +18,10 @@ bool exists(const std::string& path) {
 
 TestHold::TestHold(std::string dir) : dir_(std::move(dir)) {}
 
-void TestHold::hold(int written, const std::function<bool()>& stopping) const {
-  const std::string gate = dir_ + "/hold-" + std::to_string(written);
+void TestHold::hold(const std::string& name, const std::function<bool()>& stopping) const {
+  const std::string gate = dir_ + "/hold-" + name;
   if (!exists(gate)) return;
-  const int fd = ::open((dir_ + "/held-" + std::to_string(written)).c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  const int fd = ::open((dir_ + "/held-" + name).c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
   if (fd >= 0) ::close(fd);
   const struct timespec step { 0, 2'000'000 };
   while (exists(gate) && !stopping()) ::nanosleep(&step, nullptr);
