@@ -293,6 +293,10 @@ void choose_split(const Config& config, const SystemFacts& facts, PlanRequest& r
     if (c.parts <= 0) {
       c.parts = auto_parts(static_cast<std::uint64_t>(request.dates) * request.ids * request.nums * sizeof(double),
                            layout_facts.cores, facts.output_memory_backed);
+      // memory.staging: none's threads each write a file of their own; the
+      // ring's writers compete with its reader's decoding, so fewer parts.
+      if (c.unstaged && facts.output_memory_backed && c.parts > 1)
+        c.parts = std::max(c.parts, static_cast<int>(std::min(64u, layout_facts.cores)));
       // Under MPI a multiple of the ranks: on a fresh run each rank's share of the slabs is whole parts of its own.
       if (facts.ranks > 1 && c.parts > 1) c.parts = (c.parts + facts.ranks - 1) / facts.ranks * facts.ranks;
     }
@@ -395,6 +399,7 @@ OutputSpec output_spec(const Config& config, const SystemFacts& facts, Range dat
   output.layout = c.layout.layout;
   output.parts = c.parts;
   output.parts_auto = c.layout.layout == OutputLayout::split && config.output.parts <= 0;
+  output.parts_per_core = output.parts_auto && c.unstaged && facts.output_memory_backed && c.parts > 1;
   output.writers = c.writers;
   output.mpi_hints = config.output.mpi_hints;
   output.writeback = facts.knobs.writeback;

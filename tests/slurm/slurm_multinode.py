@@ -31,6 +31,8 @@ random non-zero data:
                    shows the seconds spent in collectives; the links' drop
                    counters and a ping's round trip (>= 80 ms) show the
                    faults were there.
+A case whose job hit Open MPI 4.1.4's occasional crash in MPI_Init (its
+job log shows it) runs once more, said in the output.
 No case depends on timing: each waits for an event (slabs in the progress
 record, a job or node state, a line in the log) under a generous hang guard.
 Exit 77 (skip) with the reason without root, Slurm, munge or namespaces.
@@ -39,6 +41,7 @@ Exit 77 (skip) with the reason without root, Slurm, munge or namespaces.
 import json
 import os
 import re
+import shutil
 import signal
 import sys
 import time
@@ -393,12 +396,43 @@ def netem(ctx):
     J.check_done(os.path.join(ctx.work, "out.h5"), src)
 
 
+# Open MPI 4.1.4 (Debian 12) crashes now and then in MPI_Init over TCP, in
+# a rank the app has not yet reached: about 1 in 40 job starts on these
+# nodes (docs/cluster.md). Its job log holds both lines below.
+MPI_INIT_CRASH = ("Failing at address: (nil)", "Open MPI failed to TCP connect to a peer MPI process")
+
+
+def mpi_init_crash(work):
+    """The job log in `work` that shows Open MPI's start-up crash, or None."""
+    for name in sorted(os.listdir(work)):
+        if name.startswith("discount-cpu-") and name.endswith(".log"):
+            text = J.read_log(os.path.join(work, name))
+            if all(line in text for line in MPI_INIT_CRASH):
+                return name
+    return None
+
+
 def needs_nodes(case):
+    """The case on the three nodes; run once more, on a fresh folder, only when
+    it failed on Open MPI's start-up crash (said in the output), never twice."""
     def run(ctx):
         why = N.unavailable_nodes()
         if why:
             raise E.Skip(why)
-        case(ctx)
+        try:
+            case(ctx)
+        except E.Failure as failure:
+            log = mpi_init_crash(ctx.work)
+            if log is None:
+                raise
+            print(f"NOTE {log}: Open MPI crashed in MPI_Init ({failure}); the case runs once more", flush=True)
+            for name in os.listdir(ctx.work):
+                path = os.path.join(ctx.work, name)
+                if os.path.isdir(path):
+                    shutil.rmtree(path)
+                else:
+                    os.unlink(path)
+            case(ctx)
     return run
 
 

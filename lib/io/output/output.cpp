@@ -351,7 +351,10 @@ std::string FileOutput::describe() const {
     text += ", split over " + std::to_string(parts_.parts()) + " part file(s) in '" + parts_.folder() + "'" +
             (spec_.parts > 0 && !spec_.parts_auto
                  ? ""
-                 : " (output.parts: auto, " + std::string(auto_parts_rule(memory_backed(parts_.folder()))) + ")") +
+                 : " (output.parts: auto, " +
+                       std::string(spec_.parts_per_core ? kPartsPerCoreRule
+                                                        : auto_parts_rule(memory_backed(parts_.folder()))) +
+                       ")") +
             ", " + std::to_string(writer_threads()) + " writer(s)";
   if (collective_)
     text += ", written through MPI-IO (parallel HDF5) by " + std::to_string(spec_.ranks) + " ranks";

@@ -80,9 +80,10 @@ struct OutputSpec {
   std::map<std::string, std::string> mpi_hints;
   // output.layout and, for split, the part count resolved from output.parts.
   OutputLayout layout = OutputLayout::single;
-  int parts = 1;            // 0: auto, chosen at creation from the output's size and the cores
-  bool parts_auto = false;  // output.parts: auto chose the count (said in describe())
-  int writers = 0;          // split: writers (resolve: io/records/part_count.hpp); 0: one per part, up to the cores
+  int parts = 1;                // 0: auto, chosen at creation from the output's size and the cores
+  bool parts_auto = false;      // output.parts: auto chose the count (said in describe())
+  bool parts_per_core = false;  // ... one per core, for memory.staging: none (else io/records/part_count.hpp's rule)
+  int writers = 0;              // split: writers (resolve: io/records/part_count.hpp); 0: one per part, up to the cores
   // The plan's slabs as unit ranges along the chunk axis: parts end at slab edges.
   std::vector<Range> slab_units;
   // What the caller already read of an existing output or partial (one open

@@ -50,11 +50,11 @@ TEST(Resolve, SplitLayoutPartsWritersAndRing) {
   EXPECT_EQ(spec.output.parts, 1);
   EXPECT_EQ(spec.output.writers, 1);
   EXPECT_EQ(spec.plan.pipeline_depth, 3);
-  // 2000 x 100003 x 5 doubles (8 GB) on a memory-backed file system: one per core (6 counted).
+  // 2000 x 100003 x 5 doubles (8 GB) on a memory-backed file system: 4 parts of 2 GiB.
   SystemFacts memory = facts(2000, 100003, 5);
   memory.output_memory_backed = true;
   spec = resolve(c, memory);
-  EXPECT_EQ(spec.output.parts, 6);
+  EXPECT_EQ(spec.output.parts, 4);
   // On a disk: two per core (6 counted).
   EXPECT_EQ(resolve(c, facts(2000, 100003, 5)).output.parts, 12);
   // Under 3 ranks, a multiple of them: each rank's share of a fresh run is whole parts.
@@ -62,7 +62,7 @@ TEST(Resolve, SplitLayoutPartsWritersAndRing) {
   three.ranks = 3;
   EXPECT_EQ(resolve(c, three).output.parts, 6);
   three.ranks = 4;
-  EXPECT_EQ(resolve(c, three).output.parts, 8);
+  EXPECT_EQ(resolve(c, three).output.parts, 4);
 }
 
 // output.layout: auto (the default): split on a memory-backed file system
@@ -116,7 +116,7 @@ TEST(Resolve, AutoLayoutSplitsOnMemoryBackedFileSystems) {
   f.output_memory_backed = true;
   spec = resolve(c, f);
   EXPECT_EQ(spec.output.layout, OutputLayout::split);
-  EXPECT_EQ(spec.output.parts, 6);  // one per core (6 counted)
+  EXPECT_EQ(spec.output.parts, 4);
   EXPECT_TRUE(spec.output.parts_auto);
   EXPECT_NE(spec.identity.find("output.layout: split\n"), std::string::npos);
   EXPECT_NE(spec.report.layout_reason.find("memory-backed"), std::string::npos);
@@ -219,7 +219,7 @@ TEST(Resolve, StagingNoneWhereEachThreadWritesItsOwnPart) {
   EXPECT_EQ(spec.pipeline.staging, Staging::none);
   EXPECT_EQ(spec.pipeline.kernel, KernelKind::fused);
   EXPECT_EQ(spec.output.layout, OutputLayout::split);
-  EXPECT_EQ(spec.output.parts, 6);  // one per core (6 counted)
+  EXPECT_EQ(spec.output.parts, 6);  // one per core (6 counted), not 4 of 2 GiB
   EXPECT_EQ(spec.output.writers, 6);
   EXPECT_EQ(spec.plan.max_slab, auto_max_slab_unstaged(2000ull * 100003 * 5 * 8, 6));
   EXPECT_EQ(spec.report.slicing, kUnstagedSlicing);
@@ -232,7 +232,7 @@ TEST(Resolve, StagingNoneWhereEachThreadWritesItsOwnPart) {
   c.memory.staging = Staging::ring;
   spec = resolve(c, f);
   EXPECT_EQ(spec.pipeline.staging, Staging::ring);
-  EXPECT_EQ(spec.output.parts, 6);  // the ring's writers too: a file for each
+  EXPECT_EQ(spec.output.parts, 4);
   EXPECT_TRUE(spec.output.direct_io);
   EXPECT_GT(spec.plan.staging_bytes, 0u);
   c.memory.staging = Staging::automatic;

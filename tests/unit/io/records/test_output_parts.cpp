@@ -36,16 +36,15 @@ TEST(OutputParts, AutoCountBoundsAndTheirText) {
   const std::uint64_t MiB = std::uint64_t{1} << 20, GiB = std::uint64_t{1} << 30;
   for (bool memory : {true, false}) {
     EXPECT_EQ(auto_parts(255 * MiB, 16, memory), 1);     // small outputs stay in one part
-    EXPECT_EQ(auto_parts(256 * MiB, 1, memory), 2);      // at least 2 once big enough
+    EXPECT_EQ(auto_parts(256 * MiB, 16, memory), 2);     // at least 2 once big enough
     EXPECT_EQ(auto_parts(4000 * GiB, 256, memory), 64);  // 64 in all
     EXPECT_EQ(auto_parts(1 * GiB, 1, memory), 2);
   }
-  EXPECT_EQ(auto_parts(200 * GiB, 16, true), 16);   // memory-backed: one per core
+  EXPECT_EQ(auto_parts(200 * GiB, 16, true), 16);   // memory-backed: at most one per core
   EXPECT_EQ(auto_parts(200 * GiB, 16, false), 32);  // a disk: two per core
-  // Memory-backed: one per core whatever the size, a file for each writer.
-  EXPECT_EQ(auto_parts(256 * MiB, 16, true), 16);
-  EXPECT_EQ(auto_parts(20 * GiB, 16, true), 16);
-  EXPECT_EQ(auto_parts(1 * GiB, 6, true), 6);
+  // Memory-backed: one per 2 GiB.
+  EXPECT_EQ(auto_parts(20 * GiB, 16, true), 10);
+  EXPECT_EQ(auto_parts(20 * GiB + 1, 16, true), 11);
   // A disk: two per core, each at least 256 MiB.
   EXPECT_EQ(auto_parts(10 * GiB, 16, false), 32);
   EXPECT_EQ(auto_parts(8 * GiB - 1, 16, false), 31);
