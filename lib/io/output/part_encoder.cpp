@@ -90,6 +90,11 @@ struct Encoded {
   std::vector<std::uint8_t> bytes;
 };
 
+// ": no space left on device" when HDF5's write or the part's writer ran out of space.
+std::string no_space(const PartJob& p) {
+  return errno == ENOSPC || (p.writes && p.writes->error_number() == ENOSPC) ? ": no space left on device" : "";
+}
+
 // Creates the part's chunked dataset in `<part>.z.tmp`, declaring its filters.
 void create_tmp(PartJob& p, OutputType dtype) {
   std::lock_guard<std::mutex> lock(h5::library_mutex());
@@ -258,9 +263,8 @@ void PartCompressor::hand_chunks() {
     writer_ns_ += elapsed_ns(begin);
     if (rc < 0) {
       const std::string why = p.writes ? p.writes->error() : std::string();
-      throw io_error(
-          p.what + ": writing a chunk failed (" + (why.empty() ? h5::error_messages() : why) + ")" +
-          (errno == ENOSPC || (p.writes && p.writes->error_number() == ENOSPC) ? ": no space left on device" : ""));
+      throw io_error(p.what + ": writing a chunk failed (" + (why.empty() ? h5::error_messages() : why) + ")" +
+                     no_space(p));
     }
   }
 }
@@ -274,9 +278,8 @@ void PartCompressor::finish_parts() {
     const bool closed = p.file.close();
     const std::string why = p.writes ? p.writes->error() : std::string();
     if (!closed || !why.empty())
-      throw io_error(
-          p.what + ": HDF5 could not finish '" + p.tmp + "'" + (why.empty() ? "" : " (" + why + ")") +
-          (errno == ENOSPC || (p.writes && p.writes->error_number() == ENOSPC) ? ": no space left on device" : ""));
+      throw io_error(p.what + ": HDF5 could not finish '" + p.tmp + "'" + (why.empty() ? "" : " (" + why + ")") +
+                     no_space(p));
   }
   std::vector<std::string> errors(parts_.size());
   run_on_threads(static_cast<unsigned>(parts_.size()), [&](unsigned i) {
