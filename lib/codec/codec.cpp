@@ -126,6 +126,23 @@ std::uint32_t fletcher32(const std::uint8_t* data, std::size_t bytes) {
   return sum2 << 16 | sum1;
 }
 
+namespace {
+
+// Checks the checksum after `want` bytes of `in` (`size` in all) and moves the bytes to `dest`.
+void unfletcher32(const std::uint8_t* in, std::size_t size, std::uint8_t* dest, std::size_t want) {
+  if (size < 4 || size - 4 != want)
+    throw DamagedChunk("Fletcher32: the chunk holds " + std::to_string(size) + " bytes, not " +
+                       std::to_string(want + 4));
+  const std::uint32_t stored_sum = load_le32(in + want);
+  const std::uint32_t sum = fletcher32(in, want);
+  // HDF5 also accepts the byte order some old releases wrote.
+  const std::uint32_t swapped = (sum & 0x00ff00ffu) << 8 | (sum & 0xff00ff00u) >> 8;
+  if (stored_sum != sum && stored_sum != swapped) throw DamagedChunk("Fletcher32 checksum mismatch");
+  if (dest != in) std::memmove(dest, in, want);
+}
+
+}  // namespace
+
 void decode(const Pipeline& pipeline, unsigned mask, const std::uint8_t* stored, std::size_t stored_bytes,
             std::uint8_t* out, std::size_t chunk_bytes, Workspace* workspace) {
   // The size each filter was handed on write: known forward from the chunk
@@ -162,18 +179,7 @@ void decode(const Pipeline& pipeline, unsigned mask, const std::uint8_t* stored,
       dest = next->data();
     }
     switch (f.id) {
-      case kFletcher32: {
-        if (size < 4 || size - 4 != want)
-          throw DamagedChunk("Fletcher32: the chunk holds " + std::to_string(size) + " bytes, not " +
-                             std::to_string(want + 4));
-        const std::uint32_t stored_sum = load_le32(in + want);
-        const std::uint32_t sum = fletcher32(in, want);
-        // HDF5 also accepts the byte order some old releases wrote.
-        const std::uint32_t swapped = (sum & 0x00ff00ffu) << 8 | (sum & 0xff00ff00u) >> 8;
-        if (stored_sum != sum && stored_sum != swapped) throw DamagedChunk("Fletcher32 checksum mismatch");
-        if (dest != in) std::memmove(dest, in, want);
-        break;
-      }
+      case kFletcher32: unfletcher32(in, size, dest, want); break;
       case kShuffle:
         if (size != want)
           throw DamagedChunk("shuffle: " + std::to_string(size) + " bytes where " + std::to_string(want) +

@@ -7,6 +7,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <algorithm>
+#include <functional>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -39,6 +40,113 @@ struct PlanRates {
   std::vector<std::string> warnings;
 };
 
+// Whether a stage the plan needs has no rate yet.
+using MissingRate = std::function<bool(Stage)>;
+
+// The job's earlier JSON report: the rates `missing` still lacks, and its
+// time outside the stages.
+void take_earlier_report(const Job& job, const std::vector<Stage>& needed, const MissingRate& missing,
+                         PlanRates& rates) {
+  const JobSpec& spec = job.spec;
+  const bool file_output = spec.output_mode == OutputMode::file;
+  ReportExpectation expect;
+  expect.host = host_name();
+  expect.input = job.input->describe();
+  expect.output_is_file = file_output;
+  expect.output_path = file_output ? spec.output.path : ChecksumOutput(spec.output.axes, 1, 1, 1).describe();
+  expect.space = execution_space_name(spec.pipeline.space);
+  expect.kernel = spec.report.kernel;
+  expect.slicing = spec.report.slicing;
+  const EarlierReport earlier = read_earlier_report(spec.report_path, expect);
+  if (!earlier.usable) {
+    if (earlier.why_not.rfind("no report", 0) != 0)
+      rates.notes.push_back("earlier run: report " + spec.report_path + " not used: " + earlier.why_not);
+    return;
+  }
+  std::string taken;
+  for (Stage stage : needed)
+    if (missing(stage) && earlier.rates.of(stage).known()) {
+      link_of(rates.limits, stage) = earlier.rates.of(stage);
+      taken += std::string(taken.empty() ? "" : ", ") + stage_name(stage);
+    }
+  const std::string source = "report " + spec.report_path + " of " + file_date_text(spec.report_path);
+  if (earlier.outside_stages >= 0) rates.fixed = {earlier.outside_stages, source};
+  rates.notes.push_back("earlier run: " + source + (taken.empty() ? "" : ": its " + taken + " rates") +
+                        (earlier.outside_stages >= 0 ? ", and its time in no stage" : ""));
+}
+
+// What probing the input and the output folder found besides their rates.
+struct IoProbeFigures {
+  double touch_gb_per_s = 0;   // first touch of host memory
+  double create_seconds = -1;  // the scratch file's create, reserve and sync
+  double replace_seconds = 0;  // freeing an existing output's blocks on publish
+  bool measured = false;
+};
+
+// plan's reads of the input and writes of a scratch file, for the rates `missing` still lacks.
+IoProbeFigures probe_input_and_output(const Job& job, const MissingRate& missing, PlanRates& rates) {
+  const JobSpec& spec = job.spec;
+  const Plan& plan = job.plan;
+  IoProbeFigures figures;
+  const ProbeBudget budget;
+  if (missing(Stage::read)) {
+    const ProbeResult read =
+        probe_read(*job.input, plan, spec.pipeline.dates, spec.pipeline.ids,
+                   spec.pipeline.check_finite && job.input->may_hold_nonfinite(), budget, figures.touch_gb_per_s);
+    if (read.ok()) {
+      rates.limits.read = measured_now(read.gb_per_s());
+      figures.measured = true;
+    }
+    // The measurement reads through the page cache and leaves those bytes
+    // in it; a job larger than the free memory reads most of it from disk.
+    const std::uint64_t free_memory = host_available_bytes();
+    const bool larger = free_memory && plan.input_bytes() > free_memory;
+    rates.notes.push_back("read measured now: " + read.detail + " through the run's reader; those bytes are now" +
+                          " in the page cache" +
+                          (larger ? "; the input (" + format_bytes(plan.input_bytes()) + ") is larger than the " +
+                                        format_bytes(free_memory) + " of free memory, so the run reads most of" +
+                                        " it at disk speed, which may be slower than this"
+                                  : std::string()));
+  }
+  if (!missing(Stage::write)) return figures;
+  const WriteProbe write = probe_write(spec.output, spec.output_mode, plan, budget);
+  if (write.ok()) {
+    rates.limits.write = measured_now(write.gb_per_s());
+    figures.measured = true;
+    figures.create_seconds = write.create_seconds;
+    // Publishing over an existing output frees its blocks (rename), at the scratch file's rate.
+    struct stat old {};
+    if (spec.output_mode == OutputMode::file && write.free_gb_per_s > 0 && ::stat(spec.output.path.c_str(), &old) == 0)
+      figures.replace_seconds = static_cast<double>(old.st_blocks) * 512 / (write.free_gb_per_s * 1e9);
+  }
+  rates.notes.push_back("write measured now: " + write.detail);
+  if (write.folder_missing)
+    rates.warnings.push_back("output folder '" + folder_of(spec.output.path) +
+                             "' does not exist yet (the run creates it); the write rate is its"
+                             " nearest existing parent's, '" +
+                             write.folder + "'");
+  return figures;
+}
+
+// What the run does outside its stages, from this process's own figures:
+// opening the input and resolving (prepare), starting Kokkos, measuring the
+// links, creating and publishing the output (the scratch file's create,
+// reserve and sync, twice), and the first touch of its buffers.
+void fixed_seconds_measured_now(const Plan& plan, double prepare_seconds, double kokkos_seconds, double links_seconds,
+                                const IoProbeFigures& io, PlanRates& rates) {
+  const double output_file = io.create_seconds > 0 ? 2 * io.create_seconds + io.replace_seconds : 0.0;
+  const double touch = io.touch_gb_per_s > 0 ? static_cast<double>(plan.host_bytes) / (io.touch_gb_per_s * 1e9) : 0.0;
+  const double fixed = prepare_seconds + kokkos_seconds + links_seconds + output_file + touch;
+  rates.fixed = {fixed, "measured now"};
+  char line[320];
+  std::snprintf(line, sizeof line,
+                "start-up and finish measured now: %.3f s (input and plan %.3f s, Kokkos %.3f s, link "
+                "measurement %.3f s, output file %.3f s, first touch of %s of buffers %.3f s)",
+                fixed, prepare_seconds, kokkos_seconds, links_seconds, output_file,
+                format_bytes(plan.host_bytes).c_str(), touch);
+  rates.notes.push_back(line);
+}
+
 // The rates for plan and run --dry-run, in this order: `limits:` in the
 // config; the job's earlier JSON report (report:) when it ran on this host,
 // from the same input, into the same folder; then, unless measuring is off
@@ -47,124 +155,39 @@ struct PlanRates {
 PlanRates plan_rates(const Job& job, const std::vector<std::string>& kokkos_args, bool measure, bool probe_io,
                      double prepare_seconds) {
   const JobSpec& spec = job.spec;
-  const Plan& plan = job.plan;
-  const bool file_output = spec.output_mode == OutputMode::file;
   PlanRates rates;
   rates.limits = configured_limits(spec.limits);
   Limits& limits = rates.limits;
   for (Stage stage : kAllStages)
     if (link_of(limits, stage).known()) link_of(limits, stage).note = "config limits:";
-  const auto needed = pipeline_stages(plan.request.device_copies);
-  const auto missing = [&](Stage stage) {
+  const auto needed = pipeline_stages(job.plan.request.device_copies);
+  const MissingRate missing = [&](Stage stage) {
     return std::find(needed.begin(), needed.end(), stage) != needed.end() && !limits.of(stage).known();
   };
-  const auto any_missing = [&] {
-    return std::any_of(needed.begin(), needed.end(), [&](Stage stage) { return missing(stage); });
-  };
-
-  if (!spec.report_path.empty()) {
-    ReportExpectation expect;
-    expect.host = host_name();
-    expect.input = job.input->describe();
-    expect.output_is_file = file_output;
-    expect.output_path = file_output ? spec.output.path : ChecksumOutput(spec.output.axes, 1, 1, 1).describe();
-    expect.space = execution_space_name(spec.pipeline.space);
-    expect.kernel = spec.report.kernel;
-    expect.slicing = spec.report.slicing;
-    const EarlierReport earlier = read_earlier_report(spec.report_path, expect);
-    if (earlier.usable) {
-      std::string taken;
-      for (Stage stage : needed)
-        if (missing(stage) && earlier.rates.of(stage).known()) {
-          link_of(limits, stage) = earlier.rates.of(stage);
-          taken += std::string(taken.empty() ? "" : ", ") + stage_name(stage);
-        }
-      const std::string source = "report " + spec.report_path + " of " + file_date_text(spec.report_path);
-      if (earlier.outside_stages >= 0) rates.fixed = {earlier.outside_stages, source};
-      rates.notes.push_back("earlier run: " + source + (taken.empty() ? "" : ": its " + taken + " rates") +
-                            (earlier.outside_stages >= 0 ? ", and its time in no stage" : ""));
-    } else if (earlier.why_not.rfind("no report", 0) != 0) {
-      rates.notes.push_back("earlier run: report " + spec.report_path + " not used: " + earlier.why_not);
-    }
-  }
+  if (!spec.report_path.empty()) take_earlier_report(job, needed, missing, rates);
 
   if (!measure || !spec.limits.measure) {
-    if (any_missing() || rates.fixed.seconds < 0)
+    const bool any_missing = std::any_of(needed.begin(), needed.end(), missing);
+    if (any_missing || rates.fixed.seconds < 0)
       rates.notes.push_back(std::string("nothing measured (") + (measure ? "limits.measure: false" : "--no-measure") +
                             ")");
     return rates;
   }
-
-  double touch_gb_per_s = 0, create_seconds = -1, kokkos_seconds = 0, links_seconds = 0, replace_seconds = 0;
-  bool measured_any = false;
-  if (probe_io && ranks::is_root()) {
-    const ProbeBudget budget;
-    if (missing(Stage::read)) {
-      const ProbeResult read =
-          probe_read(*job.input, plan, spec.pipeline.dates, spec.pipeline.ids,
-                     spec.pipeline.check_finite && job.input->may_hold_nonfinite(), budget, touch_gb_per_s);
-      if (read.ok()) {
-        limits.read = measured_now(read.gb_per_s());
-        measured_any = true;
-      }
-      // The measurement reads through the page cache and leaves those bytes
-      // in it; a job larger than the free memory reads most of it from disk.
-      const std::uint64_t free_memory = host_available_bytes();
-      const bool larger = free_memory && plan.input_bytes() > free_memory;
-      rates.notes.push_back("read measured now: " + read.detail + " through the run's reader; those bytes are now" +
-                            " in the page cache" +
-                            (larger ? "; the input (" + format_bytes(plan.input_bytes()) + ") is larger than the " +
-                                          format_bytes(free_memory) + " of free memory, so the run reads most of" +
-                                          " it at disk speed, which may be slower than this"
-                                    : std::string()));
-    }
-    if (missing(Stage::write)) {
-      const WriteProbe write = probe_write(spec.output, spec.output_mode, plan, budget);
-      if (write.ok()) {
-        limits.write = measured_now(write.gb_per_s());
-        measured_any = true;
-        create_seconds = write.create_seconds;
-        // Publishing over an existing output frees its blocks (rename), at the scratch file's rate.
-        struct stat old {};
-        if (file_output && write.free_gb_per_s > 0 && ::stat(spec.output.path.c_str(), &old) == 0)
-          replace_seconds = static_cast<double>(old.st_blocks) * 512 / (write.free_gb_per_s * 1e9);
-      }
-      rates.notes.push_back("write measured now: " + write.detail);
-      if (write.folder_missing)
-        rates.warnings.push_back("output folder '" + folder_of(spec.output.path) +
-                                 "' does not exist yet (the run creates it); the write rate is its"
-                                 " nearest existing parent's, '" +
-                                 write.folder + "'");
-    }
-  }
+  IoProbeFigures io;
+  if (probe_io && ranks::is_root()) io = probe_input_and_output(job, missing, rates);
+  double kokkos_seconds = 0, links_seconds = 0;
+  bool measured_any = io.measured;
   // Every rank the same: the measurement is collective under MPI.
   if (missing(Stage::kernel) || missing(Stage::h2d) || missing(Stage::d2h)) {
     const auto started = Clock::now();
     std::optional<Kokkos::ScopeGuard> kokkos;
     start_kokkos(kokkos, kokkos_args);
     kokkos_seconds = std::chrono::duration<double>(Clock::now() - started).count();
-    links_seconds = measure_links_for_plan(spec.limits, plan, version_text(), spec.knobs.cache_dir, limits);
+    links_seconds = measure_links_for_plan(spec.limits, job.plan, version_text(), spec.knobs.cache_dir, limits);
     measured_any = true;
   }
-  if (rates.fixed.seconds < 0 && measured_any && ranks::is_root()) {
-    // What the run does outside its stages, from this process's own figures:
-    // opening the input and resolving (prepare), starting Kokkos, measuring
-    // the links, creating and publishing the output (the scratch file's
-    // create, reserve and sync, twice), and the first touch of its buffers.
-    double fixed = prepare_seconds + kokkos_seconds + links_seconds;
-    if (create_seconds > 0) fixed += 2 * create_seconds + replace_seconds;
-    if (touch_gb_per_s > 0) fixed += static_cast<double>(plan.host_bytes) / (touch_gb_per_s * 1e9);
-    rates.fixed = {fixed, "measured now"};
-    char line[320];
-    std::snprintf(line, sizeof line,
-                  "start-up and finish measured now: %.3f s (input and plan %.3f s, Kokkos %.3f s, link "
-                  "measurement %.3f s, output file %.3f s, first touch of %s of buffers %.3f s)",
-                  fixed, prepare_seconds, kokkos_seconds, links_seconds,
-                  create_seconds > 0 ? 2 * create_seconds + replace_seconds : 0.0,
-                  format_bytes(plan.host_bytes).c_str(),
-                  touch_gb_per_s > 0 ? plan.host_bytes / (touch_gb_per_s * 1e9) : 0.0);
-    rates.notes.push_back(line);
-  }
+  if (rates.fixed.seconds < 0 && measured_any && ranks::is_root())
+    fixed_seconds_measured_now(job.plan, prepare_seconds, kokkos_seconds, links_seconds, io, rates);
   return rates;
 }
 

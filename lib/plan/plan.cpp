@@ -263,6 +263,34 @@ WallPrediction predict_wall(const Plan& plan, const std::vector<StagePrediction>
   return predict_wall(plan, stages, fixed, static_cast<int>(plan.slabs.size()));
 }
 
+namespace {
+
+// memory.staging: none: each I/O thread takes a slab's pieces through the
+// read, the multiply and the write one after another while the other threads
+// do the same, so at the links' rates the stages' times add up. With a GPU the
+// copies and the kernel run beside the threads' reads and writes; the slower
+// side sets the pace.
+void predict_unstaged(const Plan& plan, const std::vector<std::pair<Stage, double>>& per_slab, double n,
+                      WallPrediction& w) {
+  const bool copies = plan.request.device_copies;
+  double threads = 0, gpu = 0;
+  std::string gpu_pace;
+  for (const auto& [stage, seconds] : per_slab) {
+    const bool on_gpu = copies && (stage == Stage::h2d || stage == Stage::kernel || stage == Stage::d2h);
+    if (!on_gpu)
+      threads += seconds;
+    else if (seconds > gpu) {
+      gpu = seconds;
+      gpu_pace = stage_name(stage);
+    }
+  }
+  w.pace = gpu > threads ? gpu_pace : copies ? kUnstagedDevicePace : kUnstagedPace;
+  w.first_slab_seconds = w.period_seconds = std::max(threads, gpu);
+  w.seconds = w.fixed_seconds + w.resident_seconds + n * w.period_seconds;
+}
+
+}  // namespace
+
 WallPrediction predict_wall(const Plan& plan, const std::vector<StagePrediction>& stages, const FixedCost& fixed,
                             int slabs) {
   WallPrediction w;
@@ -291,27 +319,7 @@ WallPrediction predict_wall(const Plan& plan, const std::vector<StagePrediction>
     if (fused && stage == Stage::kernel) fused_kernel = seconds;
   }
   if (plan.request.unstaged) {
-    // memory.staging: none: each I/O thread takes a slab's pieces through the
-    // read, the multiply and the write one after another while the other
-    // threads do the same, so at the links' rates the stages' times add up
-    // (on the H200 node, host: read 0.31 + kernel 0.12 + write 0.54 s busy
-    // against 1.03 s of streaming). With a GPU the copies and the kernel
-    // run beside the threads' reads and writes; the slower side sets the pace.
-    const bool copies = plan.request.device_copies;
-    double threads = 0, gpu = 0;
-    std::string gpu_pace;
-    for (const auto& [stage, seconds] : per_slab) {
-      const bool on_gpu = copies && (stage == Stage::h2d || stage == Stage::kernel || stage == Stage::d2h);
-      if (!on_gpu)
-        threads += seconds;
-      else if (seconds > gpu) {
-        gpu = seconds;
-        gpu_pace = stage_name(stage);
-      }
-    }
-    w.pace = gpu > threads ? gpu_pace : copies ? kUnstagedDevicePace : kUnstagedPace;
-    w.first_slab_seconds = w.period_seconds = std::max(threads, gpu);
-    w.seconds = w.fixed_seconds + w.resident_seconds + n * w.period_seconds;
+    predict_unstaged(plan, per_slab, n, w);
     return w;
   }
   // Under kernel: fused the reader's threads multiply each piece they read:

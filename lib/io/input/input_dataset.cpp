@@ -141,6 +141,36 @@ h5::Id open_input_file(const std::string& path, const std::string& what) {
   throw missing_error(what + " cannot be opened as HDF5" + (cause.empty() ? std::string() : " (" + cause + ")"));
 }
 
+namespace {
+
+// Why the dataset cannot be read by positional reads of its bytes in the
+// file (none: it can, where it also has a file offset).
+std::vector<std::string> slow_path_reasons(const DatasetInfo& info, hid_t type, hid_t dcpl, const InputConfig& config,
+                                           std::uint64_t bytes, const std::string& where) {
+  const H5D_layout_t layout = info.storage.layout;
+  std::vector<std::string> why;
+  if (layout == H5D_CHUNKED) why.push_back("chunked");
+  if (layout == H5D_COMPACT) why.push_back("compact");
+  if (layout == H5D_VIRTUAL) {
+    why.push_back("virtual");
+    check_virtual_sources(dcpl, config.file, where);
+  }
+  for (const auto& filter : info.storage.filters) why.push_back(filter);
+  const int externals = info.storage.externals;
+  if (externals > 0) {
+    why.push_back("external raw storage");
+    check_external_files(dcpl, externals, bytes, config.file, where);
+  }
+  if (H5Tequal(type, H5T_NATIVE_DOUBLE) <= 0) why.push_back(info.type_text + " converted");
+  H5D_space_status_t status = H5D_SPACE_STATUS_ERROR;
+  h5::check(H5Dget_space_status(info.id.get(), &status), "H5Dget_space_status");
+  if (layout == H5D_CONTIGUOUS && externals <= 0 && status != H5D_SPACE_STATUS_ALLOCATED)
+    why.push_back("never written: fill value");
+  return why;
+}
+
+}  // namespace
+
 DatasetInfo open_input_dataset(hid_t file, const InputConfig& config, const std::string& name, const std::string& key,
                                int rank) {
   DatasetInfo info;
@@ -170,26 +200,9 @@ DatasetInfo open_input_dataset(hid_t file, const InputConfig& config, const std:
   h5::Id dcpl = h5::plist(H5Dget_create_plist(info.id.get()));
   if (!dcpl) throw data_error(where + ": its creation properties cannot be read; check the file with h5dump");
   info.storage = check_storage(info.id.get(), dcpl.get(), info.dims, size, where);
+  std::vector<std::string> why = slow_path_reasons(info, type.get(), dcpl.get(), config, bytes, where);
   const H5D_layout_t layout = info.storage.layout;
-  std::vector<std::string> why;
-  if (layout == H5D_CHUNKED) why.push_back("chunked");
-  if (layout == H5D_COMPACT) why.push_back("compact");
-  if (layout == H5D_VIRTUAL) {
-    why.push_back("virtual");
-    check_virtual_sources(dcpl.get(), config.file, where);
-  }
-  for (const auto& filter : info.storage.filters) why.push_back(filter);
   const int externals = info.storage.externals;
-  if (externals > 0) {
-    why.push_back("external raw storage");
-    check_external_files(dcpl.get(), externals, bytes, config.file, where);
-  }
-  if (H5Tequal(type.get(), H5T_NATIVE_DOUBLE) <= 0) why.push_back(info.type_text + " converted");
-
-  H5D_space_status_t status = H5D_SPACE_STATUS_ERROR;
-  h5::check(H5Dget_space_status(info.id.get(), &status), "H5Dget_space_status");
-  if (layout == H5D_CONTIGUOUS && externals <= 0 && status != H5D_SPACE_STATUS_ALLOCATED)
-    why.push_back("never written: fill value");
   // With a userblock, H5Dget_offset adds the block's size even to an
   // undefined address, so allocation is checked on its own above.
   info.offset = H5Dget_offset(info.id.get());
