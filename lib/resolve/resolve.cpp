@@ -100,7 +100,8 @@ std::string unstaged_refusal(const Config& config, const InputFacts& input, Kern
   if (config.memory.chunk_axis == Axis::id)
     return "keeps multBy resident and cuts date slabs, but memory.chunk_axis: id cuts id slabs";
   if (!input.reads_ranges)
-    return "needs an input read by positional reads (a contiguous float64 dataset); this one goes through HDF5's reads";
+    return "needs an input read by positional reads (a contiguous float64 dataset) or by parallel chunk reads of "
+           "chunks one element thick along the file's first axis; this one is not";
   if (device_copies && !(default_slicing(config.compute) && config.compute.kernel == KernelKind::automatic))
     return "multiplies each piece on the GPU with a loop of its own: it needs compute.kernel: auto and the default "
            "slicing";
@@ -197,7 +198,9 @@ static void align_to_chunks(const Config& config, const InputFacts& input, PlanR
   const ChunkGrid& grid = input.chunks;
   if (grid.threads == 0) return;
   request.align = request.chunk_axis == Axis::date ? grid.dates : grid.ids;
-  if (!config.memory.max_slab)
+  // The ring's slabs hold enough chunks to keep every decoding thread busy;
+  // memory.staging: none's threads each decode slabs of their own.
+  if (!config.memory.max_slab && !request.unstaged)
     request.max_slab = std::max(request.max_slab, std::uint64_t{8} * grid.threads * grid.bytes);
 }
 

@@ -77,6 +77,7 @@ except ImportError:
 BIG = (7, 123457, 5)     # dates, ids, nums: odd sizes, 34.6 MB of float64 discount
 SMALL = (5, 60013, 5)    # 12 MB
 PARALLEL = "parallel chunk reads ("
+UNSTAGED = "no staging ring (memory.staging: none)"
 LZ4, BLOSC, ZSTD, BITSHUFFLE, BZIP2, LZF = 32004, 32001, 32015, 32008, 307, 32000
 FUZZ_RUNS = 40
 
@@ -611,13 +612,49 @@ def case_id_slabs_decode_each_chunk_once(ctx):
     E.check(total <= 2 * n, f"{total} chunk reads for {n} chunks: {sorted(reads.items())}")
 
 
+def case_unstaged_decodes_each_chunk_once(ctx):
+    """memory.staging: none on chunks (1, 50000, 5) (edge chunks along ids):
+    each I/O thread takes whole date slabs and reads them in ~1 MiB pieces,
+    about two to a chunk; it keeps the chunk it decoded last, so every chunk
+    is read and decoded exactly once (the trace counts the reads), and cv is
+    exact."""
+    m, disc = realistic_data(11, BIG)
+    src = write(os.path.join(ctx.dir("data"), "in.h5"), m, disc, (1, 50000, 5), gzip(4, shuffle=True))
+    memory = {"staging": "none", "chunk_axis": "date", "max_slab": BIG[1] * BIG[2] * 8}
+    reads, n = chunk_reads(ctx, src, memory, env={"DISCOUNT_IO_THREADS": "3"})
+    print(f"{sum(reads.values())} chunk reads for {n} chunks, at most {max(reads.values())} of one")
+    E.check(max(reads.values()) == 1, f"chunks read more than once: {sorted(reads.items())}")
+    r, report = run_job(ctx, src, memory=memory, env={"DISCOUNT_IO_THREADS": "3"})
+    E.check(UNSTAGED in r.stdout, f"the job did not run without the staging ring:\n{r.stdout}")
+    expect_exact(src)
+    expect_parallel(r, report, "shuffle + deflate 4")
+    want = stored_chunks(src, "discount")
+    z = report.get("decompression") or {}
+    E.check((z.get("chunks"), z.get("stored_bytes"), z.get("raw_bytes")) == want,
+            f"the report's decompression object {z}: expected (chunks, stored, raw bytes) {want}")
+
+
+def case_unstaged_refused_thick_chunks(ctx):
+    """Chunks three dates thick meet a slab's pieces three times each: memory.staging: none
+    refuses them (78, naming why); auto takes the ring and is exact."""
+    m, disc = random_data(12, SMALL)
+    src = write(os.path.join(ctx.dir("data"), "in.h5"), m, disc, (3, 7001, 5), gzip(1, shuffle=True))
+    r, _ = run_job(ctx, src, rc=E.EX_CONFIG, memory={"staging": "none"})
+    E.check("memory.staging: none" in r.stderr and "one element thick" in r.stderr,
+            f"the refusal does not say why:\n{r}")
+    r, report = run_job(ctx, src, memory={"staging": "auto"})
+    E.check(UNSTAGED not in r.stdout, f"auto took none for chunks three dates thick:\n{r.stdout}")
+    expect_exact(src)
+
+
 # --------------------------------------------------------------------------
 # Chunks never written
 
 
-def partly_written(dtype, chunks, seed, shape=(7, 60013, 5)):
+def partly_written(dtype, chunks, seed, shape=(7, 60013, 5), memory=None):
     """shape (7, 60000, 5) with chunks (1, 20000, 5): every chunk lands whole in its slab, so the fused
-    multiply visits each as it lands, the never-written ones too."""
+    multiply visits each as it lands, the never-written ones too. memory: {"staging": "none"}: the
+    I/O threads' ~1 MiB pieces read each chunk (or its fill value) on their own."""
     def case(ctx):
         m, disc = random_data(seed, shape, dtype)
         src = os.path.join(ctx.dir("data"), "in.h5")
@@ -632,7 +669,9 @@ def partly_written(dtype, chunks, seed, shape=(7, 60013, 5)):
         with h5py.File(src, "r") as f:
             stored, total = f["discount"].id.get_num_chunks(), int(np.prod([-(-n // c) for n, c in zip(shape, chunks)]))
         E.check(0 < stored < total, f"{stored} of {total} chunks stored: not a partly written dataset")
-        r, report = run_job(ctx, src)
+        r, report = run_job(ctx, src, memory=memory)
+        if memory:
+            E.check(UNSTAGED in r.stdout, f"the job did not run without the staging ring:\n{r.stdout}")
         expected = expect_exact(src)
         want = m.astype(np.float64) * 2.5
         E.assert_bits_equal(expected[1], want, "h5py's fill value (date 1)")
@@ -959,6 +998,10 @@ CASES = [
     ("host_budget_cuts_chunks", case_host_budget_cuts_chunks),
     ("cut_chunks_decoded_once_date", case_cut_chunks_decoded_once_date),
     ("id_slabs_decode_each_chunk_once", case_id_slabs_decode_each_chunk_once),
+    # memory.staging: none's pieces
+    ("unstaged_decodes_each_chunk_once", case_unstaged_decodes_each_chunk_once),
+    ("unstaged_refused_thick_chunks", case_unstaged_refused_thick_chunks),
+    ("unstaged_fill_value_float32", partly_written(np.float32, (1, 20000, 5), 33, memory={"staging": "none"})),
     # the decoding's figures
     ("decompression_report", case_decompression_report),
     ("no_decompression_without_chunk_reads", case_no_decompression_without_chunk_reads),

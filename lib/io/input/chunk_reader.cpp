@@ -89,7 +89,7 @@ std::unique_ptr<ChunkReader> ChunkReader::open(hid_t dataset, hid_t dcpl, int fd
   std::array<std::uint64_t, 3> along{};
   for (int j = 0; j < 3; ++j) along[j] = static_cast<std::uint64_t>((r->dims_[j] + r->chunk_[j] - 1) / r->chunk_[j]);
   const std::uint64_t layer = std::max(along[1] * along[2], along[0] * along[2]);
-  r->cache_chunks_ = static_cast<std::size_t>(
+  r->cut_.capacity = static_cast<std::size_t>(
       std::max<std::uint64_t>(1, std::min<std::uint64_t>(layer, kCacheBytes / r->chunk_bytes_)));
   return r;
 }
@@ -133,7 +133,7 @@ std::uint64_t ChunkReader::memory_bytes() const {
   // Per thread a stored chunk (at most a little over the raw size) and a
   // decoded one; the codec's two scratch chunks; the cache.
   const std::uint64_t per_thread = 4 * (chunk_bytes_ + chunk_bytes_ / 16 + 4096);
-  return threads() * per_thread + cache_chunks_ * chunk_bytes_;
+  return threads() * per_thread + cut_.capacity * chunk_bytes_;
 }
 
 DecodeStats ChunkReader::stats() const {
@@ -284,16 +284,16 @@ void ChunkReader::locate_one(Chunk& c, const std::string& what) const {
 }
 
 std::unique_ptr<ChunkReader::Buffers> ChunkReader::take_buffers() {
-  std::lock_guard<std::mutex> lock(buffers_mutex_);
-  if (free_buffers_.empty()) return std::make_unique<Buffers>();
-  std::unique_ptr<Buffers> b = std::move(free_buffers_.back());
-  free_buffers_.pop_back();
+  std::lock_guard<std::mutex> lock(buffers_.mutex);
+  if (buffers_.free.empty()) return std::make_unique<Buffers>();
+  std::unique_ptr<Buffers> b = std::move(buffers_.free.back());
+  buffers_.free.pop_back();
   return b;
 }
 
 void ChunkReader::give_buffers(std::unique_ptr<Buffers> buffers) {
-  std::lock_guard<std::mutex> lock(buffers_mutex_);
-  free_buffers_.push_back(std::move(buffers));
+  std::lock_guard<std::mutex> lock(buffers_.mutex);
+  buffers_.free.push_back(std::move(buffers));
 }
 
 bool ChunkReader::lands_whole(const Chunk& c, const std::array<std::int64_t, 3>& start,
@@ -308,18 +308,18 @@ bool ChunkReader::lands_whole(const Chunk& c, const std::array<std::int64_t, 3>&
 }
 
 ChunkReader::Decoded ChunkReader::cached(const std::array<std::int64_t, 3>& origin) {
-  std::lock_guard<std::mutex> lock(cache_mutex_);
-  const auto it = cache_.find(origin);
-  return it == cache_.end() ? nullptr : it->second;
+  std::lock_guard<std::mutex> lock(cut_.mutex);
+  const auto it = cut_.decoded.find(origin);
+  return it == cut_.decoded.end() ? nullptr : it->second;
 }
 
 void ChunkReader::keep(const std::array<std::int64_t, 3>& origin, Decoded decoded) {
-  std::lock_guard<std::mutex> lock(cache_mutex_);
-  if (!cache_.emplace(origin, std::move(decoded)).second) return;
-  cache_order_.push_back(origin);
-  while (cache_order_.size() > cache_chunks_) {
-    cache_.erase(cache_order_.front());
-    cache_order_.pop_front();
+  std::lock_guard<std::mutex> lock(cut_.mutex);
+  if (!cut_.decoded.emplace(origin, std::move(decoded)).second) return;
+  cut_.order.push_back(origin);
+  while (cut_.order.size() > cut_.capacity) {
+    cut_.decoded.erase(cut_.order.front());
+    cut_.order.pop_front();
   }
 }
 
@@ -375,22 +375,56 @@ void ChunkReader::find(Chunk& c, const std::string& what, Tally& tally) const {
   tally.locate_ns += ns(Clock::now() - begin);
 }
 
+std::array<std::int64_t, 3> ChunkReader::as_rank3(const std::array<std::int64_t, 3>& box, std::int64_t pad) const {
+  std::array<std::int64_t, 3> u{pad, pad, pad};
+  for (int j = 0; j < rank_; ++j) u[j + 3 - rank_] = box[j];
+  return u;
+}
+
+void ChunkReader::read_chunk(Chunk& c, const Decoded& hit, const std::array<std::int64_t, 3>& start,
+                             const std::array<std::int64_t, 3>& count, double* buffer, Buffers& mine,
+                             const std::string& what, Tally& tally) {
+  if (hit) {
+    place(c, hit->data(), start, count, buffer);
+    return;
+  }
+  find(c, what, tally);
+  if (c.address == HADDR_UNDEF) {
+    fill(c, start, count, buffer);
+    return;
+  }
+  // A chunk the box cuts is decoded into a buffer of its own, kept for the
+  // next slab; others into this thread's buffer.
+  bool cut = false;
+  for (int j = 0; j < 3; ++j)
+    cut |= c.origin[j] < start[j] || std::min(c.origin[j] + chunk_[j], dims_[j]) > start[j] + count[j];
+  auto own = cut ? std::make_shared<std::vector<std::uint8_t>>(chunk_bytes_) : nullptr;
+  // A whole chunk that is one run of the box decodes in place.
+  const bool in_place = !own && lands_whole(c, start, count);
+  if (!own && !in_place) mine.decoded.resize(chunk_bytes_);
+  std::uint8_t* into = own        ? own->data()
+                       : in_place ? reinterpret_cast<std::uint8_t*>(buffer + offset_in_box(c, start, count))
+                                  : mine.decoded.data();
+  load(c, mine, into, what, tally);
+  if (!in_place) place(c, into, start, count, buffer);
+  if (own) keep(c.origin, std::move(own));
+}
+
+std::int64_t ChunkReader::offset_in_box(const Chunk& c, const std::array<std::int64_t, 3>& start,
+                                        const std::array<std::int64_t, 3>& count) {
+  return ((c.origin[0] - start[0]) * count[1] + (c.origin[1] - start[1])) * count[2] + (c.origin[2] - start[2]);
+}
+
 bool ChunkReader::read(const std::array<std::int64_t, 3>& start_in, const std::array<std::int64_t, 3>& count_in,
                        double* buffer, const std::string& what, const Visit& visit) {
   // Rank 2 (or 1) as rank 3 with leading extents of 1.
-  std::array<std::int64_t, 3> start{0, 0, 0}, count{1, 1, 1};
-  const int shift = 3 - rank_;
-  for (int j = 0; j < rank_; ++j) {
-    start[j + shift] = start_in[j];
-    count[j + shift] = count_in[j];
-  }
+  const std::array<std::int64_t, 3> start = as_rank3(start_in, 0), count = as_rank3(count_in, 1);
   if (count[0] <= 0 || count[1] <= 0 || count[2] <= 0) return false;
-  const std::array<std::int64_t, 3>&dims = dims_, &chunk = chunk_;
   // The chunks the box touches, in file order.
   std::vector<Chunk> chunks;
-  for (std::int64_t a = start[0] / chunk[0] * chunk[0]; a < start[0] + count[0]; a += chunk[0])
-    for (std::int64_t b = start[1] / chunk[1] * chunk[1]; b < start[1] + count[1]; b += chunk[1])
-      for (std::int64_t c = start[2] / chunk[2] * chunk[2]; c < start[2] + count[2]; c += chunk[2]) {
+  for (std::int64_t a = start[0] / chunk_[0] * chunk_[0]; a < start[0] + count[0]; a += chunk_[0])
+    for (std::int64_t b = start[1] / chunk_[1] * chunk_[1]; b < start[1] + count[1]; b += chunk_[1])
+      for (std::int64_t c = start[2] / chunk_[2] * chunk_[2]; c < start[2] + count[2]; c += chunk_[2]) {
         Chunk ch;
         ch.origin = {a, b, c};
         chunks.push_back(ch);
@@ -413,45 +447,11 @@ bool ChunkReader::read(const std::array<std::int64_t, 3>& start_in, const std::a
     Tally tally;
     try {
       for (std::size_t i = next++; i < chunks.size() && !failed; i = next++) {
-        Chunk& c = chunks[i];
-        if (!hits[i]) find(c, what, tally);
+        read_chunk(chunks[i], hits[i], start, count, buffer, *mine, what, tally);
         // Every chunk's elements are visited, however they arrived (the
         // visitor may be the fused multiply).
-        const auto visit_whole = [&] {
-          if (visit && all_whole)
-            visit(
-                ((c.origin[0] - start[0]) * count[1] + (c.origin[1] - start[1])) * count[2] + (c.origin[2] - start[2]),
-                static_cast<std::int64_t>(chunk_bytes_ / 8));
-        };
-        if (hits[i]) {
-          place(c, hits[i]->data(), start, count, buffer);
-          visit_whole();
-          continue;
-        }
-        if (c.address == HADDR_UNDEF) {
-          fill(c, start, count, buffer);
-          visit_whole();
-          continue;
-        }
-        // A chunk the box cuts is decoded into a buffer of its own, kept
-        // for the next slab; others into this thread's buffer.
-        bool cut = false;
-        for (int j = 0; j < 3; ++j)
-          cut |= c.origin[j] < start[j] || std::min(c.origin[j] + chunk[j], dims[j]) > start[j] + count[j];
-        auto own = cut ? std::make_shared<std::vector<std::uint8_t>>(chunk_bytes_) : nullptr;
-        // A whole chunk that is one run of the box decodes in place.
-        const bool in_place = !own && lands_whole(c, start, count);
-        if (!own && !in_place) mine->decoded.resize(chunk_bytes_);
-        std::uint8_t* into =
-            own        ? own->data()
-            : in_place ? reinterpret_cast<std::uint8_t*>(
-                             buffer + ((c.origin[0] - start[0]) * count[1] + (c.origin[1] - start[1])) * count[2] +
-                             (c.origin[2] - start[2]))
-                       : mine->decoded.data();
-        load(c, *mine, into, what, tally);
-        if (!in_place) place(c, into, start, count, buffer);
-        if (own) keep(c.origin, std::move(own));
-        visit_whole();
+        if (visit && all_whole)
+          visit(offset_in_box(chunks[i], start, count), static_cast<std::int64_t>(chunk_bytes_ / 8));
       }
     } catch (...) {
       failed = true;
@@ -463,6 +463,72 @@ bool ChunkReader::read(const std::array<std::int64_t, 3>& start_in, const std::a
   });
   if (error) std::rethrow_exception(error);
   return visit && all_whole;
+}
+
+bool ChunkReader::walks_chunks_once() const { return chunk_[0] == 1 && (chunk_[2] >= dims_[2] || chunk_[1] == 1); }
+
+ChunkReader::RangeSlot& ChunkReader::range_slot() {
+  std::lock_guard<std::mutex> lock(slots_.mutex);
+  std::unique_ptr<RangeSlot>& slot = slots_.by_thread[std::this_thread::get_id()];
+  if (!slot) slot = std::make_unique<RangeSlot>();
+  return *slot;
+}
+
+void ChunkReader::hold(RangeSlot& slot, const std::array<std::int64_t, 3>& origin, const std::string& what,
+                       Tally& tally) {
+  if (slot.origin == origin) return;
+  slot.origin = {-1, -1, -1};  // nothing held until the chunk is decoded whole
+  Chunk c;
+  c.origin = origin;
+  find(c, what, tally);
+  slot.absent = c.address == HADDR_UNDEF;
+  if (!slot.absent) {
+    slot.decoded.resize(chunk_bytes_);
+    load(c, *slot.buffers, slot.decoded.data(), what, tally);
+  }
+  slot.origin = origin;
+}
+
+void ChunkReader::copy_out(const RangeSlot& slot, std::int64_t from, std::int64_t n, double* to) const {
+  if (slot.absent) {
+    std::fill(to, to + n, fill_);
+  } else if (element_size_ == 8) {
+    std::memcpy(to, slot.decoded.data() + from * 8, static_cast<std::size_t>(n) * 8);
+  } else {
+    const auto* f = reinterpret_cast<const float*>(slot.decoded.data()) + from;
+    for (std::int64_t k = 0; k < n; ++k) to[k] = static_cast<double>(f[k]);
+  }
+}
+
+void ChunkReader::read_range(const std::array<std::int64_t, 3>& start_in, const std::array<std::int64_t, 3>& count_in,
+                             std::int64_t first, std::int64_t n, double* buffer, const std::string& what) {
+  const std::array<std::int64_t, 3> start = as_rank3(start_in, 0), count = as_rank3(count_in, 1);
+  RangeSlot& slot = range_slot();
+  Tally tally;
+  const std::int64_t row = count[2], plane = count[1] * count[2], end = first + n;
+  // Runs of the range, each inside one chunk: along the last axis to the
+  // row's or the chunk's end, or, where a chunk spans whole rows of the box
+  // laid out alike, over as many rows as lie in that chunk.
+  for (std::int64_t e = first; e < end;) {
+    const std::array<std::int64_t, 3> at{start[0] + e / plane, start[1] + e / row % count[1], start[2] + e % row};
+    std::array<std::int64_t, 3> origin{};
+    for (int j = 0; j < 3; ++j) origin[j] = at[j] / chunk_[j] * chunk_[j];
+    hold(slot, origin, what, tally);
+    std::int64_t len = std::min({start[2] + count[2] - at[2], origin[2] + chunk_[2] - at[2], end - e});
+    if (at[2] == start[2] && chunk_[2] == count[2] && origin[2] == start[2] && len == row) {
+      const std::int64_t rows = std::min({origin[1] + chunk_[1] - at[1], start[1] + count[1] - at[1], (end - e) / row});
+      len = rows * row;
+    }
+    const std::int64_t from = ((at[0] - origin[0]) * chunk_[1] + (at[1] - origin[1])) * chunk_[2] + (at[2] - origin[2]);
+    copy_out(slot, from, len, buffer + (e - first));
+    e += len;
+  }
+  unsigned workers = 0;
+  {
+    std::lock_guard<std::mutex> lock(slots_.mutex);
+    workers = static_cast<unsigned>(slots_.by_thread.size());
+  }
+  add(tally, workers);
 }
 
 }  // namespace discount

@@ -24,6 +24,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "codec/codec.hpp"
@@ -50,6 +51,17 @@ class ChunkReader {
   using Visit = std::function<void(std::int64_t first, std::int64_t count)>;
   bool read(const std::array<std::int64_t, 3>& start, const std::array<std::int64_t, 3>& count, double* buffer,
             const std::string& what, const Visit& visit = {});
+
+  // memory.staging: none's pieces: elements [first, first + n) of the packed
+  // box read() would fill, decoded on the calling thread into `buffer`. Each
+  // thread keeps the last chunk it decoded, so the pieces a thread takes in
+  // turn decode each chunk once, where walks_chunks_once(). Thread-safe.
+  void read_range(const std::array<std::int64_t, 3>& start, const std::array<std::int64_t, 3>& count,
+                  std::int64_t first, std::int64_t n, double* buffer, const std::string& what);
+  // The packed order of any box meets each chunk in one stretch: chunks one
+  // element thick along the first axis that span the last one, or are one
+  // row (a (1, 50000, 5) chunk of [date, id, num]).
+  bool walks_chunks_once() const;
 
   // "parallel chunk reads (shuffle + deflate 4, 16 threads)"
   std::string describe() const;
@@ -119,6 +131,29 @@ class ChunkReader {
              const std::array<std::int64_t, 3>& count, double* buffer) const;
   void fill(const Chunk& chunk, const std::array<std::int64_t, 3>& start, const std::array<std::int64_t, 3>& count,
             double* buffer) const;
+  // read_range's state on one thread: its buffers and the last chunk it
+  // decoded (or found never written).
+  struct RangeSlot {
+    std::unique_ptr<Buffers> buffers = std::make_unique<Buffers>();
+    std::vector<std::uint8_t> decoded;
+    std::array<std::int64_t, 3> origin{-1, -1, -1};
+    bool absent = false;  // never written: the fill value
+  };
+  RangeSlot& range_slot();
+  // Makes `slot` hold the chunk at `origin` (rank 3), decoding it unless it holds it already.
+  void hold(RangeSlot& slot, const std::array<std::int64_t, 3>& origin, const std::string& what, Tally& tally);
+  // Copies `n` elements of the held chunk from element `from` (float32 widened).
+  void copy_out(const RangeSlot& slot, std::int64_t from, std::int64_t n, double* to) const;
+  // A box of the dataset's rank as rank 3: leading entries `pad`.
+  std::array<std::int64_t, 3> as_rank3(const std::array<std::int64_t, 3>& box, std::int64_t pad) const;
+  // Where chunk `c`'s origin lies in the packed box.
+  static std::int64_t offset_in_box(const Chunk& c, const std::array<std::int64_t, 3>& start,
+                                    const std::array<std::int64_t, 3>& count);
+  // read()'s work for one chunk: from the cache (`hit`), the fill value, or
+  // located, read and decoded into its place in the box.
+  void read_chunk(Chunk& c, const Decoded& hit, const std::array<std::int64_t, 3>& start,
+                  const std::array<std::int64_t, 3>& count, double* buffer, Buffers& mine, const std::string& what,
+                  Tally& tally);
   Decoded cached(const std::array<std::int64_t, 3>& origin);
   void keep(const std::array<std::int64_t, 3>& origin, Decoded decoded);
 
@@ -132,13 +167,23 @@ class ChunkReader {
   double fill_ = 0;
   codec::Pipeline pipeline_;
 
-  std::mutex buffers_mutex_;
-  std::vector<std::unique_ptr<Buffers>> free_buffers_;
-
-  std::mutex cache_mutex_;
-  std::map<std::array<std::int64_t, 3>, Decoded> cache_;
-  std::list<std::array<std::int64_t, 3>> cache_order_;  // oldest first
-  std::size_t cache_chunks_ = 0;                        // capacity
+  // The decoding threads' buffers, kept from read to read.
+  struct BufferPool {
+    std::mutex mutex;
+    std::vector<std::unique_ptr<Buffers>> free;
+  } buffers_;
+  // read_range's state, one slot per thread that called it.
+  struct RangeSlots {
+    std::mutex mutex;
+    std::map<std::thread::id, std::unique_ptr<RangeSlot>> by_thread;
+  } slots_;
+  // Decoded chunks a box cut, kept for the next slab.
+  struct CutChunks {
+    std::mutex mutex;
+    std::map<std::array<std::int64_t, 3>, Decoded> decoded;
+    std::list<std::array<std::int64_t, 3>> order;  // oldest first
+    std::size_t capacity = 0;                      // chunks
+  } cut_;
 
   // Every read's tallies added up (stats()).
   struct Totals {

@@ -201,9 +201,17 @@ class Hdf5Input final : public InputSource {
           visit(static_cast<std::int64_t>(offset / sizeof(double)), static_cast<std::int64_t>(bytes / sizeof(double)));
         });
   }
-  bool reads_ranges() const override { return disc_.fast; }
+  // Chunks decoded here serve ranges where the pieces meet each chunk in
+  // one stretch (one date thick in the file's first axis): a thread decodes
+  // it once, keeping it while its pieces walk through it.
+  bool reads_ranges() const override { return disc_.fast || (disc_.chunks && disc_.chunks->walks_chunks_once()); }
   void read_discount_range(Range dates, Range ids, std::int64_t first, std::int64_t count, double* buffer) override {
     const FileBox box = discount_box(shape_, axes_, dates, ids);
+    if (disc_.chunks) {
+      disc_.chunks->read_range(box.start, box.count, first, count, buffer,
+                               "reading '" + config_.discount + "' from " + config_.file);
+      return;
+    }
     pread_runs_here(disc_.fd.get(), disc_.offset, box_range_runs(box.dims, box.start, box.count, first, first + count),
                     buffer, sizeof(double), "reading '" + config_.discount + "' from " + config_.file);
   }
