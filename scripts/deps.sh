@@ -1,21 +1,10 @@
 #!/usr/bin/env bash
-# Bootstrap the project's dependencies into deps/ (git-ignored):
-#   1. Debian packages (compiler, CMake, HDF5, yaml-cpp, CLI11, json, gtest,
-#      compression libraries and HDF5 filter plugins, Python tools, Slurm and
-#      tmux for their tests) through apt-get, skipped when all are installed;
-#   2. Kokkos 3.4.01 and Kokkos Kernels 3.4.01 sources, taken from Debian's
-#      `trilinos` 13.2.0-4 source package (the only Kokkos this workplace can
-#      reach), into deps/src/{kokkos,kokkos-kernels};
-#   3. the project's Kokkos patches from cmake/patches/ (CUDA 13, Hopper, ...);
-#   4. a static build of both into deps/install/<flavour> (openmp or cuda).
-# Every step leaves a stamp, so a rerun is a fast no-op. A machine without a
-# package manager or network (the GPU node) gets deps/src carried in and runs
-#   scripts/deps.sh --no-apt --cuda sm_90
-# which then only builds.
-# A second, current Kokkos (what a cluster's Spack or module provides) comes
-# from upstream release tarballs instead, unpatched, into its own folders:
-#   scripts/deps.sh --kokkos 4.6.01 --third-party DIR
-# builds deps/install/openmp-k4.6.01 from DIR/kokkos{,-kernels}-4.6.01.tar.gz.
+# Bootstrap the project's dependencies into deps/ (git-ignored): Debian
+# packages; Kokkos and Kokkos Kernels 3.4.01 from Debian's `trilinos` source
+# package, patched (cmake/patches/) and built into deps/install/<flavour>.
+# Each step leaves a stamp, so a rerun is a fast no-op. A node without network
+# gets deps/src carried in and runs `scripts/deps.sh --no-apt --cuda sm_90`.
+# `--kokkos 4.6.01 --third-party DIR` builds upstream release tarballs instead.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -37,15 +26,10 @@ APT_PACKAGES=(g++ cmake ninja-build make libhdf5-dev hdf5-tools libyaml-cpp-dev
   libopenmpi-dev openmpi-bin libhdf5-openmpi-dev clang-format strace
   libdeflate-dev libzstd-dev liblz4-dev libblosc-dev libsnappy-dev
   hdf5-filter-plugin hdf5-filter-plugin-blosc-serial python3-hdf5plugin)
-# The compression libraries serve lib/codec (libsnappy-dev for the static
-# libblosc.a that --vendor copies); the filter plugins and python3-hdf5plugin
-# let h5py and the HDF5 tools read and write zstd, LZ4 and Blosc datasets.
-# A one-node Slurm for tests/slurm (started by the tests, not as services);
-# srun's pmix plugin loads libpmix.so, which only libpmix-dev provides. The
-# three-node cluster (tests/slurm/slurm_nodes.py) joins its nodes' network
-# namespaces with iproute2's ip and puts delay and loss on their links: tc
-# netem where the kernel has sch_netem, else iptables rules (random drops, and
-# NFQUEUE to a small delayer, tests/slurm/nfq_delay.py); ping shows the delay.
+# The compression libraries serve lib/codec (libsnappy-dev completes the static
+# libblosc.a); the filter plugins let h5py and the HDF5 tools read those datasets.
+# Slurm for tests/slurm: srun's pmix plugin needs libpmix-dev; the three-node
+# tests use ip, iptables and ping for their network namespaces and links.
 SLURM_PACKAGES=(slurm-wlm munge libpmix-dev iproute2 iptables iputils-ping)
 
 usage() {
@@ -63,8 +47,6 @@ Options:
                        deps/src present nothing touches the network.
   --src-only           only fetch, extract and patch the sources (deps/src);
                        carry deps/src to a machine without network.
-  --from-tarball FILE  take Kokkos from this $TRILINOS_ORIG instead of
-                       downloading it with 'apt-get source'.
   --kokkos VERSION     $KOKKOS_VERSION (default, Debian's sources) or ${UPSTREAM_VERSIONS[*]}: Kokkos and
                        Kokkos Kernels VERSION from the upstream release tarballs
                        (unpatched), into deps/src-kVERSION and the flavour
@@ -74,7 +56,6 @@ Options:
                        Default: \$DISCOUNT_THIRD_PARTY, else deps/third_party,
                        else ../third_party beside the repository's parent.
   --jobs N             parallel build jobs (default: nproc).
-  --rebuild            ignore the install stamp and rebuild the flavour.
   --vendor             also copy the header-only CLI11 and nlohmann-json, the
                        GoogleTest sources, and the compression libraries'
                        headers and static libraries (libdeflate, zstd, LZ4,
@@ -99,9 +80,7 @@ USE_APT=1
 FLAVOUR=openmp
 CUDA_ARCH=
 SRC_ONLY=0
-FROM_TARBALL=
 JOBS=$(nproc 2>/dev/null || echo 2)
-REBUILD=0
 VENDOR=0
 THIRD_PARTY=
 while (($#)); do
@@ -112,10 +91,7 @@ while (($#)); do
     --cuda=*) FLAVOUR=cuda; CUDA_ARCH=${1#--cuda=} ;;
     --no-apt) USE_APT=0 ;;
     --src-only) SRC_ONLY=1 ;;
-    --from-tarball) FROM_TARBALL=$(realpath "${2:?--from-tarball needs a file}"); shift ;;
-    --from-tarball=*) FROM_TARBALL=$(realpath "${1#--from-tarball=}") ;;
     --jobs|-j) JOBS=${2:?--jobs needs a number}; shift ;;
-    --rebuild) REBUILD=1 ;;
     --vendor) VENDOR=1 ;;
     --kokkos) KOKKOS_VERSION=${2:?--kokkos needs a version}; shift ;;
     --kokkos=*) KOKKOS_VERSION=${1#--kokkos=} ;;
@@ -154,7 +130,6 @@ FLAVOUR_SUFFIX=
 if [[ $KOKKOS_VERSION != 3.4.01 ]]; then
   [[ " ${UPSTREAM_VERSIONS[*]} " == *" $KOKKOS_VERSION "* ]] \
     || die "--kokkos $KOKKOS_VERSION: known versions are 3.4.01 ${UPSTREAM_VERSIONS[*]}"
-  [[ -z $FROM_TARBALL ]] || die "--from-tarball is Debian's trilinos tarball (Kokkos 3.4.01); use --third-party"
   UPSTREAM=1
   SRC=$DEPS/src-k$KOKKOS_VERSION
   FLAVOUR_SUFFIX=-k$KOKKOS_VERSION
@@ -201,12 +176,11 @@ fi
 SOURCE_STAMP=$SRC/.source.stamp
 SOURCE_ID="trilinos $TRILINOS_VERSION ($TRILINOS_ORIG sha256 $TRILINOS_ORIG_SHA256): kokkos $KOKKOS_VERSION, kokkos-kernels $KOKKOS_VERSION"
 
-# Download the orig tarball with 'apt-get source', through a private apt
-# configuration (deps/apt) whose deb-src entries are derived from the
-# system's own sources, so no archive host is written into the project.
+# 'apt-get source' through a private apt configuration (deps/apt) whose deb-src
+# entries come from the system's own sources: no archive host in the project.
 fetch_tarball() {
   command -v apt-get >/dev/null \
-    || die "no Kokkos sources in deps/src and no apt-get to fetch them; carry deps/src here or use --from-tarball"
+    || die "no Kokkos sources in deps/src and no apt-get to fetch them; carry deps/src here"
   local apt=$DEPS/apt
   rm -rf "$apt"
   mkdir -p "$apt/parts" "$apt/lists/partial" "$apt/cache/archives/partial" "$DEPS/download"
@@ -252,16 +226,13 @@ step_sources() {
     log "sources: deps/src is up to date"
     return
   fi
-  if [[ -z $FROM_TARBALL && ! -f $SOURCE_STAMP \
+  if [[ ! -f $SOURCE_STAMP \
         && -f $SRC/kokkos/CMakeLists.txt && -f $SRC/kokkos-kernels/CMakeLists.txt ]]; then
     log "sources: using the unstamped trees already in deps/src"
     return
   fi
-  local tarball=$FROM_TARBALL
-  if [[ -z $tarball ]]; then
-    tarball=$DEPS/download/$TRILINOS_ORIG
-    [[ -f $tarball ]] || fetch_tarball
-  fi
+  local tarball=$DEPS/download/$TRILINOS_ORIG
+  [[ -f $tarball ]] || fetch_tarball
   [[ -f $tarball ]] || die "missing $tarball"
   log "sources: checking $tarball"
   echo "$TRILINOS_ORIG_SHA256  $tarball" | sha256sum -c --quiet - \
@@ -278,8 +249,7 @@ step_sources() {
   mv "${top[0]}/kokkos" "${top[0]}/kokkos-kernels" "$SRC/"
   rm -rf "$tmp"
   echo "$SOURCE_ID" >"$SOURCE_STAMP"
-  # Only the tarball this script downloaded is ours to delete.
-  [[ -z $FROM_TARBALL ]] && rm -rf "$DEPS/download"
+  rm -rf "$DEPS/download"
   log "sources: $(du -sh "$SRC" | cut -f1) in deps/src ($(elapsed "$t0"))"
 }
 
@@ -411,17 +381,11 @@ else
 fi
 
 # ---------------------------------------------------------------- vendor
-# The GPU node has HDF5, zlib and yaml-cpp but not these; copies of the
-# Debian packages' files travel with deps/ instead.
-# lib/codec's libraries, as headers and static archives (deps/vendor/include,
-# deps/vendor/lib); libsnappy.a and liblz4.a/libzstd.a complete libblosc.a.
+# For nodes without these: the Debian packages' files travel with deps/.
 VENDOR_HEADERS=(libdeflate.h zstd.h zstd_errors.h lz4.h blosc.h blosc-export.h)
 VENDOR_ARCHIVES=(libdeflate.a libzstd.a liblz4.a libblosc.a libsnappy.a)
-# Debian's libblosc.a and libzstd.a are built for executables (-fPIE, not
-# -fPIC), which a shared object cannot hold: a build with the Python module
-# leaves such a codec out where the node has no shared library of its own
-# (cmake/dependencies.cmake).
-# The package that brings each (named when one is missing).
+# Debian's libblosc.a and libzstd.a are -fPIE, not -fPIC: the Python module
+# leaves such a codec out where the node has no shared library (cmake/dependencies.cmake).
 declare -A VENDOR_PACKAGE=([libdeflate]=libdeflate-dev [zstd]=libzstd-dev [lz4]=liblz4-dev
   [blosc]=libblosc-dev [snappy]=libsnappy-dev)
 # libdeflate.h, libzstd.a, liblz4.so.1, blosc-export.h -> libdeflate, zstd, lz4, blosc
@@ -482,10 +446,8 @@ COMMON=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_STANDARD=17 -DCMAKE_CXX_EXTENSION
   "-DCMAKE_INSTALL_PREFIX=$PREFIX")
 KOKKOS_OPTS=(-DKokkos_ENABLE_SERIAL=ON -DKokkos_ENABLE_OPENMP=ON
   -DKokkos_ENABLE_TESTS=OFF -DKokkos_ENABLE_EXAMPLES=OFF)
-# Every explicit instantiation (ETI) off: the kernels instantiate in the app,
-# and Kokkos Kernels builds in seconds. Vendor TPLs off as well: CUBLAS and
-# CUSPARSE default to ON with CUDA, and Kokkos Kernels 3.4 predates the
-# cuSPARSE API of CUDA 12+.
+# No explicit instantiations (the kernels instantiate in the app) and no vendor
+# TPLs: Kokkos Kernels 3.4 predates the cuSPARSE API of CUDA 12+.
 KERNELS_OPTS=(-DKokkosKernels_ADD_DEFAULT_ETI=OFF
   -DKokkosKernels_INST_DOUBLE=OFF -DKokkosKernels_INST_FLOAT=OFF
   -DKokkosKernels_INST_COMPLEX_DOUBLE=OFF -DKokkosKernels_INST_COMPLEX_FLOAT=OFF
@@ -499,8 +461,7 @@ KERNELS_OPTS=(-DKokkosKernels_ADD_DEFAULT_ETI=OFF
   "-DKokkos_ROOT=$PREFIX")
 # Kokkos Kernels 4 builds by component: the app uses BLAS only.
 if ((UPSTREAM)); then
-  # With CUDA, Kokkos Kernels 4 also turns cuSOLVER on by default, which then
-  # insists on cuBLAS and cuSPARSE: every vendor TPL stays off.
+  # cuSOLVER (on by default with CUDA) would insist on cuBLAS and cuSPARSE.
   KERNELS_OPTS+=(-DKokkosKernels_ENABLE_ALL_COMPONENTS=OFF -DKokkosKernels_ENABLE_COMPONENT_BLAS=ON
     -DKokkosKernels_ENABLE_PERFTESTS=OFF -DKokkosKernels_ENABLE_BENCHMARK=OFF
     -DKokkosKernels_ENABLE_TPL_CUSOLVER=OFF)
@@ -561,7 +522,7 @@ build_project() {  # build_project <name> <source dir> <c++ compiler> <cmake arg
   log "build $FLAVOUR_DIR: $name installed ($(elapsed "$t0"))"
 }
 
-if ((!REBUILD)) && [[ -f $INSTALL_STAMP && $(<"$INSTALL_STAMP") == "$BUILD_ID" ]]; then
+if [[ -f $INSTALL_STAMP && $(<"$INSTALL_STAMP") == "$BUILD_ID" ]]; then
   log "build $FLAVOUR_DIR: deps/install/$FLAVOUR_DIR is up to date"
 else
   t_build=$(now)

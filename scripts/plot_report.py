@@ -116,7 +116,6 @@ def normalise(doc, path):
     ranks = ranks if isinstance(ranks, int) and not isinstance(ranks, bool) and ranks > 1 else None
     wall = _number(doc.get("wall_seconds")) or 0.0
     return {
-        "schema_version": doc.get("schema_version", 1),
         "chunk_axis": chunk_axis_of(doc),
         "slab_count": slab_count_of(doc),
         "layout": layout_of(doc),
@@ -334,8 +333,7 @@ def import_pyplot():
     try:
         import matplotlib
     except ImportError:
-        # A pyenv/venv python3 ahead of Debian's on PATH lacks the Debian
-        # package: use /usr/bin/python3 when it has matplotlib.
+        # A pyenv/venv python3 ahead of Debian's on PATH: re-run under /usr/bin/python3.
         system = "/usr/bin/python3"
         if (os.environ.get("PLOT_REPORT_REEXEC") is None and os.path.exists(system)
                 and os.path.realpath(sys.executable) != os.path.realpath(system)):
@@ -390,7 +388,7 @@ def box(ax, y, width):
     ax.barh(y, width, height=0.72, color="none", edgecolor=LIMIT_COLOR, linewidth=0.8, zorder=1)
 
 
-def draw_panel(ax, r, scale, label_path, lo, hi):
+def draw_panel(ax, r, scale, lo, hi):
     stages, codecs = r["stages"], r["codecs"]
     rows = stages + codecs  # the codec rows below the stages
     y = list(range(len(rows)))[::-1]  # first stage on top
@@ -516,7 +514,7 @@ def plot(plt, reports, out, scale, dpi):
     longest_wall = max(r["wall"] for r in reports)
     for i, r in enumerate(reports):
         draw_time_panel(axes[2 * i, 0], r, len(reports) > 1, longest_wall)
-        any_limit |= draw_panel(axes[2 * i + 1, 0], r, scale, len(reports) > 1, lo, hi)
+        any_limit |= draw_panel(axes[2 * i + 1, 0], r, scale, lo, hi)
     handles = [Patch(color=BAR_COLOR, label="stage busy s / GB/s"), Patch(color=BOTTLENECK_COLOR, label="bottleneck"),
                Patch(color=IN_STAGE_COLOR, label="in a stage"), Patch(color=NO_STAGE_COLOR, label="in no stage")]
     if any(r["codecs"] for r in reports):

@@ -62,18 +62,37 @@ def median(values):
     return statistics.median(values) if values else float("nan")
 
 
+def timed(fn) -> tuple[float, object]:
+    """(seconds, result) of one call of fn()."""
+    t0 = time.perf_counter()
+    result = fn()
+    return time.perf_counter() - t0, result
+
+
+def seconds(fn) -> float:
+    """Seconds of one call of fn()."""
+    return timed(fn)[0]
+
+
 def median_time(fn, repeat: int, sync=None) -> float:
     """Median seconds of `repeat` calls of fn() after one warm-up call; sync() ends each call."""
     sync = sync or (lambda: None)
     fn()
     sync()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        sync()
-        times.append(time.perf_counter() - t0)
-    return median(times)
+    return median([seconds(lambda: (fn(), sync())) for _ in range(repeat)])
+
+
+def interleaved(runs: dict, rounds: int, warm_up: bool = True) -> dict[str, list[float]]:
+    """Seconds of each contender in `rounds` rounds that run every one once, the order
+    reversed every other round, so that load which comes and goes hits all alike."""
+    if warm_up:
+        for run in runs.values():
+            run()
+    times = {name: [] for name in runs}
+    for r in range(rounds):
+        for name in (list(runs) if r % 2 == 0 else list(runs)[::-1]):
+            times[name].append(seconds(runs[name]))
+    return times
 
 
 def ratio(a: float, b: float) -> float:
@@ -163,6 +182,17 @@ def mem_available() -> int:
     return 0
 
 
+def find_bench(explicit: str | None) -> str:
+    """The discount_bench binary: --bench, $DISCOUNT_BENCH, or a build under the repo."""
+    candidates = [explicit, os.environ.get("DISCOUNT_BENCH")]
+    candidates += [str(REPO / "build" / d / "discount_bench") for d in ("bench", "openmp", "cuda")]
+    for c in candidates:
+        if c and os.path.isfile(c) and os.access(c, os.X_OK):
+            return os.path.abspath(c)
+    sys.exit("discount_bench not found: build it (cmake --preset openmp -DDISCOUNT_BUILD_BENCH=ON && "
+             "cmake --build --preset openmp --target discount_bench) or pass --bench PATH")
+
+
 def find_app(explicit: str | None) -> str:
     """The discount_app binary: --app, $DISCOUNT_APP, or a build under the repo."""
     candidates = [explicit, os.environ.get("DISCOUNT_APP")]
@@ -219,18 +249,9 @@ def warm_file(path: str, block: int = 16 << 20) -> float:
 
 
 def warm_memory(nbytes: int, streams: int) -> tuple[float, int]:
-    """Touches nbytes of anonymous memory once, in `streams` processes at
-    once, and lets it go; returns (seconds, bytes touched).
-
-    In a virtual machine whose memory the hypervisor hands out page by page
-    (both machines here are Firecracker VMs) the first touch of a guest page
-    traps to the host: on the development VM a `dd` into /dev/shm wrote 0.38
-    GB/s the first time and 1.5 GB/s into the same memory freed and taken
-    again. Which contender of a benchmark meets fresh pages then decides more
-    than the contender does. After this, free memory has been touched once,
-    so each contender gets pages in the same state. `dd` reading /dev/zero
-    into one buffer of `block` bytes writes, and so faults in, every page.
-    """
+    """Touches nbytes of anonymous memory once, in `streams` dd processes at once,
+    and lets it go; returns (seconds, bytes touched). In a VM the first touch of a
+    guest page is slow, so afterwards every contender meets pages in the same state."""
     streams = max(1, streams)
     block = 1 << 30
     blocks = max(0, nbytes // block)

@@ -17,7 +17,6 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib as bl  # noqa: E402
@@ -45,12 +44,6 @@ def realistic(dates, ids, seed=1):
     disc = np.round(np.exp(-rate[None] * t), 8)
     mult = np.round(rng.uniform(1.0, 1000.0, (ids, 5)), 2)
     return mult, disc
-
-
-def timed(fn):
-    t0 = time.perf_counter()
-    out = fn()
-    return time.perf_counter() - t0, out
 
 
 def job(folder, name, src, out, extra_output=None, mode="file", memory=None):
@@ -113,7 +106,6 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     bl.need_python_modules("h5py", "numpy")
     import h5py
-    import numpy as np
     app = bl.find_app(args.app)
     info = bl.machine_info(app)
     folder = args.dir
@@ -171,13 +163,13 @@ def main(argv=None) -> int:
                 step = max(1, int(2e9 // (m.nbytes or 1)))
                 for b in range(0, d.shape[0], step):
                     cv[b:b + step] = m[None] * d[b:b + step]
-    res["h5py_gzip_s"], _ = timed(h5py_job)
+    res["h5py_gzip_s"], _ = bl.timed(h5py_job)
     check_dates(h5out, mult, disc)
 
     bl.log("4: h5repack to contiguous, then the app ...")
     repacked = os.path.join(folder, "repacked.h5")
     if shutil.which("h5repack"):
-        t_repack, _ = timed(lambda: subprocess.run(["h5repack", "-f", "NONE", "-l", "CONTI", gz, repacked], check=True))
+        t_repack, _ = bl.timed(lambda: subprocess.run(["h5repack", "-f", "NONE", "-l", "CONTI", gz, repacked], check=True))
         res["h5repack_s"] = t_repack
         res["h5repack_app_s"] = t_repack + run(job(folder, "repacked", repacked, out))["app_s"]
     bl.log("5: the decode stage alone, all threads and one ...")
@@ -242,7 +234,7 @@ def main(argv=None) -> int:
             def h5py_write():
                 with h5py.File(hz, "w") as g:
                     g.create_dataset("cv", data=cv, **kw)
-            t, _ = timed(h5py_write)
+            t, _ = bl.timed(h5py_write)
             with h5py.File(hz, "r") as g:
                 d = g["cv"]
                 stored = sum(d.id.get_chunk_info(i).size for i in range(d.id.get_num_chunks()))
@@ -268,7 +260,7 @@ def main(argv=None) -> int:
                 c.to_dataset().to_netcdf(xout, engine="h5netcdf",
                                          encoding={"cv": {"zlib": True, "complevel": 4, "shuffle": True}})
                 return names
-            res["xarray_zlib_s"], _ = timed(xr_job)
+            res["xarray_zlib_s"], _ = bl.timed(xr_job)
         except Exception as e:  # noqa: BLE001
             res["xarray_zlib_s"] = None
             print(f"xarray + dask: skipped ({e.__class__.__name__}: {str(e)[:120]})")

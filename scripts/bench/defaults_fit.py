@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -54,11 +53,9 @@ def make_input(path: Path, dates: int, ids: int, nums: int, transposed: bool, se
 
 
 def timed(fn) -> dict:
-    t0 = time.perf_counter()
-    fn()
-    t1 = time.perf_counter()
-    sync_s = bl.sync()
-    return {"wall_s": t1 - t0 + sync_s, "sync_s": sync_s}
+    """Seconds of fn() until durable: its own and the following sync's."""
+    run_s, sync_s = bl.seconds(fn), bl.sync()
+    return {"wall_s": run_s + sync_s, "sync_s": sync_s}
 
 
 def v_app(ctx, out, memory=None):
@@ -81,7 +78,6 @@ def v_app(ctx, out, memory=None):
 
 def v_h5py(ctx, out):
     import h5py
-    import numpy as np
 
     def body():
         with h5py.File(ctx["input"], "r") as f, h5py.File(out, "w") as g:
@@ -185,7 +181,7 @@ def main(argv=None):
         bl.print_table(["variant", "median s", "min s", "max s", "check"], rows, title=f"[{layout}]")
         app_run = results["app"][0]
         print(f"  app plan: {app_run.get('plan', '').splitlines()[1] if app_run.get('plan') else '?'}")
-        print(f"  app stages (first run): " + ", ".join(f"{k} {v:.2f} s" for k, v in app_run["stages"].items())
+        print("  app stages (first run): " + ", ".join(f"{k} {v:.2f} s" for k, v in app_run["stages"].items())
               + f", staging {app_run['staging_s']:.2f} s")
         for peer in ("h5py", "xarray"):
             if peer in med:

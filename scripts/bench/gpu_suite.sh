@@ -1,15 +1,11 @@
 #!/usr/bin/env bash
-# The GPU node's figures for docs/performance.md in one go, each step with its
-# own time limit and log. Part 1: build + whole ctest suite (scripts/gpu_check.sh),
-# kernel vs copy for every slicing, PCIe, the device path, host kernel, peers.
-# Part 2: full scale through the whole pipeline (synthetic source, checksum
-# sink), and the largest file-to-file case the disk allows, verified.
-#   scripts/bench/gpu_suite.sh [--part 1|2|all|STEP,STEP,...] [--logs DIR] [--no-build]
-# Steps: build kernel_large kernel_seed pcie stream kernel_host host_slicings host_slicings_large peers_gpu
-#        ctest stream_large ctest_mpi pcie_all scale_gpu scale_gpu_path scale_host scale_host_unbound full_scale file16
-#        file80 (80 GB in and out: the 4-GPU kind's disk) startup16 startup_ids lifecycle storage_split io_threads
-#        pinning python_host python_large python_calls compressed full_zstd
-# --mpi: build the cuda-mpi preset (needed by ctest_mpi, scale_gpu, scale_host).
+# The GPU node's figures for docs/performance.md, each step with its own time
+# limit and log under out/gpu_suite (archived to $OUT after each step).
+#   scripts/bench/gpu_suite.sh [--part 1|2|all|STEP,STEP,...] [--logs DIR] [--no-build] [--mpi]
+# Part 1: build, kernels, PCIe, device path, host slicings, peers, ctest. Part 2: full scale, file16.
+# Other steps: ctest_mpi pcie_all scale_gpu scale_host file80 startup16 startup_ids lifecycle
+#   storage_split python_host python_large python_calls compressed full_zstd
+# --mpi: build the cuda-mpi preset (ctest_mpi, scale_*, file80 with one rank per GPU).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 part=all
@@ -18,11 +14,11 @@ build=1
 preset=cuda
 while [[ $# -gt 0 ]]; do
   case "$1" in
-    --mpi) preset=cuda-mpi ;;  # build with MPI: one rank per GPU (scale_* steps need it)
+    --mpi) preset=cuda-mpi ;;
     --part) part=$2; shift ;;
     --logs) logs=$2; shift ;;
     --no-build) build=0 ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
     *) echo "gpu_suite.sh: unknown option $1" >&2; exit 64 ;;
   esac
   shift
@@ -44,7 +40,6 @@ step() {  # step <name> <seconds> <command...>: run with a limit, log, report
   timeout "$limit" "$@" >"$logs/$name.log" 2>&1
   local rc=$?
   echo "== $name: rc=$rc, $(( $(date +%s) - t0 )) s (log $name.log)"
-  # The device tool brings back at most 8 files: keep one archive, refreshed after every step.
   if [[ -n ${OUT:-} ]]; then tar czf "$OUT/gpu_suite_logs.tgz" -C "$logs" . 2>/dev/null; fi
   return $rc
 }
@@ -55,8 +50,7 @@ step() {  # step <name> <seconds> <command...>: run with a limit, log, report
 mpi_flag=; [[ $preset == cuda-mpi ]] && mpi_flag=--mpi
 s_build() { step build 300 bash scripts/gpu_check.sh sm_90 --build-only $mpi_flag || { tail -40 "$logs/build.log"; exit 1; }; }
 gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
-# Rank scaling (MPI build): the full job on 1..gpus GPUs, synthetic source and
-# checksum sink; the host path on 1, 2, 4 ranks sharing the cores.
+# Rank scaling (MPI build): the synthetic job on 1..gpus GPUs, and the host path on 1, 2, 4 ranks.
 s_scale_gpu() {
   local list=1; for ((r = 2; r <= gpus; r *= 2)); do list+=",$r"; done
   step scale_gpu 300 $py scripts/bench/scaling.py --app $app --ranks "$list" --shape 200x10000000x5 \
@@ -78,7 +72,7 @@ s_pcie_all() {
 s_scale_host() {
   step scale_host 300 $py scripts/bench/scaling.py --app $app --ranks 1,2,4 --shape 200x1000000x5 \
     --space host --host-budget 4GiB --max-slab 256MiB --repeat 2 --json "$logs/scale_host.json"
-  # Open MPI binds 1-2 ranks to a core each by default; unbound, the app shares the cores itself.
+  # Unbound: Open MPI would bind 1-2 ranks to a core each.
   step scale_host_unbound 300 $py scripts/bench/scaling.py --app $app --ranks 1,2,4 --shape 200x1000000x5 \
     --space host --host-budget 4GiB --max-slab 256MiB --repeat 2 --mpirun-args "--bind-to none" \
     --json "$logs/scale_host_unbound.json"
@@ -93,15 +87,10 @@ s_pcie() { step pcie 60 $bench --mode pcie --pcie-gib 2 --reps 5; }
 s_stream() { step stream 120 $bench --mode stream --dates 200 --ids 1000000 --nums 5 --slab-mib 256 --depth 3 --reps 3; }
 # 40 GB each way: start and end of the stream weigh less than in the 8 GB one.
 s_stream_large() { step stream_large 240 $bench --mode stream --dates 200 --ids 5000000 --nums 5 --slab-mib 192 --depth 3 --reps 3; }
-s_kernel_host() { step kernel_host 120 $bench --mode kernel --space host --dates 200 --ids 1000000 --nums 5 --reps 5 --kokkos-threads=$threads; }
-# Every slicing of the host kernel against memcpy / NumPy copyto, NumPy and Numba, one thread per core
-# (the log's "threads:" line shows each peer's CPU masks; a run on too few CPUs says INVALID RUN).
+# Every slicing of the host kernel against memcpy, NumPy and Numba, one thread per core.
 s_host_slicings() {
   OMP_NUM_THREADS=$threads OMP_PROC_BIND=spread OMP_PLACES=cores step host_slicings 180 $py scripts/bench/host_kernel.py \
     --slicings --bench $bench --app $app --rounds 3 --repeat 3 --columns 16384,65536 --json "$logs/host_slicings.json"; }
-s_host_slicings_large() {
-  OMP_NUM_THREADS=$threads OMP_PROC_BIND=spread OMP_PLACES=cores step host_slicings_large 500 $py scripts/bench/host_kernel.py \
-    --slicings --bench $bench --app $app --dates 200 --ids 1000000 --rounds 3 --repeat 2 --json "$logs/host_slicings_large.json"; }
 s_peers_gpu() { step peers_gpu 120 $py scripts/bench/gpu_peers.py --sizes 100x4000x5,200x1000000x5 --json "$logs/peers_gpu.json"; }
 s_ctest() {
   OMP_NUM_THREADS=4 OMP_PROC_BIND=false step ctest 400 ctest --preset $preset -j 4 --timeout 240
@@ -125,7 +114,7 @@ report: file16_run.json
 YAML
   step generate16 240 $app generate --dates 200 --ids 2000000 --nums 5 --seed 7 --out "$work/in16.h5" --force
   step file16 240 bash -c "$app run $work/file16.yaml && sync"
-  # The same bytes copied by cp, until durable, for scale (input still in the page cache).
+  # cp of the same bytes, until durable, for scale.
   step cp16 240 bash -c "cp $work/in16.h5 $work/cp16.h5 && sync"
   rm -f "$work/cp16.h5"
   step verify16 240 $app verify "$work/file16.yaml" --sample
@@ -134,23 +123,18 @@ YAML
   rm -f "$work"/in16.h5 "$work"/out16.h5
 }
 
-# Start-up of a 16 GB file-to-file job, exec to the first input read, first
-# measuring the links (empty cache), then with this host's cached limits.
+# Exec to the first slab read: 16 GB file to file, then 2^31+17 ids in id slabs.
 s_startup16() {
   step startup16 300 $py scripts/bench/startup.py --app $app --dir "$work/startup" --json "$logs/startup16.json"
   rm -rf "$work/startup"
 }
-# Start-up of a synthetic job with 2^31+17 ids in id slabs (34 GB output on /dev/shm), device and host.
 s_startup_ids() {
   step startup_ids 300 $py scripts/bench/startup.py --app $app --wide-ids --dir /dev/shm/discount_ids \
     --json "$logs/startup_ids.json"
   rm -rf /dev/shm/discount_ids
 }
-# What the CUDA runtime costs a process apart from its work: cuInit, the context, the teardown.
 s_lifecycle() { step lifecycle 120 $bench --mode lifecycle --reps 3; }
-# output.layout: split: 20 GB in and out on /dev/shm, device and
-# host paths, against a parallel dd pair (16 readers + 16 writers), cp and h5py in
-# the same call, and layout single; then 10 GB on the node's disk (each made durable).
+# output.layout: split against dd, cp and h5py: 20 GB on /dev/shm, then 10 GB on the disk.
 s_storage_split() {
   step storage_split_tmpfs 600 $py scripts/bench/storage_split.py --app $app --dir /dev/shm/discount_split \
     --size 20GB --writers $threads --space device,host --json "$logs/storage_split_tmpfs.json"
@@ -161,61 +145,27 @@ s_storage_split() {
   rm -rf "$work/split_disk"
 }
 
-# The split layout on /dev/shm with the I/O-side threads
-# (DISCOUNT_IO_THREADS: readers' and writers' copies) at the default and more.
-s_io_threads() {
-  step io_threads 560 $py scripts/bench/storage_split.py --app $app --dir /dev/shm/discount_io \
-    --size 20GB --writers $threads --space device,host --only dd_pair,split --io-threads 12,16 \
-    --json "$logs/io_threads.json"
-  rm -rf /dev/shm/discount_io
-}
-
-# The GPU staging ring: a device split job with the ring's pages
-# registered (the default), with the runtime's pinned allocator
-# (DISCOUNT_STAGING_PIN=alloc), and registered at 256 MiB slabs (past the
-# 1 GiB cap that max_slab: auto keeps the ring within).
-s_pinning() {
-  local args=(--app "$app" --dir /dev/shm/discount_pin --size 20GB --writers "$threads" --space device
-              --repeat 2 --only dd_pair,split)
-  step pinning_register 300 $py scripts/bench/storage_split.py "${args[@]}" --json "$logs/pinning_register.json"
-  DISCOUNT_STAGING_PIN=alloc step pinning_alloc 300 $py scripts/bench/storage_split.py "${args[@]}" \
-    --json "$logs/pinning_alloc.json"
-  step pinning_256m 300 $py scripts/bench/storage_split.py "${args[@]}" --max-slab 256MiB \
-    --json "$logs/pinning_256m.json"
-  rm -rf /dev/shm/discount_pin
-}
-
-# Python: multiply in host space against Numba and NumPy on 16
-# threads; on the device at 50 x 10M x 5 (20 GB in host RAM each way)
-# against the PCIe limits, a CuPy loop and Numba, measured in the same call.
+# Python: multiply against Numba and NumPy. OMP_PROC_BIND=false: with binding
+# libgomp pins the main thread to one core at import, and Numba and the CLI inherit it.
 s_python_host() {
-  # OMP_PROC_BIND=false: with binding, libgomp pins the Python process's main
-  # thread to one core at import, and Numba's threads and the CLI it starts
-  # inherit that one core (seen on the node: Numba "16 threads" ran on 1).
   OMP_PROC_BIND=false PYTHONPATH=build/$preset/python step python_host 300 $py scripts/bench/python_multiply.py --space host \
     --threads $threads --dates 20 --ids 4000000 --repeat 3 --calls 10 --run-ids 1000000 --app $app \
     --json "$logs/python_host.json"
 }
-# What a multiply call costs on 16 cores, quiet and beside busy loops; budgets;
-# every slicing against a NumPy copy (scripts/bench/python_calls.py).
 s_python_calls() {
   mkdir -p "$work"
   OMP_PROC_BIND=false PYTHONPATH=build/$preset/python step python_calls 400 $py scripts/bench/python_calls.py \
     --busy $threads --work "$work" --json "$logs/python_calls.json"
 }
 s_python_large() {
-  # 50 dates (20 GB each way): at 100 dates the benchmark's arrays and its
-  # peers' (80 GB) plus the staging were killed for memory on the 125 GB node.
+  # 50 dates: 100 dates with the peers' arrays do not fit the node's memory.
   OMP_PROC_BIND=false PYTHONPATH=build/$preset/python step python_large 580 $py scripts/bench/python_multiply.py --space device \
     --threads $threads --dates 50 --ids 10000000 --repeat 1 --calls 5 --run-ids 1000000 --app $app \
     --json "$logs/python_large.json"
 }
 
-# Compressed data at the node's size (scripts/bench/compressed.py), and the
-# full-scale 100 x 10M x 5 realistic job on the GPU with zstd 3 + shuffle
-# output on /dev/shm, every element checked chunk by chunk with the
-# system's libzstd (the node's h5py has no zstd filter). ZSTD_DATES=20 runs
-# a fifth of it (8 GB each way).
+# Compressed data (compressed.py), and 100 x 10M x 5 realistic values with zstd
+# output on the GPU, checked with the system's libzstd (ZSTD_DATES=20: a fifth).
 s_compressed() {
   step compressed 400 $py scripts/bench/compressed.py --app $app --dir /dev/shm/bz --dates 10 --ids 2500000 \
     --repeat 1 --skip-xarray --json "$logs/compressed.json"
@@ -238,9 +188,8 @@ YAML
   rm -rf "$dir"
 }
 
-# Full size, file to file (80 GB in, 80 GB out: needs about 170 GB of disk),
-# one rank per GPU when the build has MPI, against the disk's O_DIRECT write
-# speed measured in the same call; verified by sampling and by h5py on whole dates.
+# 80 GB in and out (about 170 GB of disk), one rank per GPU with MPI, against
+# the disk's O_DIRECT write speed; verified by sampling and on whole dates.
 s_file80() {
   mkdir -p "$work"
   cat > "$work/file80.yaml" <<YAML
@@ -263,17 +212,17 @@ YAML
 
 slow=--slow
 case $part in
-  1) steps="build kernel_large kernel_seed pcie stream stream_large kernel_host host_slicings peers_gpu ctest" ;;
+  1) steps="build kernel_large kernel_seed pcie stream stream_large host_slicings peers_gpu ctest" ;;
   2) steps="full_scale file16" ;;
-  all) steps="build kernel_large kernel_seed pcie stream stream_large kernel_host host_slicings peers_gpu ctest full_scale file16" ;;
+  all) steps="build kernel_large kernel_seed pcie stream stream_large host_slicings peers_gpu ctest full_scale file16" ;;
   *) steps=${part//,/ }; slow= ;;  # an explicit list of steps, e.g. build,kernel_large,ctest
 esac
 [[ $build == 0 ]] && steps=${steps/build/}
 for s in $steps; do "s_$s"; done
 
 echo; echo "===== summary tables ====="
-for f in kernel_large kernel_seed pcie stream stream_large kernel_host host_slicings host_slicings_large peers_gpu ctest ctest_mpi pcie_all scale_gpu scale_gpu_path scale_host scale_host_unbound full_scale generate16 file16 cp16 verify16 h5py16 startup16 startup_ids lifecycle storage_split_tmpfs storage_split_disk io_threads pinning_register pinning_alloc pinning_256m python_host python_large python_calls compressed generate_zstd full_zstd check_zstd disk80 generate80 file80 verify80 h5py80; do
-  [[ -f $logs/$f.log ]] || continue
+for log in $(ls -tr "$logs"/*.log); do
+  f=$(basename "$log" .log); [[ $f == machine || $f == pcie_gpu* ]] && continue
   echo "--- $f"; grep -vE "^\[deps\]|OMP_PROC_BIND|OpenMP 4.0|OpenMP 3.1|unit testing" "$logs/$f.log" | tail -25
 done
 if [[ -n ${OUT:-} ]]; then tar czf "$OUT/gpu_suite_logs.tgz" -C "$logs" .; fi

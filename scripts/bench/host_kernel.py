@@ -13,7 +13,6 @@ import argparse
 import json
 import os
 import sys
-import time
 
 # The CPUs this process may use, read before Numba's OpenMP layer pins the main
 # thread to one CPU under OMP_PROC_BIND: children get this mask back.
@@ -155,24 +154,13 @@ def bits_sum(a) -> int:
 # Numba peers, interleaved
 
 
-def find_bench(explicit: str | None) -> str:
-    """The discount_bench binary: --bench, $DISCOUNT_BENCH, or a build under the repo."""
-    candidates = [explicit, os.environ.get("DISCOUNT_BENCH")]
-    candidates += [str(bl.REPO / "build" / d / "discount_bench") for d in ("bench", "openmp", "cuda")]
-    for c in candidates:
-        if c and os.path.isfile(c) and os.access(c, os.X_OK):
-            return os.path.abspath(c)
-    sys.exit("discount_bench not found: build it (cmake --preset openmp -DDISCOUNT_BUILD_BENCH=ON && "
-             "cmake --build --preset openmp --target discount_bench) or pass --bench PATH")
-
-
 def slicings_main(args, info) -> None:
     import subprocess
 
     import numba
     import numpy as np
 
-    bench = find_bench(args.bench)
+    bench = bl.find_bench(args.bench)
     D, M, O = args.dates, args.ids, args.nums
     N = D * M * O
     kernel_bytes, copy_bytes = 16 * N + 8 * M * O, 16 * N
@@ -235,9 +223,7 @@ def slicings_main(args, info) -> None:
             for i in range(len(peers)):
                 key, _, kind, fn = peers[(i + rep) % len(peers)]
                 o.fill(np.nan)  # poison: a peer that writes nothing fails its check
-                t0 = time.perf_counter()
-                fn()
-                t = time.perf_counter() - t0
+                t = bl.seconds(fn)
                 if rep:
                     samples[key].append(t)
                 elif r == 0:

@@ -12,7 +12,6 @@ import argparse
 import os
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib as B  # noqa: E402
@@ -80,16 +79,8 @@ def main():
     limit = {"copy": lambda m, d: d.map_blocks(np.copy, dtype=np.float64)}
 
     def interleaved(runs):
-        """Medians of --repeat rounds, each running every contender once (order reversed every other round)."""
-        for run in runs.values():
-            run()  # warm-up
-        times = {name: [] for name in runs}
-        for r in range(args.repeat):
-            for name in (list(runs) if r % 2 == 0 else list(runs)[::-1]):
-                t0 = time.perf_counter()
-                runs[name]()
-                times[name].append(time.perf_counter() - t0)
-        return {name: B.median(t) for name, t in times.items()}
+        """Medians of --repeat interleaved rounds."""
+        return {name: B.median(t) for name, t in B.interleaved(runs, args.repeat).items()}
 
     results = {"machine": info}
     rows = []

@@ -13,7 +13,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib as B  # noqa: E402
@@ -101,9 +100,7 @@ def main():
     discount_app.multiply(np.ones((1, 1)), np.ones((1, 1, 1)), np.empty((1, 1, 1)), space=a.space)
     if hasattr(discount_app, "release_buffers"):
         discount_app.release_buffers()
-    t0 = time.perf_counter()
-    discount_app.multiply(mult, disc, out, **kw)
-    t_first = time.perf_counter() - t0
+    t_first = B.seconds(lambda: discount_app.multiply(mult, disc, out, **kw))
     first_report = discount_app.last_report()
     results["multiply_first_call_s"] = t_first
     print(f"multiply, first call (makes its staging ring): {t_first:.3f} s, staging "
@@ -115,9 +112,7 @@ def main():
     t_staged = t_pin = None
     if pins:
         t_staged = B.median_time(lambda: discount_app.multiply(mult, disc, out, pin=False, **kw), a.repeat)
-        t0 = time.perf_counter()
-        discount_app.multiply(mult, disc, out, **kw)
-        t_pin = time.perf_counter() - t0
+        t_pin = B.seconds(lambda: discount_app.multiply(mult, disc, out, **kw))
         results["multiply_staged_s"], results["multiply_pinning_call_s"] = t_staged, t_pin
         results["pinned_bytes"] = discount_app.pinned_bytes()
         print(f"multiply staged (pin=False): {t_staged:.3f} s; the call that pins disc and out in place: "
@@ -166,12 +161,8 @@ def main():
         # comes and goes on a shared machine hits all three alike.
         paired = {"copy / multiply (target >= 0.8)": [], "np.multiply / multiply (target >= 1.5)": []}
         for _ in range(0 if a.no_peers else 2 * a.repeat):
-            t = []
-            for fn in (lambda: discount_app.multiply(mult, disc, out, **kw), lambda: copy(d1, o1),
-                       lambda: np.multiply(mult[None], disc, out=out)):
-                t0 = time.perf_counter()
-                fn()
-                t.append(time.perf_counter() - t0)
+            t = [B.seconds(fn) for fn in (lambda: discount_app.multiply(mult, disc, out, **kw), lambda: copy(d1, o1),
+                                          lambda: np.multiply(mult[None], disc, out=out))]
             paired["copy / multiply (target >= 0.8)"].append(t[1] / t[0])
             paired["np.multiply / multiply (target >= 1.5)"].append(t[2] / t[0])
         if not a.no_peers:
@@ -217,10 +208,7 @@ def main():
                   + (f"; staged: {t_staged / allowed:.2f}; the pinning call: {t_pin / allowed:.2f}" if pins else "")
                   + ")")
             if t_copy is not None:
-                # Arrays in pageable host memory go through staging: each byte is
-                # copied twice on the host (in, and out), beside the GPU's own
-                # reads and writes of the staging buffers. Two copies at the
-                # Numba copy's rate alone are a floor no staged path goes under.
+                # Staged arrays are copied twice on the host (in and out): a floor for the staged path.
                 floor = 2 * t_copy
                 results["two_host_copies_s"] = floor
                 print(f"two host copies of these bytes at the Numba copy's rate: {floor:.3f} s = "
@@ -244,23 +232,14 @@ def main():
     # 1 x 1 x 1 calls after the first.
     one_m, one_d, one_o = np.ones((1, 1)), np.ones((1, 1, 1)), np.empty((1, 1, 1))
     discount_app.multiply(one_m, one_d, one_o, space=a.space)
-    calls = []
-    for _ in range(50):
-        t0 = time.perf_counter()
-        discount_app.multiply(one_m, one_d, one_o, space=a.space)
-        calls.append(time.perf_counter() - t0)
+    calls = [B.seconds(lambda: discount_app.multiply(one_m, one_d, one_o, space=a.space)) for _ in range(50)]
     results["overhead_ms"] = 1e3 * B.median(calls)
     print(f"\n1 x 1 x 1 multiply after the first call: median {results['overhead_ms']:.2f} ms, "
           f"max {1e3 * max(calls):.2f} ms over 50 calls")
 
-    # Twenty calls in a row (the seed's "slower after each run"): the first
-    # five against the last five, on a tenth of the dates.
+    # Calls in a row on a tenth of the dates: the first five against the last five.
     part = max(1, a.dates // 10)
-    series = []
-    for _ in range(a.calls):
-        t0 = time.perf_counter()
-        discount_app.multiply(mult, disc[:part], out[:part], **kw)
-        series.append(time.perf_counter() - t0)
+    series = [B.seconds(lambda: discount_app.multiply(mult, disc[:part], out[:part], **kw)) for _ in range(a.calls)]
     k = max(1, min(5, a.calls // 2))
     results["series_s"] = series
     print(f"{a.calls} calls in a row on {part} date(s): first {k} median {B.median(series[:k]):.4f} s, last {k} "
@@ -289,17 +268,8 @@ def main():
             B.remove(cv)
             subprocess.run([app, "run", "-q", cfg], check=True)
         # Alternating, so both see the same page cache and load.
-        t_py, t_cli = [], []
-        py_run()
-        cli_run()
-        for _ in range(a.repeat):
-            t0 = time.perf_counter()
-            py_run()
-            t_py.append(time.perf_counter() - t0)
-            t0 = time.perf_counter()
-            cli_run()
-            t_cli.append(time.perf_counter() - t0)
-        results["run_s"], results["cli_s"] = B.median(t_py), B.median(t_cli)
+        t = B.interleaved({"run": py_run, "cli": cli_run}, a.repeat)
+        results["run_s"], results["cli_s"] = B.median(t["run"]), B.median(t["cli"])
         print(f"\nrun() vs the CLI on {B.fmt_bytes(8 * a.dates * ids * a.nums)} in HDF5 ({work}): run() "
               f"{results['run_s']:.3f} s, CLI {results['cli_s']:.3f} s (process start included), "
               f"run/CLI = {results['run_s'] / results['cli_s']:.3f}")

@@ -4,7 +4,7 @@
 On one folder: a pair of parallel `dd` streams moving the job's bytes, `cp`,
 an h5py + NumPy loop, and the app with layout single and split, each followed
 by `sync` on a disk; outputs checked on whole dates (check_cv_dates.py).
-On memory-backed folders the free memory is touched first (--warm-memory).
+On memory-backed folders the free memory is touched first (benchlib.warm_memory).
 
   /usr/bin/python3 scripts/bench/storage_split.py --dir /tmp/split_small --size 200MB
 """
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import resource
 import shutil
 import subprocess
@@ -49,27 +48,11 @@ def parse_args(argv=None):
     p.add_argument("--size", type=bl.parse_bytes, default="200MB", help="input bytes (the output is as large)")
     p.add_argument("--dates", type=int, default=200, help="dates of the input; ids follow from --size")
     p.add_argument("--writers", type=int, default=os.cpu_count() or 2, help="parallel dd streams each way")
-    p.add_argument("--parts", default="auto", help="output.parts for the split runs")
     p.add_argument("--space", default="host",
                    help="compute.space of the app runs, or a comma list (device,host on a GPU node: both in one call)")
-    p.add_argument("--max-slab", default="", help="memory.max_slab for the app runs (default: the app's)")
-    p.add_argument("--host-budget", default="", help="memory.host_budget for the app runs (default: the app's)")
-    p.add_argument("--io-threads", default="",
-                   help="comma list: extra split runs with DISCOUNT_IO_THREADS set to each (the thread split, item 5)")
-    p.add_argument("--variant", action="append", default=[], metavar="NAME:SETTING[,SETTING...]",
-                   help="an extra split run per space, named split[_SPACE]_NAME: each SETTING is SECTION.KEY=VALUE "
-                        "(a config value) or NAME=VALUE without a dot (an environment variable), e.g. "
-                        "slab256:memory.max_slab=256MiB or io4:DISCOUNT_IO_THREADS=4 (repeatable)")
     p.add_argument("--only", default="",
                    help="comma list of contenders to run (dd_pair,cp,h5py,single,split); default all")
-    p.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
-                   help="a config value for every app run, e.g. output.direct_io=false or memory.pipeline_depth=8 "
-                        "(YAML value; repeatable)")
-    p.add_argument("--warm-memory", default="auto", choices=["auto", "on", "off"],
-                   help="touch the free memory once before timing (auto: on a memory-backed folder), so that no "
-                        "contender pays a VM's first touch of fresh pages that another does not")
     p.add_argument("--repeat", type=int, default=1, help="runs of each contender; the best counts")
-    p.add_argument("--keep", action="store_true", help="keep the folder's files")
     p.add_argument("--json", help="write every figure here")
     return p.parse_args(argv)
 
@@ -105,54 +88,12 @@ def dd_pair(folder: str, src: str, out_bytes: int, n: int, durable: bool) -> flo
     return timed(commands, durable)
 
 
-def parse_variant(text: str):
-    """--variant NAME:SETTING,...: (name, config settings, environment)."""
-    name, colon, body = text.partition(":")
-    if not colon or not name or not re.fullmatch(r"[A-Za-z0-9]+", name):
-        sys.exit(f"--variant {text}: expected NAME:SETTING[,SETTING...] with a plain alphanumeric NAME")
-    sets, env = [], {}
-    for item in [i for i in body.split(",") if i]:
-        key, sep, value = item.partition("=")
-        if not sep:
-            sys.exit(f"--variant {text}: {item}: expected KEY=VALUE")
-        if "." in key:
-            sets.append(item)
-        else:
-            env[key] = value
-    return name, sets, env
-
-
-def job_yaml(folder: str, name: str, layout: str, space: str, args, extra_sets=()) -> str:
-    output = {"file": f"{name}.h5", "overwrite": True, "layout": layout}
-    if layout == "split":
-        output["parts"] = args.parts if args.parts == "auto" else int(args.parts)
-    memory = {}
-    if args.max_slab:
-        memory["max_slab"] = args.max_slab
-    if args.host_budget:
-        memory["host_budget"] = args.host_budget
-    config = {"input": {"file": "in.h5"}, "output": output, "compute": {"space": space}}
-    if memory:
-        config["memory"] = memory
-    for item in list(args.set) + list(extra_sets):
-        key, sep, value = item.partition("=")
-        section, dot, field = key.partition(".")
-        if not sep or not dot:
-            sys.exit(f"--set {item}: expected SECTION.KEY=VALUE")
-        config.setdefault(section, {})[field] = yaml_value(value)
+def job_yaml(folder: str, name: str, layout: str, space: str) -> str:
+    config = {"input": {"file": "in.h5"}, "output": {"file": f"{name}.h5", "overwrite": True, "layout": layout},
+              "compute": {"space": space}}
     path = os.path.join(folder, f"{name}.yaml")
     bl.write_config(path, config)
     return path
-
-
-def yaml_value(text: str):
-    """A --set value as YAML would read it: true/false, an integer, else the text."""
-    if text.lower() in ("true", "false"):
-        return text.lower() == "true"
-    try:
-        return int(text)
-    except ValueError:
-        return text
 
 
 def remove_output(folder: str, name: str) -> None:
@@ -190,31 +131,24 @@ def main(argv=None) -> int:
     with open(h5py_script, "w") as f:
         f.write(H5PY_LOOP)
     block = max(1, (256 << 20) // (ids * NUMS * 8))
-    if args.warm_memory == "on" or (args.warm_memory == "auto" and not durable):
+    if not durable:
         # All free memory but a margin (10%, at least 2 GiB) for the contenders' own.
         avail = bl.mem_available()
         seconds, touched = bl.warm_memory(avail - max(2 << 30, avail // 10), os.cpu_count() or 2)
         print(f"warmed {bl.fmt_bytes(touched)} of free memory in {seconds:.1f} s "
               f"({bl.gbps(touched, seconds):.2f} GB/s first touch), before any contender")
     spaces = [s for s in args.space.split(",") if s]
-    # --io-threads N is the variant ioN:DISCOUNT_IO_THREADS=N.
-    variants = [(f"io{n}", [], {"DISCOUNT_IO_THREADS": str(n)}) for n in [int(t) for t in args.io_threads.split(",") if t]]
-    variants += [parse_variant(v) for v in args.variant]
     # One space: contenders "single" and "split"; several: "single_<space>", "split_<space>".
     only = [c for c in args.only.split(",") if c]
     wanted = lambda contender: not only or contender in only  # noqa: E731
-    apps = []  # (name, config, environment)
+    apps = []  # (name, config)
     for space in spaces:
         tag = "" if len(spaces) == 1 else f"_{space}"
-        for layout in ("single", "split"):
-            if wanted(layout):
-                apps.append((layout + tag, job_yaml(folder, layout + tag, layout, space, args), None))
-        for vname, sets, env in variants:
-            name = f"split{tag}_{vname}"
-            apps.append((name, job_yaml(folder, name, "split", space, args, sets), env or None))
+        apps += [(layout + tag, job_yaml(folder, layout + tag, layout, space))
+                 for layout in ("single", "split") if wanted(layout)]
 
     tools = [k for k in ("dd_pair", "cp", "h5py") if wanted(k)]
-    times: dict[str, list[float]] = {k: [] for k in tools + [name for name, _, _ in apps]}
+    times: dict[str, list[float]] = {k: [] for k in tools + [name for name, _ in apps]}
     # CPU seconds (user + system) of each contender's processes, from the
     # children's rusage: whether a contender is short of cores or of memory.
     cpu: dict[str, list[float]] = {k: [] for k in times}
@@ -241,10 +175,10 @@ def main(argv=None) -> int:
                 [[sys.executable, h5py_script, src, os.path.join(folder, "h5py.h5"), str(block)]], durable)))
             check_dates(src, os.path.join(folder, "h5py.h5"))
             bl.remove(os.path.join(folder, "h5py.h5"))
-        for name, yaml, env in apps:
+        for name, yaml in apps:
             remove_output(folder, name)
             run = charged(name, lambda: bl.run_app(app, yaml, os.path.join(folder, f"{name}_run.json"),
-                                                   then_sync=durable, env=env))
+                                                   then_sync=durable))
             times[name].append(run["wall_s"])
             report = run["report"]
             described[name] = report.get("output", "")
@@ -281,19 +215,18 @@ def main(argv=None) -> int:
     ratios = {}
     for space in spaces:
         tag = "" if len(spaces) == 1 else f"_{space}"
-        where = "" if len(spaces) == 1 else f" [{space}]"
-        extra = tuple(f"split{tag}_{v[0]}" for v in variants)
-        for name in [n for n, _, _ in apps if n == "split" + tag or n in extra]:
-            split = best[name]
-            label = where if name == "split" + tag else f" [{name}]"
-            if "dd_pair" in best:
-                ratios[f"split / dd pair (target <= 1.4){label}"] = split / best["dd_pair"]
-            if "cp" in best:
-                ratios[f"cp / split (target >= 3){label}"] = best["cp"] / split
-            if "h5py" in best:
-                ratios[f"h5py / split (target >= 4){label}"] = best["h5py"] / split
-            if "single" + tag in best:
-                ratios[f"single / split{label}"] = best["single" + tag] / split
+        label = "" if len(spaces) == 1 else f" [{space}]"
+        split = best.get("split" + tag)
+        if split is None:
+            continue
+        if "dd_pair" in best:
+            ratios[f"split / dd pair (target <= 1.4){label}"] = split / best["dd_pair"]
+        if "cp" in best:
+            ratios[f"cp / split (target >= 3){label}"] = best["cp"] / split
+        if "h5py" in best:
+            ratios[f"h5py / split (target >= 4){label}"] = best["h5py"] / split
+        if "single" + tag in best:
+            ratios[f"single / split{label}"] = best["single" + tag] / split
     bl.print_table(["ratio", "value"], [[k, f"{v:.2f}"] for k, v in ratios.items()], title="ratios (same run)")
     for name, text in described.items():
         print(f"{name}: output {text}\n    stages: {stages.get(name, '')}")
@@ -302,8 +235,7 @@ def main(argv=None) -> int:
                                   "shape": [args.dates, ids, NUMS], "writers": args.writers, "times": times, "cpu_s": cpu,
                                   "best": best, "ratios": ratios, "outputs": described,
                                   "stages": stages})
-    if not args.keep:
-        shutil.rmtree(folder, ignore_errors=True)
+    shutil.rmtree(folder, ignore_errors=True)
     return 0
 
 

@@ -1,17 +1,11 @@
-// Kernel, PCIe and device-path benchmarks for discount_app, with the limit
-// each is judged against measured in the same run:
-//   kernel  data resident in one memory space: copy vs every slicing
-//   pcie    pinned host <-> device, each direction alone and both at once
-//   stream  the app's pipeline composed with a source that reads nothing and a
-//           sink that writes nothing: slabs go pinned host -> device -> kernel
-//           -> pinned host on three execution space instances (under mpirun,
-//           each rank streams its share, as the app's ranks do)
-//   lifecycle  what the CUDA runtime costs a process apart from its work: child
-//           processes timed from spawn to reaped (no CUDA call; cuInit and the
-//           primary context; the app's allocations; leaving by _exit; a small
-//           pinning before the first large one), before Kokkos starts here
-// Every kernel result is checked element by element against a plain loop
-// (outputs poisoned with NaN first). Prints one table per mode.
+// Kernel, PCIe and device-path benchmarks for discount_app, each against the
+// limit measured in the same run (scripts/bench/README.md describes the modes):
+//   kernel     data resident in one memory space: a copy against every slicing
+//   pcie       pinned host <-> device, each direction alone and both at once
+//   stream     the app's pipeline with a source that reads nothing and a sink
+//              that writes nothing (under mpirun each rank streams its share)
+//   lifecycle  what the CUDA runtime costs a process, timed in child processes
+// Every kernel output is poisoned with NaN first and checked element by element.
 #include <CLI/CLI.hpp>
 #include <Kokkos_Core.hpp>
 
@@ -192,46 +186,6 @@ int kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, int rep
   rows.push_back({"copy (deep_copy, 16 B/elem)", copy_s, 16.0 * n, ""});
   const double copy_gbs = 16.0 * n / copy_s / 1e9;
 
-  // Copies as Kokkos kernels with the row pairs' 16-byte accesses, linear and
-  // in the row pairs' order: the access pattern's cost without the arithmetic.
-  if (m % 2 == 0) {
-    using P = discount::detail::Pair;
-    const P* src = reinterpret_cast<const P*>(in.data());
-    P* dst = reinterpret_cast<P*>(out.data());
-    const int pairs = int(m / 2), nd = int(dates);
-    const std::int64_t total = n / 2;
-    rows.push_back({"copy as a Kokkos kernel, linear 16-byte pairs",
-                    median_seconds(
-                        reps,
-                        [&] {
-                          Kokkos::parallel_for(
-                              "discount::bench_copy_pairs",
-                              Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(exec, 0, total),
-                              KOKKOS_LAMBDA(std::int64_t i) { dst[i] = src[i]; });
-                        },
-                        poison),
-                    16.0 * n, ""});
-    rows.push_back({"copy as a Kokkos kernel, row pairs' order",
-                    median_seconds(
-                        reps,
-                        [&] {
-                          Kokkos::parallel_for(
-                              "discount::bench_copy_rows",
-                              Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>(exec, 0, pairs),
-                              KOKKOS_LAMBDA(int p) {
-                                for (int d = 0; d < nd; d += 4) {
-                                  P v[4] = {};
-                                  for (int u = 0; u < 4; ++u)
-                                    if (d + u < nd) v[u] = src[std::int64_t(d + u) * pairs + p];
-                                  for (int u = 0; u < 4; ++u)
-                                    if (d + u < nd) dst[std::int64_t(d + u) * pairs + p] = v[u];
-                                }
-                              });
-                        },
-                        poison),
-                    16.0 * n, ""});
-  }
-
   // The naive flat loop: one index per element, multBy found by a modulo.
   {
     const auto in_c = in, out_c = out, mult_c = mult;
@@ -341,8 +295,7 @@ struct HostVariant {
 };
 
 int host_kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, int rounds, bool include_slow,
-                     const std::vector<std::int64_t>& columns, const std::string& json_path,
-                     const std::vector<std::string>& only) {
+                     const std::vector<std::int64_t>& columns, const std::string& json_path) {
   using Exec = Kokkos::DefaultHostExecutionSpace;
   const std::int64_t n = dates * ids * nums, m = ids * nums;
   const int threads = Exec().concurrency();
@@ -496,16 +449,6 @@ int host_kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, in
   }
 #endif
 
-  // --only: the copies (the limits) and the variants whose name contains one of the words.
-  if (!only.empty())
-    variants.erase(std::remove_if(variants.begin(), variants.end(),
-                                  [&](const HostVariant& v) {
-                                    if (v.kind == "copy") return false;
-                                    for (const auto& word : only)
-                                      if (v.name.find(word) != std::string::npos) return false;
-                                    return true;
-                                  }),
-                   variants.end());
   for (int r = 0; r <= rounds; ++r)
     for (std::size_t i = 0; i < variants.size(); ++i) {
       auto& v = variants[(i + std::size_t(r)) % variants.size()];
@@ -822,7 +765,6 @@ int main(int argc, char** argv) {
   bool slow = false;
   std::vector<std::int64_t> chunk_grid, group_grid{0}, columns;
   std::string json_path;
-  std::vector<std::string> only;
   app.add_option("--mode", mode, "kernel | pcie | stream | lifecycle")
       ->check(CLI::IsMember({"kernel", "pcie", "stream", "lifecycle"}));
   app.add_option("--space", space_name, "device | host")->check(CLI::IsMember({"device", "host"}));
@@ -844,13 +786,11 @@ int main(int argc, char** argv) {
   app.add_option("--columns", columns,
                  "kernel mode on the host: also time the default and [id,num] in place with these column tiles");
   app.add_option("--json", json_path, "kernel mode on the host: write every timing here");
-  app.add_option("--only", only,
-                 "kernel mode on the host: the copies and the variants whose name contains one of these");
   app.allow_extras();
   CLI11_PARSE(app, argc, argv);
   const Space space = space_name == "host" ? Space::host : Space::device;
   if (mode == "kernel") {
-    if (space == Space::host) return host_kernel_mode(dates, ids, nums, reps, slow, columns, json_path, only);
+    if (space == Space::host) return host_kernel_mode(dates, ids, nums, reps, slow, columns, json_path);
     return kernel_mode<Kokkos::DefaultExecutionSpace>(dates, ids, nums, reps, slow, chunk_grid, group_grid);
   }
   double bidirectional = 0;

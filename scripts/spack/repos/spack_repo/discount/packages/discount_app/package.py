@@ -1,6 +1,6 @@
 # Spack recipe for discount_app, in the layout of Spack v1 package repositories
 # (package API v2): spack_repo/<namespace>/packages/<name>/package.py.
-# See scripts/spack/README.md; scripts/spack/check_recipe.py checks it.
+# See scripts/spack/README.md; tests/spack/check_recipe.py checks it.
 from spack_repo.builtin.build_systems.cmake import CMakePackage
 from spack_repo.builtin.build_systems.cuda import CudaPackage
 
