@@ -1,7 +1,8 @@
-// The small pieces the pipeline's stages share (pipeline/pipeline_engine.hpp):
-// the clock, the ticket a slab
-// carries from stage to stage, pinned staging blocks, the union of busy
-// intervals and the non-finite value message. Included by the pipeline only.
+// The small pieces both ways of running share (pipeline/staged_pipeline.hpp,
+// pipeline/piece_streamer.hpp): the clock, the memory spaces a run stages in,
+// the ticket a slab carries from stage to stage, pinned staging blocks, the
+// union of busy intervals and the non-finite value message. Included by the
+// pipeline only.
 #pragma once
 
 #include <Kokkos_Core.hpp>
@@ -12,12 +13,14 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "common/error.hpp"
 #include "backend/gpu_runtime.hpp"
 #include "backend/host_pages.hpp"
+#include "backend/spaces.hpp"
 #include "common/quote.hpp"
 #include "io/input/input.hpp"
 #include "pipeline/input_sums.hpp"
@@ -34,8 +37,25 @@ constexpr bool host_accessible() {
   return Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Space::memory_space>::accessible;
 }
 
+// The memory a run over ExecSpace computes and stages in.
+template <class ExecSpace>
+struct PipelineSpaces {
+  using ComputeMemory = typename ExecSpace::memory_space;
+  static constexpr bool copies = !host_accessible<ExecSpace>();
+  using StagingSpace = std::conditional_t<copies, PinnedHostSpace, Kokkos::HostSpace>;
+  // Staging buffers are views of memory the pipeline owns: pinned
+  // allocations for a GPU, else HostPages (backend/host_pages.hpp says why).
+  using HostBuffer = Kokkos::View<double*, StagingSpace, Kokkos::MemoryUnmanaged>;
+  // Pinned memory is taken through the memory space itself, not a managed
+  // View: the stager thread allocates it while the pipeline runs.
+  static constexpr bool kLazyStaging = !std::is_same_v<StagingSpace, Kokkos::HostSpace>;
+  using DeviceBuffer = Kokkos::View<double*, ComputeMemory>;
+};
+
+using Interval = std::pair<Clock::time_point, Clock::time_point>;
+
 // Seconds covered by at least one of the intervals (which may overlap).
-inline double union_seconds(std::vector<std::pair<Clock::time_point, Clock::time_point>> intervals) {
+inline double union_seconds(std::vector<Interval> intervals) {
   std::sort(intervals.begin(), intervals.end());
   double total = 0.0;
   Clock::time_point covered{};  // the end of what has been counted so far

@@ -1,5 +1,5 @@
-// memory.staging: none (docs/config.md), members of Pipeline<ExecSpace>
-// (pipeline/pipeline_engine.hpp). Each of these threads takes whole slabs in
+// memory.staging: none (docs/config.md), members of PieceStreamer<ExecSpace>
+// (pipeline/piece_streamer.hpp). Each of these threads takes whole slabs in
 // the sink's write order (a split output's threads meet different part files)
 // and moves each in pieces of about 1 MiB through buffers of its own that stay
 // in cache: the positional read, the non-finite scan and input checksum, the
@@ -11,9 +11,16 @@
 // pipeline.cpp only.
 #pragma once
 
-#include "common/host_parallel.hpp"
+#include <chrono>
+#include <memory>
+
+#include "common/startup.hpp"
+#include "io/input/finite.hpp"
+#include "io/records/checksum.hpp"
+#include "kernels/apply.hpp"
 #include "kernels/device_piece.hpp"
-#include "pipeline/stage_threads.hpp"
+#include "kernels/piece_multiply.hpp"
+#include "pipeline/piece_streamer.hpp"
 
 namespace discount::pipeline_detail {
 
@@ -26,7 +33,7 @@ struct SlabPiecesAt {
 };
 
 template <class ExecSpace>
-SlabPiecesAt Pipeline<ExecSpace>::pieces_at(const Slab& slab) const {
+SlabPiecesAt PieceStreamer<ExecSpace>::pieces_at(const Slab& slab) const {
   SlabPiecesAt at;
   at.dates = absolute(slab.dates, spec_.dates);
   at.ids = absolute(slab.ids, spec_.ids);
@@ -40,14 +47,14 @@ SlabPiecesAt Pipeline<ExecSpace>::pieces_at(const Slab& slab) const {
 // input checksum and the non-finite scan while the piece is in cache. Pieces
 // go in order on one thread: the first bad value found is the slab's first.
 template <class ExecSpace>
-void Pipeline<ExecSpace>::read_piece(const SlabPiecesAt& at, std::int64_t first, std::int64_t count, double* values,
-                                     std::uint64_t* disc_sum) {
+void PieceStreamer<ExecSpace>::read_piece(const SlabPiecesAt& at, std::int64_t first, std::int64_t count,
+                                          double* values, std::uint64_t* disc_sum) {
   const Region region("discount::read");
   job_.input->read_discount_range(at.dates, at.ids, first, count, values);
-  bool suspect = scan_;
+  bool suspect = scan_.on();
   if (disc_sum)
     *disc_sum += box_piece_sum(values, at.box.dims, at.box.start, at.box.count, first, first + count, SumKey::discount,
-                               scan_ ? &suspect : nullptr);
+                               scan_.on() ? &suspect : nullptr);
   if (suspect)
     if (const std::int64_t bad = find_nonfinite_here(values, count); bad >= 0)
       nonfinite_error("input.discount", spec_.discount, values[bad],
@@ -55,87 +62,105 @@ void Pipeline<ExecSpace>::read_piece(const SlabPiecesAt& at, std::int64_t first,
 }
 
 template <class ExecSpace>
-void Pipeline<ExecSpace>::streamer(const std::vector<int>& pending, std::atomic<std::size_t>& next, int w,
-                                   const ExecInstances<ExecSpace>& instances) {
-  const bool sums = job_.sink->wants_input_sums();
+void PieceStreamer<ExecSpace>::streamer(const std::vector<int>& pending, std::atomic<std::size_t>& next, int w,
+                                        const ExecInstances<ExecSpace>& instances) {
   constexpr auto kPiece = static_cast<std::int64_t>(kCachePieceBytes / sizeof(double));
   std::vector<double> host_piece(copies ? 0 : static_cast<std::size_t>(kPiece));
-  const double* mult = resident_mult_host_.data();  // date slabs only (resolve)
-  for (std::size_t n = next++; n < pending.size() && !stop_requested(); n = next++) {
-    const Slab& slab = plan_.slabs[pending[n]];
-    startup::first_read();
-    const auto t0 = Clock::now();
-    const SlabPiecesAt at = pieces_at(slab);
-    // A slab the sink takes only whole (one across a part's edge, after a
-    // resume that cut slabs differently) is gathered in a slab buffer, one
-    // such slab at a time, multiplied here on the host (the same bits), and
-    // written whole.
-    std::unique_ptr<SlabPieces> out = job_.sink->slab_pieces(slab);
-    std::unique_lock<std::mutex> whole;
-    std::vector<double> slab_buffer;
-    if (!out) {
-      whole = std::unique_lock<std::mutex>(whole_slab_mutex_);
-      slab_buffer.resize(static_cast<std::size_t>(slab.elements()));
-    }
-    PieceSeconds seconds;
-    std::uint64_t disc_sum = 0;
-    std::uint64_t* sum = sums ? &disc_sum : nullptr;
-    const std::int64_t total = slab.elements();
-    if (copies && out) {
-      pieces_through_device(at, total, *out, w, instances, sum, seconds);
-    } else {
-      for (std::int64_t first = 0; first < total; first += kPiece) {
-        const std::int64_t count = std::min(kPiece, total - first);
-        double* values = out ? host_piece.data() : slab_buffer.data() + first;
-        const auto a = Clock::now();
-        read_piece(at, first, count, values, sum);
-        const auto b = Clock::now();
-        {
-          const Region region("discount::kernel");
-          multiply_piece(values, mult, at.shape, first, count);
-        }
-        const auto c = Clock::now();
-        if (out) {
-          const Region region("discount::write");
-          out->write(first, count, values);
-        }
-        seconds.read += std::chrono::duration<double>(b - a).count();
-        seconds.kernel += std::chrono::duration<double>(c - b).count();
-        seconds.write += seconds_since(c);
-      }
-    }
-    const InputSums input = sums ? InputSums{disc_sum, slab_mult_sum(slab, at.ids, -1), true} : InputSums{};
-    const auto w0 = Clock::now();
-    {
-      const Region region("discount::write");
-      if (out)
-        out->finish(input);
-      else
-        job_.sink->write_slab(slab, slab_buffer.data(), input);
-    }
-    seconds.write += seconds_since(w0);
-    if (whole) whole.unlock();
-    // Each stage's figure: this thread's seconds over the threads that share
-    // the stages, as if the stage had the whole machine's threads to itself.
-    // With a GPU, the copies share the time its pieces spent travelling
-    // (queued to back, while the thread read the next one); the kernel line
-    // shows the launches.
-    std::lock_guard<std::mutex> lock(write_mutex_);
-    const double share = 1.0 / std::max(1, writers_);
-    record_seconds(Stage::read, slab, seconds.read * share);
-    record_seconds(Stage::kernel, slab, seconds.kernel * share);
-    if (copies) {
-      record_seconds(Stage::h2d, slab, seconds.travel * share / 2);
-      record_seconds(Stage::d2h, slab, seconds.travel * share / 2);
-    }
-    record_seconds(Stage::write, slab, seconds.write * share);
-    {
-      std::lock_guard<std::mutex> busy(busy_mutex_);
-      busy_intervals_.emplace_back(t0, Clock::now());
-    }
-    slab_written_locked();
+  for (std::size_t n = next++; n < pending.size() && !state_.stop_requested(); n = next++)
+    stream_slab(plan_.slabs[pending[n]], w, instances, host_piece);
+  state_.writer_done();
+}
+
+// One slab, read, multiplied and written piece by piece, then finished.
+template <class ExecSpace>
+void PieceStreamer<ExecSpace>::stream_slab(const Slab& slab, int w, const ExecInstances<ExecSpace>& instances,
+                                           std::vector<double>& piece) {
+  const bool sums = job_.sink->wants_input_sums();
+  startup::first_read();
+  const auto t0 = Clock::now();
+  const SlabPiecesAt at = pieces_at(slab);
+  // A slab the sink takes only whole (one across a part's edge, after a
+  // resume that cut slabs differently) is gathered in a slab buffer, one
+  // such slab at a time, multiplied here on the host (the same bits), and
+  // written whole.
+  std::unique_ptr<SlabPieces> out = job_.sink->slab_pieces(slab);
+  std::unique_lock<std::mutex> whole;
+  std::vector<double> slab_buffer;
+  if (!out) {
+    whole = std::unique_lock<std::mutex>(whole_slab_mutex_);
+    slab_buffer.resize(static_cast<std::size_t>(slab.elements()));
   }
-  writer_done();
+  PieceSeconds seconds;
+  std::uint64_t disc_sum = 0;
+  std::uint64_t* sum = sums ? &disc_sum : nullptr;
+  const std::int64_t total = slab.elements();
+  if (copies && out)
+    pieces_through_device(at, total, *out, w, instances, sum, seconds);
+  else
+    pieces_on_host(at, total, out.get(), piece.data(), slab_buffer.data(), sum, seconds);
+  const InputSums input = sums ? InputSums{disc_sum, multiplier_.slab_sum(slab, at.ids), true} : InputSums{};
+  const auto w0 = Clock::now();
+  {
+    const Region region("discount::write");
+    if (out)
+      out->finish(input);
+    else
+      job_.sink->write_slab(slab, slab_buffer.data(), input);
+  }
+  seconds.write += seconds_since(w0);
+  if (whole) whole.unlock();
+  book_slab(slab, seconds, t0);
+}
+
+// A slab's pieces on this thread: read into `piece` (or into the slab
+// buffer, for a slab the sink takes only whole: `out` null), multiplied, and
+// written.
+template <class ExecSpace>
+void PieceStreamer<ExecSpace>::pieces_on_host(const SlabPiecesAt& at, std::int64_t total, SlabPieces* out,
+                                              double* piece, double* slab_buffer, std::uint64_t* disc_sum,
+                                              PieceSeconds& seconds) {
+  constexpr auto kPiece = static_cast<std::int64_t>(kCachePieceBytes / sizeof(double));
+  const double* mult = multiplier_.host();  // date slabs only (resolve)
+  for (std::int64_t first = 0; first < total; first += kPiece) {
+    const std::int64_t count = std::min(kPiece, total - first);
+    double* values = out ? piece : slab_buffer + first;
+    const auto a = Clock::now();
+    read_piece(at, first, count, values, disc_sum);
+    const auto b = Clock::now();
+    {
+      const Region region("discount::kernel");
+      multiply_piece(values, mult, at.shape, first, count);
+    }
+    const auto c = Clock::now();
+    if (out) {
+      const Region region("discount::write");
+      out->write(first, count, values);
+    }
+    seconds.read += std::chrono::duration<double>(b - a).count();
+    seconds.kernel += std::chrono::duration<double>(c - b).count();
+    seconds.write += seconds_since(c);
+  }
+}
+
+// Each stage's figure: this thread's seconds over the threads that share
+// the stages, as if the stage had the whole machine's threads to itself.
+// With a GPU, the copies share the time its pieces spent travelling
+// (queued to back, while the thread read the next one); the kernel line
+// shows the launches.
+template <class ExecSpace>
+void PieceStreamer<ExecSpace>::book_slab(const Slab& slab, const PieceSeconds& seconds, Clock::time_point t0) {
+  std::lock_guard<std::mutex> lock(state_.write_mutex());
+  StageFigures& figures = state_.figures();
+  const double share = 1.0 / std::max(1, state_.writers());
+  figures.record_seconds(Stage::read, slab, seconds.read * share);
+  figures.record_seconds(Stage::kernel, slab, seconds.kernel * share);
+  if (copies) {
+    figures.record_seconds(Stage::h2d, slab, seconds.travel * share / 2);
+    figures.record_seconds(Stage::d2h, slab, seconds.travel * share / 2);
+  }
+  figures.record_seconds(Stage::write, slab, seconds.write * share);
+  figures.busy_since(t0);
+  state_.slab_written_locked();
 }
 
 // The pieces of one slab through the GPU: read into pinned piece s, then up,
@@ -143,9 +168,9 @@ void Pipeline<ExecSpace>::streamer(const std::vector<int>& pending, std::atomic<
 // others (kDeviceSlots in turn); a piece back from the GPU is written before
 // its buffer is reused (plan/plan.hpp says why two slots).
 template <class ExecSpace>
-void Pipeline<ExecSpace>::pieces_through_device(const SlabPiecesAt& at, std::int64_t total, SlabPieces& out, int w,
-                                                const ExecInstances<ExecSpace>& instances, std::uint64_t* disc_sum,
-                                                PieceSeconds& seconds) {
+void PieceStreamer<ExecSpace>::pieces_through_device(const SlabPiecesAt& at, std::int64_t total, SlabPieces& out, int w,
+                                                     const ExecInstances<ExecSpace>& instances, std::uint64_t* disc_sum,
+                                                     PieceSeconds& seconds) {
   const std::int64_t kPiece = device_piece_elements();
   struct InFlight {
     std::int64_t first = 0, count = 0;
@@ -181,9 +206,10 @@ void Pipeline<ExecSpace>::pieces_through_device(const SlabPiecesAt& at, std::int
 // into `to` (pinned: `values` itself, or the output's place for it) on stream
 // `stream` (queue_piece); the read and the launches timed.
 template <class ExecSpace>
-void Pipeline<ExecSpace>::send_piece(const SlabPiecesAt& at, std::int64_t first, std::int64_t count, double* values,
-                                     double* to, int stream, const ExecInstances<ExecSpace>& instances,
-                                     std::uint64_t* disc_sum, PieceSeconds& seconds) {
+void PieceStreamer<ExecSpace>::send_piece(const SlabPiecesAt& at, std::int64_t first, std::int64_t count,
+                                          double* values, double* to, int stream,
+                                          const ExecInstances<ExecSpace>& instances, std::uint64_t* disc_sum,
+                                          PieceSeconds& seconds) {
   const auto a = Clock::now();
   read_piece(at, first, count, values, disc_sum);
   const auto b = Clock::now();
@@ -196,9 +222,9 @@ void Pipeline<ExecSpace>::send_piece(const SlabPiecesAt& at, std::int64_t first,
 // stream `stream`, each step's region around its launch (Kokkos Tools);
 // returns once queued.
 template <class ExecSpace>
-void Pipeline<ExecSpace>::queue_piece(const SlabPiecesAt& at, std::int64_t first, std::int64_t count,
-                                      const double* from, double* to, int stream,
-                                      const ExecInstances<ExecSpace>& instances) {
+void PieceStreamer<ExecSpace>::queue_piece(const SlabPiecesAt& at, std::int64_t first, std::int64_t count,
+                                           const double* from, double* to, int stream,
+                                           const ExecInstances<ExecSpace>& instances) {
   const ExecSpace& exec = instances.get(stream);
   const auto n = static_cast<std::size_t>(count);
   const DeviceBuffer& device = device_pieces_[static_cast<std::size_t>(stream)];
@@ -208,141 +234,10 @@ void Pipeline<ExecSpace>::queue_piece(const SlabPiecesAt& at, std::int64_t first
   }
   {
     const Region region("discount::kernel");
-    apply_piece(exec, device, resident_mult_device_, at.shape, first, count);
+    apply_piece(exec, device, multiplier_.device(), at.shape, first, count);
   }
   const Region region("discount::d2h");
   copy_prefix(exec, HostBuffer(to, n), device, n);
-}
-
-// The pending slabs cut into pieces that any thread may take, in order: piece
-// g is piece g - first_piece[j] of slab j, where first_piece[j] <= g <
-// first_piece[j + 1]. A slab is written when its last piece is.
-struct SharedSlabs {
-  std::vector<int> pending;
-  std::vector<SlabPiecesAt> at;
-  std::vector<std::unique_ptr<SlabPieces>> out;
-  std::vector<std::int64_t> first_piece;              // pending.size() + 1 entries
-  std::unique_ptr<std::atomic<std::int64_t>[]> left;  // pieces of slab j not yet written
-  std::atomic<std::int64_t> next{0};                  // the next piece to take
-  std::int64_t piece = 0;                             // elements per piece
-  bool in_place = false;  // every piece goes from the input's and into the output's pinned memory
-};
-
-template <class ExecSpace>
-void Pipeline<ExecSpace>::shared_slab_written(SharedSlabs& shared, std::size_t j) {
-  if (--shared.left[j] != 0) return;
-  {
-    const Region region("discount::write");
-    shared.out[j]->finish({});
-  }
-  const Slab& slab = plan_.slabs[static_cast<std::size_t>(shared.pending[j])];
-  std::lock_guard<std::mutex> lock(write_mutex_);
-  for (Stage stage : pipeline_stages(copies)) record_seconds(stage, slab, 0.0);  // seconds: as each thread ends
-  slab_written_locked();
-}
-
-// Takes the next piece of any slab until none is left (or a stop): read on
-// this thread, multiplied here or sent to the GPU and back on a stream of its
-// own (kDeviceSlots in turn, as pieces_through_device does), and written.
-// Arrays pinned in place skip the reads and writes: the GPU copies a piece
-// from `disc` and into `out` where they lie (InputSource::discount_in_place,
-// SlabPieces::in_place), so the host's memory sees only the GPU's traffic.
-// No non-finite scan or input checksum: the pieces of a slab land on many
-// threads in no order (resolve takes this path for arrays in memory only).
-template <class ExecSpace>
-void Pipeline<ExecSpace>::piece_sharer(SharedSlabs& shared, int w, const ExecInstances<ExecSpace>& instances) {
-  if (scan_ || job_.sink->wants_input_sums()) throw internal_error("shared pieces carry no scan or input checksums");
-  const auto t0 = Clock::now();
-  const std::int64_t kPiece = shared.piece;
-  PieceSeconds seconds;
-  std::vector<double> host_piece(copies ? 0 : static_cast<std::size_t>(kPiece));
-  double* pinned = copies && pinned_pieces_
-                       ? pinned_pieces_ + static_cast<std::size_t>(kDeviceSlots * w) * static_cast<std::size_t>(kPiece)
-                       : nullptr;
-  PieceInFlight flight[kDeviceSlots];
-  const auto land = [&](int s) {  // piece s back from the GPU, then written
-    instances.get(kDeviceSlots * w + s).fence();
-    check_device_errors("discount::apply_piece");
-    seconds.travel += seconds_since(flight[s].sent);
-    flight[s].busy = false;
-    if (flight[s].landed_in_place)
-      shared_slab_written(shared, flight[s].slab);
-    else
-      sharer_write(shared, flight[s].slab, flight[s].first, flight[s].count, pinned + s * kPiece, seconds);
-  };
-  int s = 0;
-  const std::int64_t pieces = shared.first_piece.back();
-  for (std::int64_t g = shared.next++; g < pieces && !stop_requested(); g = shared.next++) {
-    const auto j = static_cast<std::size_t>(std::upper_bound(shared.first_piece.begin(), shared.first_piece.end(), g) -
-                                            shared.first_piece.begin() - 1);
-    const SlabPiecesAt& at = shared.at[j];
-    const std::int64_t first = (g - shared.first_piece[j]) * kPiece;
-    const std::int64_t count = std::min(kPiece, at.g.elements() - first);
-    startup::first_read();
-    if constexpr (copies) {
-      if (flight[s].busy) land(s);
-      double* staged = pinned ? pinned + s * kPiece : nullptr;
-      double* to = shared.out[j]->in_place(first, count);
-      const double* from = job_.input->discount_in_place(at.dates, at.ids, first, count);
-      if (!staged && !(from && to)) throw internal_error("a piece not in place without a staging piece");
-      if (from) {
-        const auto b = Clock::now();
-        queue_piece(at, first, count, from, to ? to : staged, kDeviceSlots * w + s, instances);
-        seconds.kernel += seconds_since(b);
-      } else {
-        send_piece(at, first, count, staged, to ? to : staged, kDeviceSlots * w + s, instances, nullptr, seconds);
-      }
-      flight[s] = {j, first, count, true, Clock::now(), to != nullptr};
-      s = (s + 1) % kDeviceSlots;
-    } else {
-      const auto a = Clock::now();
-      read_piece(at, first, count, host_piece.data(), nullptr);
-      const auto b = Clock::now();
-      {
-        const Region region("discount::kernel");
-        multiply_piece(host_piece.data(), resident_mult_host_.data(), at.shape, first, count);
-      }
-      seconds.read += std::chrono::duration<double>(b - a).count();
-      seconds.kernel += seconds_since(b);
-      sharer_write(shared, j, first, count, host_piece.data(), seconds);
-    }
-  }
-  for (int k = 0; k < kDeviceSlots; ++k, s = (s + 1) % kDeviceSlots)  // in the order they were sent
-    if (flight[s].busy) land(s);
-  add_sharer_seconds(seconds, t0);
-  writer_done();
-}
-
-// A shared piece into the sink, and its slab counted down.
-template <class ExecSpace>
-void Pipeline<ExecSpace>::sharer_write(SharedSlabs& shared, std::size_t j, std::int64_t first, std::int64_t count,
-                                       double* values, PieceSeconds& seconds) {
-  const auto b = Clock::now();
-  {
-    const Region region("discount::write");
-    shared.out[j]->write(first, count, values);
-  }
-  seconds.write += seconds_since(b);
-  shared_slab_written(shared, j);
-}
-
-// Each stage's figure as the streamers give it: the threads' seconds over
-// their count; with a GPU the copies share the pieces' travel.
-template <class ExecSpace>
-void Pipeline<ExecSpace>::add_sharer_seconds(const PieceSeconds& seconds, Clock::time_point t0) {
-  {
-    std::lock_guard<std::mutex> lock(write_mutex_);
-    const double share = 1.0 / std::max(1, writers_);
-    stats(Stage::read).seconds += seconds.read * share;
-    stats(Stage::kernel).seconds += seconds.kernel * share;
-    stats(Stage::write).seconds += seconds.write * share;
-    if (copies) {
-      stats(Stage::h2d).seconds += seconds.travel * share / 2;
-      stats(Stage::d2h).seconds += seconds.travel * share / 2;
-    }
-  }
-  std::lock_guard<std::mutex> busy(busy_mutex_);
-  busy_intervals_.emplace_back(t0, Clock::now());
 }
 
 }  // namespace discount::pipeline_detail
