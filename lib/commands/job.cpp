@@ -8,6 +8,7 @@
 #include "common/knobs.hpp"
 #include "common/paths.hpp"
 #include "common/startup.hpp"
+#include "io/lists/open_input.hpp"
 #include "io/output/output_existing.hpp"
 #include "io/posix/posix_io.hpp"
 #include "io/output/output.hpp"

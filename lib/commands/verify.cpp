@@ -17,6 +17,7 @@
 #include "io/hdf5/hdf5_handle.hpp"
 #include "io/hdf5/vds_names.hpp"
 #include "io/input/input.hpp"
+#include "io/lists/open_input.hpp"
 #include "io/records/output_record.hpp"
 #include "io/hdf5/stored_type.hpp"
 #include "io/posix/posix_io.hpp"

@@ -59,7 +59,7 @@ struct SyntheticSource {
 struct InputConfig {
   std::string file;  // the only file, or the first of `files`
   // input.file as a list of two or more: consecutive ranges along date or id,
-  // read through one virtual dataset (io/input_list.hpp). Empty: one file.
+  // read through one virtual dataset (io/lists/input_list.hpp). Empty: one file.
   std::vector<std::string> files;
   std::string multiplier = "multBy";
   std::string discount = "discount";

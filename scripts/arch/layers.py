@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The include direction of lib/: every #include "x/..." of a lib/ file names a
 folder of a lower layer (or its own folder), and no files include each other
-in a loop. A folder is lib/<name>, or lib/io/<room> for io's five rooms;
+in a loop. A folder is lib/<name>, or lib/io/<room> for io's six rooms;
 common's runtime library (discount_common_runtime in lib/common/CMakeLists.txt:
 its sources and their headers) counts as the folder common/runtime. app/ and
 python/ sit above everything. Exits 1, listing each violation, when an
@@ -31,6 +31,7 @@ LAYERS = {
     "kernels": 3,  # Kokkos
     "io/hdf5": 3,  # handles, attributes, names, types, filters, the read set's HDF5 side
     "io/input": 4,  # the input sources
+    "io/lists": 5,  # input.file lists over the single-file input; open_input, which picks a job's input
     "io/records": 5,  # the output's spec, done-range record, run table, checksums, data files and parts
     "io/output": 6,  # the sinks and the file output's lifecycle; they take the input's shape and box, sample an input
     "resolve": 7,

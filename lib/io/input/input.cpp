@@ -18,7 +18,6 @@
 #include "io/input/input_checks.hpp"
 #include "io/input/input_dataset.hpp"
 #include "io/input/input_files.hpp"
-#include "io/input/input_list.hpp"
 #include "io/input/synthetic.hpp"
 #include "io/posix/box.hpp"
 #include "io/posix/posix_io.hpp"
@@ -380,10 +379,8 @@ class Hdf5Input final : public InputSource {
 
 }  // namespace
 
-std::unique_ptr<InputSource> open_input(const InputConfig& config) {
-  if (config.synthetic) return std::make_unique<SyntheticInput>(*config.synthetic);
-  if (config.files.size() > 1) return open_input_list(config, open_hdf5_input);
-  return std::make_unique<Hdf5Input>(config);
+std::unique_ptr<InputSource> open_synthetic_input(const SyntheticSource& source) {
+  return std::make_unique<SyntheticInput>(source);
 }
 
 std::unique_ptr<InputSource> open_hdf5_input(const InputConfig& config) { return std::make_unique<Hdf5Input>(config); }

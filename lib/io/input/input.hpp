@@ -190,10 +190,12 @@ class InputSource {
   std::array<Axis, 2> multiplier_axes_{Axis::id, Axis::num};
 };
 
-// Opens and validates (existence, HDF5-ness, datasets, rank, dtype, shapes,
-// sub-ranges). Throws discount::Error with the documented codes.
-std::unique_ptr<InputSource> open_input(const InputConfig& config);
-// One HDF5 file (input.file, ignoring input.files).
+// input.synthetic: the documented formula (io/input/synthetic.hpp), no file.
+std::unique_ptr<InputSource> open_synthetic_input(const SyntheticSource& source);
+// One HDF5 file (input.file, ignoring input.files): opens and validates
+// (existence, HDF5-ness, datasets, rank, dtype, shapes, sub-ranges). Throws
+// discount::Error with the documented codes. A job's input, a list of files
+// included, is opened by io/lists' open_input, built on these two.
 std::unique_ptr<InputSource> open_hdf5_input(const InputConfig& config);
 
 }  // namespace discount

@@ -14,6 +14,7 @@
 #include "common/error.hpp"
 #include "backend/gpu_runtime.hpp"
 #include "io/input/input.hpp"
+#include "io/lists/open_input.hpp"
 #include "io/input/memory_arrays.hpp"
 #include "io/output/memory_output.hpp"
 #include "io/output/output.hpp"

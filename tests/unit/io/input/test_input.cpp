@@ -55,7 +55,7 @@ TEST(Io, GenerateThenReadBoxesInEveryAxesOrder) {
     g.axes = axes;
     ASSERT_EQ(generate_command(g), 0);
     std::copy(axes.begin(), axes.end(), in.axes.begin());
-    auto source = open_input(in);
+    auto source = open_hdf5_input(in);
     EXPECT_EQ(source->shape().dates, 5);
     EXPECT_EQ(source->shape().ids, 11);
     EXPECT_EQ(source->shape().nums, 3);
@@ -87,7 +87,7 @@ TEST(Io, InputErrorsCarryTheDocumentedCodes) {
   InputConfig in;
   in.file = dir / "missing.h5";
   try {
-    open_input(in);
+    open_hdf5_input(in);
     FAIL();
   } catch (const Error& e) { EXPECT_EQ(e.code(), ExitCode::input_missing); }
   {
@@ -97,7 +97,7 @@ TEST(Io, InputErrorsCarryTheDocumentedCodes) {
   }
   in.file = dir / "text.h5";
   try {
-    open_input(in);
+    open_hdf5_input(in);
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ExitCode::input_missing);
@@ -112,7 +112,7 @@ TEST(Io, InputErrorsCarryTheDocumentedCodes) {
   in.file = g.out;
   in.discount = "nope";
   try {
-    open_input(in);
+    open_hdf5_input(in);
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ExitCode::input_missing);
@@ -120,7 +120,7 @@ TEST(Io, InputErrorsCarryTheDocumentedCodes) {
   }
   in.discount = "multBy";  // rank 2 where 3 is needed
   try {
-    open_input(in);
+    open_hdf5_input(in);
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ExitCode::data_invalid);

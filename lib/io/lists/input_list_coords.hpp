@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "config/config.hpp"
-#include "io/input/input_list_parts.hpp"
+#include "io/lists/input_list_parts.hpp"
 
 namespace discount {
 

@@ -34,7 +34,7 @@ std::string list_where(const ListPart& part, const std::string& key, const std::
 // refused with 78.
 ListPart inspect_list_file(const InputConfig& config, const std::string& path, const std::vector<ListPart>& earlier);
 
-// How the files' coordinates along an axis compare (io/input/input_list_coords.hpp).
+// How the files' coordinates along an axis compare (io/lists/input_list_coords.hpp).
 enum class CoordAgreement { none, equal, differ };
 using CoordCompare = std::function<CoordAgreement(Axis)>;
 

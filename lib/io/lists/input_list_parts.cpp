@@ -1,4 +1,4 @@
-#include "io/input/input_list_parts.hpp"
+#include "io/lists/input_list_parts.hpp"
 
 #include <stdlib.h>
 #include <sys/stat.h>

@@ -1,4 +1,4 @@
-#include "io/input/input_list_coords.hpp"
+#include "io/lists/input_list_coords.hpp"
 
 #include <hdf5_hl.h>
 

@@ -1,4 +1,4 @@
-#include "io/input/input_list.hpp"
+#include "io/lists/input_list.hpp"
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -13,8 +13,8 @@
 #include "io/hdf5/dimension_names.hpp"
 #include "io/hdf5/hdf5_handle.hpp"
 #include "io/hdf5/vds_names.hpp"
-#include "io/input/input_list_coords.hpp"
-#include "io/input/input_list_parts.hpp"
+#include "io/lists/input_list_coords.hpp"
+#include "io/lists/input_list_parts.hpp"
 
 namespace discount {
 
