@@ -307,8 +307,12 @@ void choose_split(const Config& config, const SystemFacts& facts, PlanRequest& r
     if (c.writers > 1)
       request.pipeline_depth = std::max(request.pipeline_depth, std::min(kMaxPipelineDepth, c.writers + 2));
   }
-  // auto on a memory-backed file system: only where several threads write parts of their own at once.
-  if (config.memory.staging == Staging::automatic && c.writers < 2 && !c.small_on_disk && !c.memory_pieces)
+  // auto on a memory-backed file system: only where several threads write parts of their own at once. A compressed
+  // input is decoded by those threads: with one writer (one file), one thread would decode it all, where the ring
+  // decodes each slab on every core.
+  const bool decodes_chunks = facts.input.chunks.threads > 0;
+  if (config.memory.staging == Staging::automatic && c.writers < 2 && (!c.small_on_disk || decodes_chunks) &&
+      !c.memory_pieces)
     c.unstaged = false;
 }
 

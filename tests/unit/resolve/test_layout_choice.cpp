@@ -164,6 +164,36 @@ TEST(Resolve, StagingAutoTakesNoneForASmallOutputOnADisk) {
   EXPECT_EQ(resolve(small_budget, f).pipeline.staging, Staging::ring);
 }
 
+// A compressed input whose chunks the app decodes (and reads in ranges):
+// auto takes none where several threads write parts of their own (each
+// decodes its own slabs), and keeps the ring, which decodes every slab on all
+// cores, for one output file on a disk.
+TEST(Resolve, StagingAutoForACompressedInputFollowsTheWriters) {
+  Config c = base_config();
+  c.compute.space = Space::host;
+  SystemFacts f = facts(40, 2500000, 5);  // 4 GB: split on a memory-backed file system
+  f.input.visits_as_read = f.input.reads_ranges = true;
+  f.input.chunks = ChunkGrid{1, 50000, 50000 * 5 * 8, 16};
+  f.output_memory_backed = true;
+  JobSpec spec = resolve(c, f);
+  EXPECT_EQ(spec.output.layout, OutputLayout::split);
+  EXPECT_GE(spec.output.writers, 2);
+  EXPECT_EQ(spec.pipeline.staging, Staging::none);
+  SystemFacts disk = facts(40, 200000, 5);  // 320 MB on a disk: one file
+  disk.input = f.input;
+  disk.input.ids = 200000;
+  disk.output_memory_backed = false;
+  spec = resolve(c, disk);
+  EXPECT_EQ(spec.output.layout, OutputLayout::single);
+  EXPECT_EQ(spec.pipeline.staging, Staging::ring);
+  disk.input.chunks = ChunkGrid{};  // the same job on a contiguous input: none
+  EXPECT_EQ(resolve(c, disk).pipeline.staging, Staging::none);
+  Config none = c;  // asked for, none runs on its one writer
+  none.memory.staging = Staging::none;
+  disk.input.chunks = f.input.chunks;
+  EXPECT_EQ(resolve(none, disk).pipeline.staging, Staging::none);
+}
+
 // memory.staging: auto takes none for a split output on a memory-backed file
 // system in host memory, with one part per core and slabs cut for the
 // threads; on a disk an output this large (8 GB) keeps the ring. none, asked
