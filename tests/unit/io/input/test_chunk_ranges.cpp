@@ -82,7 +82,7 @@ std::vector<double> hdf5_read(const std::string& path, Range dates, Range ids) {
 std::unique_ptr<InputSource> open(const std::string& path) {
   InputConfig in;
   in.file = path;
-  return open_input(in);
+  return open_hdf5_input(in);
 }
 
 // Reads the box in pieces of random sizes (1 element to three chunks) in
