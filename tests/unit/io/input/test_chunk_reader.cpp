@@ -1,5 +1,5 @@
-// memory.staging: none's pieces of a compressed input (ChunkReader::read_range
-// through InputSource::read_discount_range): every piece, cut anywhere, equals
+// ChunkReader (io/input/chunk_reader.hpp): memory.staging: none's pieces of a compressed input
+// (read_range through InputSource::read_discount_range): every piece, cut anywhere, equals
 // what HDF5's own filter pipeline reads for the same elements.
 #include <gtest/gtest.h>
 #include <hdf5.h>
