@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Kokkos Tools regions and kernel labels (issue 25, item 6).
+"""Kokkos Tools regions and kernel labels.
 
 The app runs a job with a Kokkos Tools library loaded: tests/tools/
 kokkos_tool_recorder.cpp, which writes every region push and pop and every

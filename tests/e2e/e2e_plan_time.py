@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""`discount_app plan`'s predicted time (issue 17, item 8): functional, not timing.
+"""`discount_app plan`'s predicted time: functional, not timing.
 
   - plan measures the input's read rate and the output folder's write rate
     now, says so per stage, prints a predicted wall time, and leaves neither a

@@ -13,7 +13,7 @@ scripts/demo.sh builds discount_app.
 After the last block the test reads the page's output itself: h5py equals
 float64(multBy) * discount bit for bit, and xarray (h5netcdf engine) gives cv
 the dimensions date, id, num with the same values. That needs an output with
-dimension scales (issue 24, item 1).
+dimension scales.
 
 doc_links: every relative link in README.md and docs/*.md names a file that
 exists and, with #anchor, a heading of that file (GitHub's anchor rules).
