@@ -28,10 +28,20 @@ struct SharedSlabs {
   std::int64_t piece = 0;                             // elements per piece
   bool in_place = false;  // every piece goes from the input's and into the output's pinned memory
 
-  // The slab j of piece g.
-  std::size_t slab_of(std::int64_t g) const {
-    return static_cast<std::size_t>(std::upper_bound(first_piece.begin(), first_piece.end(), g) - first_piece.begin() -
-                                    1);
+  // A piece: elements [first, first + count) of slab j.
+  struct Piece {
+    std::size_t j = 0;
+    std::int64_t first = 0, count = 0;
+  };
+  // Takes the next piece; false when none is left.
+  bool claim(Piece& p) {
+    const std::int64_t g = next++;
+    if (g >= first_piece.back()) return false;
+    p.j = static_cast<std::size_t>(std::upper_bound(first_piece.begin(), first_piece.end(), g) - first_piece.begin() -
+                                   1);
+    p.first = (g - first_piece[p.j]) * piece;
+    p.count = std::min(piece, at[p.j].g.elements() - p.first);
+    return true;
   }
 };
 
@@ -107,14 +117,10 @@ void PieceStreamer<ExecSpace>::piece_sharer(SharedSlabs& shared, int w, const Ex
 
 template <class ExecSpace>
 void PieceStreamer<ExecSpace>::share_on_host(SharedSlabs& shared, PieceSeconds& seconds) {
-  const std::int64_t kPiece = shared.piece;
-  std::vector<double> host_piece(static_cast<std::size_t>(kPiece));
-  const std::int64_t pieces = shared.first_piece.back();
-  for (std::int64_t g = shared.next++; g < pieces && !state_.stop_requested(); g = shared.next++) {
-    const std::size_t j = shared.slab_of(g);
+  std::vector<double> host_piece(static_cast<std::size_t>(shared.piece));
+  for (SharedSlabs::Piece p; !state_.stop_requested() && shared.claim(p);) {
+    const auto [j, first, count] = p;
     const SlabPiecesAt& at = shared.at[j];
-    const std::int64_t first = (g - shared.first_piece[j]) * kPiece;
-    const std::int64_t count = std::min(kPiece, at.g.elements() - first);
     startup::first_read();
     const auto a = Clock::now();
     read_piece(at, first, count, host_piece.data(), nullptr);
@@ -152,12 +158,9 @@ void PieceStreamer<ExecSpace>::share_through_device(SharedSlabs& shared, int w,
       sharer_write(shared, flight[s].slab, flight[s].first, flight[s].count, pinned + s * kPiece, seconds);
   };
   int s = 0;
-  const std::int64_t pieces = shared.first_piece.back();
-  for (std::int64_t g = shared.next++; g < pieces && !state_.stop_requested(); g = shared.next++) {
-    const std::size_t j = shared.slab_of(g);
+  for (SharedSlabs::Piece p; !state_.stop_requested() && shared.claim(p);) {
+    const auto [j, first, count] = p;
     const SlabPiecesAt& at = shared.at[j];
-    const std::int64_t first = (g - shared.first_piece[j]) * kPiece;
-    const std::int64_t count = std::min(kPiece, at.g.elements() - first);
     startup::first_read();
     if (flight[s].busy) land(s);
     double* staged = pinned ? pinned + s * kPiece : nullptr;

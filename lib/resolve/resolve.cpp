@@ -99,9 +99,13 @@ std::string unstaged_refusal(const Config& config, const InputFacts& input, Kern
   if (config.output.mode != OutputMode::file && !memory_output) return "needs an output file (output.mode: file)";
   if (config.memory.chunk_axis == Axis::id)
     return "keeps multBy resident and cuts date slabs, but memory.chunk_axis: id cuts id slabs";
+  if (!input.reads_ranges && input.chunks.threads > 0)
+    return "decodes a compressed input's chunks piece by piece, which needs chunks one element thick along the "
+           "file's first axis and either whole along its last or one element thick along its second; this input's "
+           "chunks are not";
   if (!input.reads_ranges)
-    return "needs an input read by positional reads (a contiguous float64 dataset) or by parallel chunk reads of "
-           "chunks one element thick along the file's first axis; this one is not";
+    return "needs an input read by positional reads (a contiguous float64 dataset) or by parallel chunk reads; "
+           "this input is read through HDF5 (a stored type to convert, or filters the app does not decode)";
   if (device_copies && !(default_slicing(config.compute) && config.compute.kernel == KernelKind::automatic))
     return "multiplies each piece on the GPU with a loop of its own: it needs compute.kernel: auto and the default "
            "slicing";

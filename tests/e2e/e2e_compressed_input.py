@@ -640,8 +640,8 @@ def case_unstaged_refused_thick_chunks(ctx):
     m, disc = random_data(12, SMALL)
     src = write(os.path.join(ctx.dir("data"), "in.h5"), m, disc, (3, 7001, 5), gzip(1, shuffle=True))
     r, _ = run_job(ctx, src, rc=E.EX_CONFIG, memory={"staging": "none"})
-    E.check("memory.staging: none" in r.stderr and "one element thick" in r.stderr,
-            f"the refusal does not say why:\n{r}")
+    E.check("memory.staging: none" in r.stderr and "one element thick" in r.stderr
+            and "this input's chunks are not" in r.stderr, f"the refusal does not say why:\n{r}")
     r, report = run_job(ctx, src, memory={"staging": "auto"})
     E.check(UNSTAGED not in r.stdout, f"auto took none for chunks three dates thick:\n{r.stdout}")
     expect_exact(src)

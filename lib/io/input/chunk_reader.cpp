@@ -467,10 +467,11 @@ bool ChunkReader::read(const std::array<std::int64_t, 3>& start_in, const std::a
 
 bool ChunkReader::walks_chunks_once() const { return chunk_[0] == 1 && (chunk_[2] >= dims_[2] || chunk_[1] == 1); }
 
-ChunkReader::RangeSlot& ChunkReader::range_slot() {
+ChunkReader::RangeSlot& ChunkReader::range_slot(unsigned& threads) {
   std::lock_guard<std::mutex> lock(slots_.mutex);
   std::unique_ptr<RangeSlot>& slot = slots_.by_thread[std::this_thread::get_id()];
   if (!slot) slot = std::make_unique<RangeSlot>();
+  threads = static_cast<unsigned>(slots_.by_thread.size());
   return *slot;
 }
 
@@ -503,7 +504,8 @@ void ChunkReader::copy_out(const RangeSlot& slot, std::int64_t from, std::int64_
 void ChunkReader::read_range(const std::array<std::int64_t, 3>& start_in, const std::array<std::int64_t, 3>& count_in,
                              std::int64_t first, std::int64_t n, double* buffer, const std::string& what) {
   const std::array<std::int64_t, 3> start = as_rank3(start_in, 0), count = as_rank3(count_in, 1);
-  RangeSlot& slot = range_slot();
+  unsigned workers = 0;  // the threads that have read ranges so far
+  RangeSlot& slot = range_slot(workers);
   Tally tally;
   const std::int64_t row = count[2], plane = count[1] * count[2], end = first + n;
   // Runs of the range, each inside one chunk: along the last axis to the
@@ -522,11 +524,6 @@ void ChunkReader::read_range(const std::array<std::int64_t, 3>& start_in, const 
     const std::int64_t from = ((at[0] - origin[0]) * chunk_[1] + (at[1] - origin[1])) * chunk_[2] + (at[2] - origin[2]);
     copy_out(slot, from, len, buffer + (e - first));
     e += len;
-  }
-  unsigned workers = 0;
-  {
-    std::lock_guard<std::mutex> lock(slots_.mutex);
-    workers = static_cast<unsigned>(slots_.by_thread.size());
   }
   add(tally, workers);
 }

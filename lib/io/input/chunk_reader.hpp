@@ -139,7 +139,8 @@ class ChunkReader {
     std::array<std::int64_t, 3> origin{-1, -1, -1};
     bool absent = false;  // never written: the fill value
   };
-  RangeSlot& range_slot();
+  // The calling thread's slot; `threads`: how many threads have one.
+  RangeSlot& range_slot(unsigned& threads);
   // Makes `slot` hold the chunk at `origin` (rank 3), decoding it unless it holds it already.
   void hold(RangeSlot& slot, const std::array<std::int64_t, 3>& origin, const std::string& what, Tally& tally);
   // Copies `n` elements of the held chunk from element `from` (float32 widened).

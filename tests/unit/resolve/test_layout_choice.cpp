@@ -306,7 +306,10 @@ TEST(Resolve, StagingNoneWhereEachThreadWritesItsOwnPart) {
   refused(gpu, with_gpu, "default slicing");
   SystemFacts hdf5_reads = f;
   hdf5_reads.input.reads_ranges = false;
-  refused(c, hdf5_reads, "positional reads");
+  refused(c, hdf5_reads, "read through HDF5");
+  SystemFacts thick_chunks = hdf5_reads;  // decoded on the app's threads, but not piece by piece
+  thick_chunks.input.chunks.threads = 2;
+  refused(c, thick_chunks, "this input's chunks are not");
   // auto with id slabs (a budget too small for a date slab) keeps the ring.
   c.memory.staging = Staging::automatic;
   c.memory.chunk_axis = Axis::id;
