@@ -37,8 +37,8 @@ struct SharedSlabs {
   bool claim(Piece& p) {
     const std::int64_t g = next++;
     if (g >= first_piece.back()) return false;
-    p.j = static_cast<std::size_t>(std::upper_bound(first_piece.begin(), first_piece.end(), g) - first_piece.begin() -
-                                   1);
+    p.j =
+        static_cast<std::size_t>(std::upper_bound(first_piece.begin(), first_piece.end(), g) - first_piece.begin() - 1);
     p.first = (g - first_piece[p.j]) * piece;
     p.count = std::min(piece, at[p.j].g.elements() - p.first);
     return true;
