@@ -262,6 +262,7 @@ void report_compression(const OutputSink& sink, RunReport& report) {
   z.store_seconds = busy[2];
   z.ranks = static_cast<unsigned>(counts[4]);
   z.seconds = ranks::max(z.seconds);
+  z.tail_seconds = ranks::max(z.tail_seconds);
   if (z.raw_bytes == 0) return;
   if (ranks::is_root()) std::cerr << "discount_app: compression: " << z.codec << ", " << describe_stats(z) << std::endl;
   report.compression = z;

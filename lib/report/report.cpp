@@ -31,6 +31,7 @@ nlohmann::json compression_json(const CompressStats& z) {
           {"stored_bytes", z.stored_bytes},
           {"ratio", ratio(z.raw_bytes, z.stored_bytes)},
           {"seconds", z.seconds},
+          {"after_slabs_seconds", z.tail_seconds},
           {"busy_seconds", z.busy_seconds},
           {"writer_busy_seconds", z.writer_seconds},
           {"store_busy_seconds", z.store_seconds},

@@ -175,7 +175,12 @@ void FileOutput::start_writing() {
   if (parts_.size() == 0) parts_.open(record_.layout().data_offset);
   if (spec_.direct_io) parts_.open_direct(writer_threads());
   record_.share_free_slots();
-  record_.set_hooks([this] { parts_.sync_dirty(); }, [this] { write_run_record(record_.fd()); });
+  record_.set_hooks([this] { parts_.sync_dirty(); },
+                    [this] {
+                      write_run_record(record_.fd());
+                      stream_durable();
+                    });
+  start_streaming();
 }
 
 FileOutput::~FileOutput() = default;
@@ -254,6 +259,7 @@ void FileOutput::record_written(std::int64_t b, std::int64_t e, std::uint64_t ou
     done.in_disc = input.disc;
     done.in_mult = input.mult;
   }
+  stream_written(b, e);
   record_.add(done);
 }
 
@@ -283,6 +289,7 @@ void FileOutput::finish_share(int rank, int ranks) {
   if (state_ == State::already_complete || !spec_.compression.enabled() || !parts_.split()) return;
   flush();
   check_all_done();
+  finish_streaming();
   compress_parts(rank, ranks);
 }
 
@@ -293,7 +300,10 @@ void FileOutput::publish() {
   {
     check_all_done();
     // Parts a rank left (none when every rank ran finish_share).
-    if (spec_.compression.enabled() && parts_.split()) compress_parts(0, 1);
+    if (spec_.compression.enabled() && parts_.split()) {
+      finish_streaming();
+      compress_parts(0, 1);
+    }
     h5::Id file = h5::file(H5Fopen(partial.c_str(), H5F_ACC_RDWR, H5P_DEFAULT));
     if (!file) throw io_error("cannot open '" + partial + "' to finish it");
     // The provenance's end time: the only metadata change after creation,
@@ -338,6 +348,7 @@ void FileOutput::compress_parts(int rank, int ranks) {
 }
 
 void FileOutput::discard() {
+  stream_.reset();  // its threads end, its temporary files go
   parts_.close();
   record_.close();
   ::unlink(partial_path().c_str());

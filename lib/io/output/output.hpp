@@ -39,6 +39,7 @@
 #include "io/output/output_lock.hpp"
 #include "io/records/output_record.hpp"
 #include "io/output/output_sink.hpp"
+#include "io/output/part_encoder.hpp"
 #include "io/records/part_set.hpp"
 #include "io/records/progress_record.hpp"
 #include "io/records/output_spec.hpp"
@@ -138,6 +139,13 @@ class FileOutput final : public OutputSink {
   // compressed, compressed in place once all units are durable; one line on
   // stderr says how.
   void compress_parts(int rank, int ranks);
+  // output.compression in one process (output_stream.cpp): the parts stream
+  // into their compressed selves while the run writes; written units and
+  // durable parts are passed on; finish_streaming waits for the last.
+  void start_streaming();
+  void stream_written(std::int64_t b, std::int64_t e);
+  void stream_durable();
+  void finish_streaming();
 
   OutputSpec spec_;
   std::shared_ptr<const ExistingOutput> existing_;
@@ -155,6 +163,11 @@ class FileOutput final : public OutputSink {
   // close_collective (the data file writes through it); closes before the lock goes.
   std::unique_ptr<BoxWriter> collective_;
   CompressStats compression_;  // what compress_parts() did (nothing: all 0)
+  // output.compression in one process: the stream of the parts not yet
+  // compressed (stream_parts_[k]: stream part k's data file). Declared last:
+  // its threads end before the files go.
+  std::vector<std::size_t> stream_parts_;
+  std::unique_ptr<PartStream> stream_;
 };
 
 }  // namespace discount

@@ -77,6 +77,15 @@ struct PartJob {
   std::unique_ptr<h5::DeferredWrites> writes;  // null: HDF5's own writes
   h5::Id file, dataset;
   std::uint64_t raw_bytes = 0;
+  // Progress, under PartEncoder's mutex. Rows: the chunks' places along the
+  // unit axis, row r covering units [r c, (r + 1) c) of the part.
+  std::int64_t row_units = 1;                  // c: the chunk's extent along the unit axis
+  std::vector<std::uint8_t> unit_written;      // per unit of the part
+  std::vector<std::int64_t> row_left;          // per row: units not yet written
+  std::vector<std::vector<std::size_t>> rows;  // per row: its chunks (indices into chunks_)
+  std::size_t chunks = 0, stored = 0;          // chunks in all, chunks HDF5 has taken
+  bool durable = false;
+  enum class Stage { open, finishing, renamed } stage = Stage::open;
 };
 
 struct ChunkRef {
@@ -118,37 +127,63 @@ void create_tmp(PartJob& p, OutputType dtype) {
   if (!p.dataset) throw io_error(p.what + ": HDF5 refused the dataset (" + h5::error_messages() + ")");
 }
 
-class PartCompressor {
+}  // namespace
+
+// The encoder behind PartStream and compress_parts(): the parts' chunks,
+// queued as their units are written; encoding threads; one HDF5 thread that
+// stores them and finishes each part once whole and durable.
+class PartEncoder {
  public:
-  PartCompressor(const std::vector<PartToCompress>& parts, OutputType dtype, const CompressionConfig& z);
-  ~PartCompressor();
-  CompressStats run();
+  PartEncoder(const std::vector<PartToCompress>& parts, int unit_axis, OutputType dtype, const CompressionConfig& z,
+              std::function<void(std::size_t)> before_rename);
+  ~PartEncoder();
+  void written(std::size_t i, std::int64_t begin, std::int64_t end);
+  void durable(std::size_t i);
+  CompressStats finish();
 
  private:
   void encode_chunks();
   void gather(const PartJob& p, const Shape& o, std::vector<std::uint8_t>& raw) const;
   void hand_chunks();
-  void finish_parts();
+  void store(Encoded& e);
+  std::vector<std::size_t> finishable_locked();
+  void finish_parts(const std::vector<std::size_t>& which);
   void fail(std::exception_ptr e);
+  void stop();
 
   const OutputType dtype_;
   const std::size_t element_;
+  const std::function<void(std::size_t)> before_rename_;
   std::vector<PartJob> parts_;
-  std::vector<ChunkRef> chunks_;  // one of each part in turn
-  std::size_t queue_limit_ = 0;
-  std::mutex mutex_;  // guards queue_ and error_
-  std::condition_variable changed_;
-  std::deque<Encoded> queue_;
-  std::exception_ptr error_;
-  std::atomic<std::size_t> next_{0};
-  std::atomic<bool> failed_{false};
-  std::atomic<std::uint64_t> stored_{0}, busy_ns_{0}, writer_ns_{0};
+  std::vector<ChunkRef> chunks_;
+  // What the threads share, under `mutex`.
+  struct Shared {
+    std::mutex mutex;
+    std::condition_variable changed;
+    // Per part, its chunks whose units are all written, not yet taken; the
+    // encoders take one part's, then the next's, so the parts' files fill
+    // side by side.
+    std::vector<std::deque<std::size_t>> ready;
+    std::size_t ready_count = 0, next_part = 0;
+    std::deque<Encoded> queue;  // encoded, for the HDF5 thread; at most `limit`
+    std::size_t limit = 0, taken = 0, renamed = 0;
+    std::exception_ptr error;
+    bool failed = false, stopping = false;
+  } shared_;
+  struct Tallies {
+    std::atomic<std::uint64_t> stored{0}, busy_ns{0}, writer_ns{0};
+    Clock::time_point start = Clock::now();
+    std::atomic<bool> started{false};  // `start` is the first ready chunk's time
+  } tally_;
+  std::vector<std::thread> threads_;  // the encoders, then the HDF5 thread
+  unsigned encoders_ = 0;
 };
 
-PartCompressor::PartCompressor(const std::vector<PartToCompress>& parts, OutputType dtype, const CompressionConfig& z)
-    : dtype_(dtype), element_(stored_bytes(dtype)), parts_(parts.size()) {
+PartEncoder::PartEncoder(const std::vector<PartToCompress>& parts, int unit_axis, OutputType dtype,
+                         const CompressionConfig& z, std::function<void(std::size_t)> before_rename)
+    : dtype_(dtype), element_(stored_bytes(dtype)), before_rename_(std::move(before_rename)), parts_(parts.size()) {
   register_codec_filters();
-  std::size_t most_chunks = 0;
+  shared_.ready.resize(parts.size());
   for (std::size_t i = 0; i < parts.size(); ++i) {
     PartJob& p = parts_[i];
     p.path = parts[i].path;
@@ -166,41 +201,93 @@ PartCompressor::PartCompressor(const std::vector<PartToCompress>& parts, OutputT
     // Three chunks in flight per file: its writer stays busy while HDF5
     // places the other parts' chunks.
     if (h5::DeferredWrites::available()) p.writes = std::make_unique<h5::DeferredWrites>(3 * p.chunk_bytes);
-    std::size_t n = 0;
+    const std::int64_t units = p.dims[static_cast<std::size_t>(unit_axis)];
+    p.row_units = p.chunk[static_cast<std::size_t>(unit_axis)];
+    p.unit_written.assign(static_cast<std::size_t>(units), 0);
+    const std::int64_t rows = (units + p.row_units - 1) / p.row_units;
+    p.row_left.resize(static_cast<std::size_t>(rows));
+    for (std::int64_t r = 0; r < rows; ++r)
+      p.row_left[static_cast<std::size_t>(r)] = std::min(p.row_units, units - r * p.row_units);
+    p.rows.resize(static_cast<std::size_t>(rows));
     for (std::int64_t a = 0; a < p.dims[0]; a += p.chunk[0])
       for (std::int64_t b = 0; b < p.dims[1]; b += p.chunk[1])
-        for (std::int64_t c = 0; c < p.dims[2]; c += p.chunk[2]) ++n;
-    most_chunks = std::max(most_chunks, n);
+        for (std::int64_t c = 0; c < p.dims[2]; c += p.chunk[2]) {
+          const Shape origin{a, b, c};
+          p.rows[static_cast<std::size_t>(origin[static_cast<std::size_t>(unit_axis)] / p.row_units)].push_back(
+              chunks_.size());
+          chunks_.push_back({i, origin});
+          ++p.chunks;
+        }
   }
-  for (std::size_t k = 0; k < most_chunks; ++k)
-    for (std::size_t i = 0; i < parts_.size(); ++i) {
-      const PartJob& p = parts_[i];
-      const std::int64_t per1 = (p.dims[1] + p.chunk[1] - 1) / p.chunk[1];
-      const std::int64_t per2 = (p.dims[2] + p.chunk[2] - 1) / p.chunk[2];
-      const auto kk = static_cast<std::int64_t>(k);
-      if (kk >= per1 * per2 * ((p.dims[0] + p.chunk[0] - 1) / p.chunk[0])) continue;
-      chunks_.push_back({i, {kk / (per1 * per2) * p.chunk[0], kk / per2 % per1 * p.chunk[1], kk % per2 * p.chunk[2]}});
-    }
+  try {
+    for (PartJob& p : parts_) create_tmp(p, dtype_);
+  } catch (...) {
+    stop();
+    throw;
+  }
+  encoders_ = std::max(1u, static_cast<unsigned>(std::min<std::size_t>(ChunkReader::threads(), chunks_.size())));
+  shared_.limit = 2 * static_cast<std::size_t>(encoders_);
+  for (unsigned t = 0; t < encoders_; ++t) threads_.emplace_back([this] { encode_chunks(); });
+  threads_.emplace_back([this] {
+    try {
+      hand_chunks();
+    } catch (...) { fail(std::current_exception()); }
+  });
 }
 
-PartCompressor::~PartCompressor() {
-  // Anything not renamed goes; the parts stay contiguous.
+// Threads joined; anything not renamed goes, the parts stay contiguous.
+void PartEncoder::stop() {
+  {
+    std::lock_guard<std::mutex> lock(shared_.mutex);
+    shared_.stopping = true;
+    shared_.changed.notify_all();
+  }
+  for (auto& t : threads_)
+    if (t.joinable()) t.join();
   std::lock_guard<std::mutex> lock(h5::library_mutex());
   for (PartJob& p : parts_) {
     p.dataset.reset();
     p.file.reset();
-    if (!p.tmp.empty()) ::unlink(p.tmp.c_str());
+    if (p.stage != PartJob::Stage::renamed && !p.tmp.empty()) ::unlink(p.tmp.c_str());
   }
 }
 
-void PartCompressor::fail(std::exception_ptr e) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (!error_) error_ = e;
-  failed_ = true;
-  changed_.notify_all();
+PartEncoder::~PartEncoder() { stop(); }
+
+void PartEncoder::fail(std::exception_ptr e) {
+  std::lock_guard<std::mutex> lock(shared_.mutex);
+  if (!shared_.error) shared_.error = e;
+  shared_.failed = true;
+  shared_.changed.notify_all();
 }
 
-void PartCompressor::gather(const PartJob& p, const Shape& o, std::vector<std::uint8_t>& raw) const {
+void PartEncoder::written(std::size_t i, std::int64_t begin, std::int64_t end) {
+  std::lock_guard<std::mutex> lock(shared_.mutex);
+  PartJob& p = parts_.at(i);
+  const auto units = static_cast<std::int64_t>(p.unit_written.size());
+  bool any = false;
+  for (std::int64_t u = std::max<std::int64_t>(0, begin); u < std::min(end, units); ++u) {
+    auto& w = p.unit_written[static_cast<std::size_t>(u)];
+    if (w) continue;
+    w = 1;
+    const auto r = static_cast<std::size_t>(u / p.row_units);
+    if (--p.row_left[r] > 0) continue;
+    shared_.ready[i].insert(shared_.ready[i].end(), p.rows[r].begin(), p.rows[r].end());
+    shared_.ready_count += p.rows[r].size();
+    any = true;
+  }
+  if (!any) return;
+  if (!tally_.started.exchange(true)) tally_.start = Clock::now();
+  shared_.changed.notify_all();
+}
+
+void PartEncoder::durable(std::size_t i) {
+  std::lock_guard<std::mutex> lock(shared_.mutex);
+  parts_.at(i).durable = true;
+  shared_.changed.notify_all();
+}
+
+void PartEncoder::gather(const PartJob& p, const Shape& o, std::vector<std::uint8_t>& raw) const {
   const std::int64_t n0 = std::min(p.chunk[0], p.dims[0] - o[0]), n1 = std::min(p.chunk[1], p.dims[1] - o[1]),
                      n2 = std::min(p.chunk[2], p.dims[2] - o[2]);
   raw.resize(p.chunk_bytes);
@@ -214,65 +301,121 @@ void PartCompressor::gather(const PartJob& p, const Shape& o, std::vector<std::u
                   static_cast<std::size_t>(n2) * element_);
 }
 
-// An encoding thread: claims chunks, gathers and encodes each, queues it for
-// the HDF5 thread; at most `queue_limit_` wait there.
-void PartCompressor::encode_chunks() {
+// An encoding thread: takes ready chunks, gathers and encodes each, queues it
+// for the HDF5 thread; at most `limit` wait there.
+void PartEncoder::encode_chunks() {
   use_process_affinity();
   std::vector<std::uint8_t> raw;
   codec::Workspace workspace;
   try {
-    for (std::size_t i = next_++; i < chunks_.size() && !failed_; i = next_++) {
+    for (;;) {
+      std::size_t i = 0;
+      {
+        std::unique_lock<std::mutex> lock(shared_.mutex);
+        shared_.changed.wait(lock, [&] {
+          return shared_.ready_count > 0 || shared_.failed || shared_.stopping || shared_.taken == chunks_.size();
+        });
+        if (shared_.failed || shared_.stopping || shared_.ready_count == 0) return;
+        std::size_t part = shared_.next_part;
+        while (shared_.ready[part].empty()) part = (part + 1) % parts_.size();
+        i = shared_.ready[part].front();
+        shared_.ready[part].pop_front();
+        shared_.next_part = (part + 1) % parts_.size();
+        --shared_.ready_count;
+        ++shared_.taken;
+      }
       const auto begin = Clock::now();
       const PartJob& p = parts_[chunks_[i].part];
       gather(p, chunks_[i].origin, raw);
       Encoded e{i, 0, {}};
       e.mask = codec::encode(p.pipeline, raw.data(), raw.size(), e.bytes, &workspace);
-      stored_ += e.bytes.size();
-      busy_ns_ += elapsed_ns(begin);
-      std::unique_lock<std::mutex> lock(mutex_);
-      changed_.wait(lock, [&] { return queue_.size() < queue_limit_ || failed_; });
-      queue_.push_back(std::move(e));
-      changed_.notify_all();
+      tally_.stored += e.bytes.size();
+      tally_.busy_ns += elapsed_ns(begin);
+      std::unique_lock<std::mutex> lock(shared_.mutex);
+      shared_.changed.wait(lock,
+                           [&] { return shared_.queue.size() < shared_.limit || shared_.failed || shared_.stopping; });
+      if (shared_.failed || shared_.stopping) return;
+      shared_.queue.push_back(std::move(e));
+      shared_.changed.notify_all();
     }
   } catch (...) { fail(std::current_exception()); }
 }
 
-// The one thread that calls HDF5: each chunk into its part's dataset, the
-// bytes handed to the part's writer.
-void PartCompressor::hand_chunks() {
-  for (std::size_t written = 0; written < chunks_.size() && !failed_; ++written) {
+// The parts whose chunks are all stored and whose units are durable, marked
+// as finishing.
+std::vector<std::size_t> PartEncoder::finishable_locked() {
+  std::vector<std::size_t> which;
+  for (std::size_t i = 0; i < parts_.size(); ++i) {
+    PartJob& p = parts_[i];
+    if (p.stage != PartJob::Stage::open || !p.durable || p.stored < p.chunks) continue;
+    p.stage = PartJob::Stage::finishing;
+    which.push_back(i);
+  }
+  return which;
+}
+
+// The one thread that calls HDF5 for the parts: each chunk into its part's
+// dataset (the bytes handed to the part's writer), and each part finished
+// once whole and durable.
+void PartEncoder::hand_chunks() {
+  for (;;) {
     Encoded e;
+    std::vector<std::size_t> done;
     {
-      std::unique_lock<std::mutex> lock(mutex_);
-      changed_.wait(lock, [&] { return !queue_.empty() || failed_; });
-      if (failed_) return;
-      e = std::move(queue_.front());
-      queue_.pop_front();
-      changed_.notify_all();
+      std::unique_lock<std::mutex> lock(shared_.mutex);
+      shared_.changed.wait(lock, [&] {
+        if (shared_.failed || shared_.stopping || shared_.renamed == parts_.size() || !shared_.queue.empty())
+          return true;
+        done = finishable_locked();
+        return !done.empty();
+      });
+      if (shared_.failed || shared_.stopping || (done.empty() && shared_.renamed == parts_.size())) return;
+      if (done.empty()) {
+        e = std::move(shared_.queue.front());
+        shared_.queue.pop_front();
+        shared_.changed.notify_all();
+      }
     }
-    const ChunkRef& c = chunks_[e.chunk];
-    PartJob& p = parts_[c.part];
-    const hsize_t at[3] = {to_h(c.origin[0]), to_h(c.origin[1]), to_h(c.origin[2])};
-    const auto begin = Clock::now();
+    if (!done.empty()) {
+      finish_parts(done);
+      std::lock_guard<std::mutex> lock(shared_.mutex);
+      shared_.renamed += done.size();
+      shared_.changed.notify_all();
+      continue;
+    }
+    store(e);
+  }
+}
+
+void PartEncoder::store(Encoded& e) {
+  const ChunkRef& c = chunks_[e.chunk];
+  PartJob& p = parts_[c.part];
+  const hsize_t at[3] = {to_h(c.origin[0]), to_h(c.origin[1]), to_h(c.origin[2])};
+  const auto begin = Clock::now();
+  {
     std::lock_guard<std::mutex> lock(h5::library_mutex());
     const std::size_t size = e.bytes.size();
     const void* bytes = e.bytes.data();
     if (p.writes) h5::DeferredWrites::hand_over(std::move(e.bytes));
     const herr_t rc = H5Dwrite_chunk(p.dataset.get(), H5P_DEFAULT, e.mask, at, size, bytes);
     h5::DeferredWrites::take_back();
-    writer_ns_ += elapsed_ns(begin);
+    tally_.writer_ns += elapsed_ns(begin);
     if (rc < 0) {
       const std::string why = p.writes ? p.writes->error() : std::string();
       throw io_error(p.what + ": writing a chunk failed (" + (why.empty() ? h5::error_messages() : why) + ")" +
                      no_space(p));
     }
   }
+  std::lock_guard<std::mutex> lock(shared_.mutex);
+  ++p.stored;
+  shared_.changed.notify_all();
 }
 
-// Closes each part's file (its writer drains), makes every `.z.tmp` durable
+// Closes each part's file (its writer drains), makes each `.z.tmp` durable
 // side by side, then renames each over its part.
-void PartCompressor::finish_parts() {
-  for (PartJob& p : parts_) {
+void PartEncoder::finish_parts(const std::vector<std::size_t>& which) {
+  for (std::size_t i : which) {
+    PartJob& p = parts_[i];
     std::lock_guard<std::mutex> lock(h5::library_mutex());
     p.dataset.reset();
     const bool closed = p.file.close();
@@ -281,51 +424,55 @@ void PartCompressor::finish_parts() {
       throw io_error(p.what + ": HDF5 could not finish '" + p.tmp + "'" + (why.empty() ? "" : " (" + why + ")") +
                      no_space(p));
   }
-  std::vector<std::string> errors(parts_.size());
-  run_on_threads(static_cast<unsigned>(parts_.size()), [&](unsigned i) {
-    UniqueFd fd(::open(parts_[i].tmp.c_str(), O_RDONLY | O_CLOEXEC));
+  std::vector<std::string> errors(which.size());
+  run_on_threads(static_cast<unsigned>(which.size()), [&](unsigned k) {
+    const PartJob& p = parts_[which[k]];
+    UniqueFd fd(::open(p.tmp.c_str(), O_RDONLY | O_CLOEXEC));
     if (fd.get() < 0 || ::fsync(fd.get()) != 0)
-      errors[i] = parts_[i].what + ": cannot make '" + parts_[i].tmp + "' durable: " + std::strerror(errno);
+      errors[k] = p.what + ": cannot make '" + p.tmp + "' durable: " + std::strerror(errno);
   });
   for (const std::string& e : errors)
     if (!e.empty()) throw io_error(e);
-  for (PartJob& p : parts_) {
+  for (std::size_t i : which) {
+    PartJob& p = parts_[i];
+    if (before_rename_) before_rename_(i);
+    p.source.reset();  // the contiguous part's pages go with its last handle
     if (::rename(p.tmp.c_str(), p.path.c_str()) != 0)
       throw io_error(p.what + ": renaming '" + p.tmp + "': " + std::strerror(errno));
-    p.tmp.clear();  // renamed: nothing to remove
+    p.stage = PartJob::Stage::renamed;
   }
-  fsync_dir(dir_of(parts_.front().path));
+  fsync_dir(dir_of(parts_[which.front()].path));
 }
 
-CompressStats PartCompressor::run() {
-  const auto start = Clock::now();
-  for (PartJob& p : parts_) create_tmp(p, dtype_);
-  const auto encoders =
-      static_cast<unsigned>(std::min<std::size_t>(ChunkReader::threads(), std::max<std::size_t>(1, chunks_.size())));
-  queue_limit_ = 2 * static_cast<std::size_t>(encoders);
-  std::vector<std::thread> threads;
-  for (unsigned t = 0; t < encoders; ++t) threads.emplace_back([this] { encode_chunks(); });
-  try {
-    hand_chunks();
-  } catch (...) { fail(std::current_exception()); }
-  for (auto& t : threads) t.join();
-  if (error_) std::rethrow_exception(error_);
-  finish_parts();
+CompressStats PartEncoder::finish() {
+  const auto begin = Clock::now();
+  {
+    std::unique_lock<std::mutex> lock(shared_.mutex);
+    for (const PartJob& p : parts_)
+      if (!shared_.failed &&
+          (!p.durable || std::find(p.unit_written.begin(), p.unit_written.end(), 0) != p.unit_written.end())) {
+        lock.unlock();
+        stop();
+        throw internal_error(p.what + ": the run left units of it unwritten or not durable");
+      }
+    shared_.changed.wait(lock, [&] { return shared_.renamed == parts_.size() || shared_.failed; });
+  }
+  stop();
+  if (shared_.error) std::rethrow_exception(shared_.error);
   CompressStats stats;
   stats.parts = parts_.size();
   for (const PartJob& p : parts_) {
     stats.raw_bytes += p.raw_bytes;
     if (p.writes) stats.store_seconds += p.writes->busy_seconds();
   }
-  stats.stored_bytes = stored_;
-  stats.seconds = static_cast<double>(elapsed_ns(start)) * 1e-9;
-  stats.busy_seconds = static_cast<double>(busy_ns_.load()) * 1e-9;
-  stats.writer_seconds = static_cast<double>(writer_ns_.load()) * 1e-9;
-  stats.threads = encoders;
+  stats.stored_bytes = tally_.stored;
+  stats.seconds = tally_.started ? static_cast<double>(elapsed_ns(tally_.start)) * 1e-9 : 0.0;
+  stats.tail_seconds = static_cast<double>(elapsed_ns(begin)) * 1e-9;
+  stats.busy_seconds = static_cast<double>(tally_.busy_ns.load()) * 1e-9;
+  stats.writer_seconds = static_cast<double>(tally_.writer_ns.load()) * 1e-9;
+  stats.threads = encoders_;
   return stats;
 }
-
-}  // namespace
 
 CompressStats compress_parts(const std::vector<PartToCompress>& parts, OutputType dtype, const CompressionConfig& z) {
   CompressStats total;
@@ -335,10 +482,26 @@ CompressStats compress_parts(const std::vector<PartToCompress>& parts, OutputTyp
     const std::vector<PartToCompress> wave(
         parts.begin() + static_cast<std::ptrdiff_t>(first),
         parts.begin() + static_cast<std::ptrdiff_t>(std::min(parts.size(), first + at_once)));
-    PartCompressor compressor(wave, dtype, z);
-    total.add(compressor.run());
+    PartEncoder encoder(wave, 0, dtype, z, {});
+    for (std::size_t i = 0; i < wave.size(); ++i) {
+      encoder.written(i, 0, wave[i].dims[0]);
+      encoder.durable(i);
+    }
+    total.add(encoder.finish());
   }
   return total;
 }
+
+PartStream::PartStream(const std::vector<PartToCompress>& parts, int unit_axis, OutputType dtype,
+                       const CompressionConfig& z, std::function<void(std::size_t)> before_rename)
+    : encoder_(std::make_unique<PartEncoder>(parts, unit_axis, dtype, z, std::move(before_rename))) {}
+
+PartStream::~PartStream() = default;
+
+void PartStream::written(std::size_t i, std::int64_t begin, std::int64_t end) { encoder_->written(i, begin, end); }
+
+void PartStream::durable(std::size_t i) { encoder_->durable(i); }
+
+CompressStats PartStream::finish() { return encoder_->finish(); }
 
 }  // namespace discount

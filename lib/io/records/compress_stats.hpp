@@ -12,7 +12,8 @@ namespace discount {
 struct CompressStats {
   std::string codec;  // describe_compression(); empty: nothing compressed
   std::uint64_t parts = 0, raw_bytes = 0, stored_bytes = 0;
-  double seconds = 0;         // wall time
+  double seconds = 0;         // wall time, from the first chunk ready to the last part renamed
+  double tail_seconds = 0;    // of which after the last slab (what the compression adds to the job)
   double busy_seconds = 0;    // thread-seconds gathering and encoding (not waiting for the writer)
   double writer_seconds = 0;  // seconds the one HDF5 thread spent in direct chunk writes
   double store_seconds = 0;   // thread-seconds the parts' writers spent storing chunks into their files
@@ -24,6 +25,7 @@ struct CompressStats {
     raw_bytes += part.raw_bytes;
     stored_bytes += part.stored_bytes;
     seconds += part.seconds;
+    tail_seconds += part.tail_seconds;
     busy_seconds += part.busy_seconds;
     writer_seconds += part.writer_seconds;
     store_seconds += part.store_seconds;

@@ -144,12 +144,14 @@ void PartSet::open_direct(int writers) {
 }
 
 void PartSet::sync_dirty() {
+  std::lock_guard<std::mutex> lock(files_mutex_);
   for (auto& f : files_)
     if (f->dirty.exchange(false) && ::fdatasync(f->fd.get()) != 0)
       throw io_error("flushing '" + f->path + "': " + std::strerror(errno));
 }
 
 void PartSet::sync_and_close() {
+  std::lock_guard<std::mutex> lock(files_mutex_);
   for (auto& f : files_) {
     if (f->fd.get() >= 0 && ::fsync(f->fd.get()) != 0)
       throw io_error("flushing '" + f->path + "': " + std::strerror(errno));
@@ -236,6 +238,7 @@ std::vector<int> PartSet::write_order(const std::vector<int>& pending) const {
 }
 
 void PartSet::release(std::size_t f) {
+  std::lock_guard<std::mutex> lock(files_mutex_);
   if (f >= files_.size()) return;
   files_[f]->direct.reset();
   files_[f]->fd.reset();

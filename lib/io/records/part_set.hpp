@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -48,7 +49,10 @@ class PartSet {
   void sync_dirty();
   // fsync of every file, O_DIRECT writers closed; then the files are closed.
   void sync_and_close();
-  void close() { files_.clear(); }
+  void close() {
+    std::lock_guard<std::mutex> lock(files_mutex_);
+    files_.clear();
+  }
 
   bool split() const { return !folder_.empty(); }
   const std::string& folder() const { return folder_; }
@@ -77,7 +81,8 @@ class PartSet {
   // Round robin over the files: the k-th pending slab of every file, then
   // the (k+1)-th, so that slabs in flight together go to different files.
   std::vector<int> write_order(const std::vector<int>& pending) const;
-  // Closes this process's handles on part f (it is about to be replaced).
+  // Closes this process's handles on part f (it is about to be replaced;
+  // nothing writes it any more). Safe beside sync_dirty and sync_and_close.
   void release(std::size_t f);
 
   // Each part's identity (part_identity), one line per part.
@@ -100,6 +105,7 @@ class PartSet {
   std::vector<std::int64_t> bounds_;  // data file f holds units [bounds_[f], bounds_[f+1])
   std::string folder_;                // split: the folder's path (empty for single)
   std::vector<std::unique_ptr<DataFile>> files_;
+  std::mutex files_mutex_;  // release (a compressing thread) against syncs and closes
 };
 
 }  // namespace discount
