@@ -231,9 +231,10 @@ void print_output_and_ranks(const Job& job) {
       char line[320];
       std::snprintf(line, sizeof line,
                     "%s: about %s stored (ratio %.2f on a sample of %s of this job's values); %.0f MB/s on one "
-                    "thread, so about %.1f s on %u threads after the last slab",
+                    "thread, so about %.1f s on %u threads, %s",
                     describe_compression(spec.output.compression).c_str(), format_bytes(z.stored_bytes).c_str(),
-                    z.ratio, format_bytes(z.sample_bytes).c_str(), z.thread_rate * 1e-6, z.seconds, z.threads);
+                    z.ratio, format_bytes(z.sample_bytes).c_str(), z.thread_rate * 1e-6, z.seconds, z.threads,
+                    ranks::multi() ? "after the last slab (each rank its parts)" : "while the slabs are written");
       std::cout << "compression    " << line << "\n";
     }
   }

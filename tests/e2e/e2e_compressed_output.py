@@ -807,6 +807,8 @@ def case_plan_estimates_the_stored_size(ctx):
         m = re.search(r"^compression +(.+?): about ([\d.]+) (B|KiB|MiB|GiB) stored \(ratio ([\d.]+) on a sample", p.stdout,
                       re.M)
         E.check(m is not None, f"plan prints no compression line:\n{p.stdout}")
+        E.check("while the slabs are written" in p.stdout.splitlines()[p.stdout[:m.start()].count("\n")],
+                f"plan's compression line does not say it overlaps the slabs:\n{p.stdout}")
         predicted = float(m.group(2)) * {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}[m.group(3)]
         report = os.path.join(job.d, "report.json")
         job.run("--report", report)

@@ -274,6 +274,10 @@ std::vector<int> FileOutput::write_order(const std::vector<int>& pending) const 
 
 void FileOutput::checkpoint() {
   if (state_ != State::already_complete) record_.checkpoint();
+  // A run that stops (a signal, an error): the parts not yet renamed stay
+  // contiguous for the resume, and no HDF5 call of the stream's runs beside
+  // the main thread's from here on.
+  stream_.reset();
 }
 
 void FileOutput::flush() {

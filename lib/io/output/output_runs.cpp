@@ -32,6 +32,9 @@ void FileOutput::write_run_record(int fd) const {
 std::optional<RunHistory> FileOutput::run_history() const {
   RunHistory history;
   history.unit_axis = axis_name(spec_.chunk_axis);
+  // A run given up for bad input data may still have its compressing thread
+  // (HDF5 is not thread-safe).
+  std::lock_guard<std::mutex> lock(h5::library_mutex());
   h5::QuietErrors quiet;
   const std::string path = published_ ? spec_.path : partial_path();
   h5::Id file = h5::file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
