@@ -21,12 +21,13 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib as bl  # noqa: E402
 
-COMPRESSION_LINE = re.compile(r"compression: (?P<what>.*?), \d+ part\(s\), (?P<raw>[\d.]+) GB -> (?P<stored>[\d.]+) GB "
-                              r"\(ratio [\d.]+\) in (?P<s>[\d.]+) s on (?P<threads>\d+) threads: (?P<rate>[\d.]+) GB/s, "
-                              r"(?P<per>[\d.]+) MB/s per thread(?:; HDF5's chunk writes busy (?P<writer>[\d.]+) s)?")
-PLAN_DECODE = re.compile(r"^decompression  .*: (?P<per_thread_mb>\d+) MB/s per thread on a sample of \d+ chunks, limit "
-                         r"(?P<limit_gb>[\d.]+) GB/s on (?P<threads>\d+) threads; (?P<together_gb>[\d.]+) GB/s with all",
-                         re.M)
+COMPRESSION_LINE = re.compile(
+    r"compression: (?P<what>.*?), \d+ part\(s\), (?P<raw>[\d.]+) GB -> (?P<stored>[\d.]+) GB \(ratio [\d.]+\) in "
+    r"(?P<s>[\d.]+) s on (?P<threads>\d+) threads: (?P<rate>[\d.]+) GB/s, (?P<per>[\d.]+) MB/s per thread"
+    r"(?:; HDF5's chunk writes busy (?P<writer>[\d.]+) s)?")
+PLAN_DECODE = re.compile(
+    r"^decompression  .*: (?P<per_thread_mb>\d+) MB/s per thread on a sample of \d+ chunks, limit "
+    r"(?P<limit_gb>[\d.]+) GB/s on (?P<threads>\d+) threads; (?P<together_gb>[\d.]+) GB/s with all", re.M)
 LEVELS = {"deflate": 4, "zstd": 3, "blosc": 5}
 
 
@@ -90,8 +91,8 @@ def main(argv=None) -> int:
     cores = os.cpu_count() or 1
 
     def run(cfg, env=None):
-        r = min((bl.run_app(app, cfg, os.path.join(folder, "report.json"), env=env) for _ in range(max(1, args.repeat))),
-                key=lambda one: one["app_s"])
+        r = min((bl.run_app(app, cfg, os.path.join(folder, "report.json"), env=env)
+                 for _ in range(max(1, args.repeat))), key=lambda one: one["app_s"])
         m = COMPRESSION_LINE.search(r["stderr"])
         r["compression"] = {k: v if k == "what" else float(v) for k, v in m.groupdict().items()
                             if v is not None} if m else None
