@@ -239,17 +239,15 @@ int kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, int rep
   };
   // The row pairs over a grid of chunks and groups (--chunks, --groups).
   for (std::int64_t chunk : chunk_grid)
-    for (std::int64_t group : group_grid)
-      variants.push_back({"[id,num] row pairs, chunks of " + std::to_string(chunk) + " dates, " +
-                              (group > 0    ? "groups of " + std::to_string(group)
-                               : group == 0 ? "groups auto"
-                                            : "chunk-major"),
-                          {Axis::id, Axis::num},
-                          {},
-                          false,
-                          true,
-                          chunk,
-                          group});
+    for (std::int64_t group : group_grid) {
+      const std::string g = group > 0    ? "groups of " + std::to_string(group)
+                            : group == 0 ? "groups auto"
+                                         : "chunk-major";
+      Variant v{"[id,num] row pairs, chunks of " + std::to_string(chunk) + " dates, " + g, {Axis::id, Axis::num}, {}};
+      v.chunk = chunk;
+      v.group = group;
+      variants.push_back(v);
+    }
   for (const auto& v : variants) {
     if (v.slow && !include_slow) continue;
     const Slicing slicing = make_slicing(axes, v.dims, v.tile);
