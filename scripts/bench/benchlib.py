@@ -18,7 +18,6 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-PYTHON_HINT = "/usr/bin/python3"
 
 # ----------------------------------------------------------------------------
 # sizes and timing
@@ -60,15 +59,11 @@ def ratio(a: float, b: float) -> float:
     return a / b if a and b and b == b and a == a else float("nan")
 
 
-def timed(fn) -> tuple[float, object]:
-    """(seconds, result) of one call of fn()."""
-    t0 = time.perf_counter()
-    result = fn()
-    return time.perf_counter() - t0, result
-
-
 def seconds(fn) -> float:
-    return timed(fn)[0]
+    """Seconds of one call of fn()."""
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
 
 
 def median_time(fn, repeat: int, sync=None) -> float:
@@ -199,7 +194,7 @@ def need_python_modules(*names: str) -> None:
         except ImportError:
             missing.append(name)
     if missing:
-        sys.exit(f"{sys.executable} lacks {', '.join(missing)}; run this script with {PYTHON_HINT}")
+        sys.exit(f"{sys.executable} lacks {', '.join(missing)}; run this script with /usr/bin/python3")
 
 
 def uniform_arrays(shape: tuple, seed: int = 1):
@@ -235,14 +230,12 @@ def sync() -> float:
     return seconds(lambda: subprocess.run(["sync"], check=True))
 
 
-def warm_file(path: str, block: int = 16 << 20) -> float:
-    """Reads a file once so it sits in the page cache; returns seconds."""
-    t0 = time.perf_counter()
+def warm_file(path: str, block: int = 16 << 20) -> None:
+    """Reads a file once so it sits in the page cache."""
     with open(path, "rb", buffering=0) as f:
         view = memoryview(bytearray(block))
         while f.readinto(view):
             pass
-    return time.perf_counter() - t0
 
 
 def warm_memory(nbytes: int, streams: int) -> tuple[float, int]:
