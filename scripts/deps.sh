@@ -59,9 +59,8 @@ Options:
   --vendor             also copy the header-only CLI11 and nlohmann-json, the
                        GoogleTest sources, and the compression libraries'
                        headers and static libraries (libdeflate, zstd, LZ4,
-                       Blosc and its Snappy) from the system into
-                       deps/vendor, for nodes
-                       that lack them (CMake falls back to it).
+                       Blosc and its Snappy) from the system into deps/vendor,
+                       for nodes that lack them (CMake falls back to it).
   -h, --help           show this help.
 
 Paths:
@@ -108,8 +107,7 @@ die() { printf '[deps] ERROR: %s\n' "$*" >&2; exit 1; }
 now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f s", b - a }'; }
 
-# Run a long command with its output in a log file; show the tail on failure.
-run_logged() {
+run_logged() {  # run_logged <log file> <command...>: the log's tail on failure
   local logfile=$1; shift
   if ! "$@" >"$logfile" 2>&1; then
     tail -n 40 "$logfile" >&2
@@ -136,7 +134,6 @@ if [[ $KOKKOS_VERSION != 3.4.01 ]]; then
 fi
 
 # ---------------------------------------------------------------- 1. apt
-# Root runs apt-get directly, anyone else through sudo when available.
 as_root() {
   if [[ $(id -u) -eq 0 ]]; then "$@"
   elif command -v sudo >/dev/null; then sudo "$@"
@@ -155,7 +152,6 @@ step_apt() {
     return
   fi
   log "apt: installing ${missing[*]}"
-  # Refresh the package lists at most once a day.
   local stamp=$DEPS/.apt-update.stamp
   if [[ -z $(find "$stamp" -mmin -1440 2>/dev/null) ]]; then
     as_root apt-get update -q
@@ -253,7 +249,6 @@ step_sources() {
   log "sources: $(du -sh "$SRC" | cut -f1) in deps/src ($(elapsed "$t0"))"
 }
 
-# --kokkos VERSION: both tarballs from the third-party folder, checked, unpacked.
 third_party_dir() {
   local d
   for d in "$THIRD_PARTY" "${DISCOUNT_THIRD_PARTY:-}" "$DEPS/third_party"; do
@@ -312,8 +307,7 @@ PATCH_SUM=$( (cd "$PATCH_DIR" 2>/dev/null && sha256sum ./*.patch 2>/dev/null) | 
 PATCH_STAMP=$SRC/kokkos/.patches.stamp
 ORIG=$SRC/.orig
 
-# Files a patch touches, from its '+++ b/path' lines.
-patched_files() { sed -nE 's/^\+\+\+ [^/]*\/([^[:space:]]+).*/\1/p' "$1"; }
+patched_files() { sed -nE 's/^\+\+\+ [^/]*\/([^[:space:]]+).*/\1/p' "$1"; }  # the files a patch touches
 
 # patch(1) if present, else git apply (kept from seeing the project's repo).
 apply_patch() {  # apply_patch <patch> [forward|reverse-check|forward-check]
@@ -341,8 +335,7 @@ step_patches() {
     return
   fi
   cd "$SRC/kokkos"
-  # Back to pristine: restore every saved file, drop files patches created.
-  if [[ -d $ORIG ]]; then
+  if [[ -d $ORIG ]]; then  # back to pristine
     (cd "$ORIG" && find . -type f ! -name .created -print0) |
       while IFS= read -r -d '' f; do cp -p "$ORIG/$f" "$f"; done
     [[ -f $ORIG/.created ]] && xargs -r rm -f <"$ORIG/.created"
@@ -351,8 +344,7 @@ step_patches() {
   local p f
   for p in "${PATCHES[@]}"; do
     if apply_patch "$p" forward-check; then
-      # Save each file's pristine state before its first change.
-      while read -r f; do
+      while read -r f; do  # each file's pristine state, before its first change
         [[ -e $ORIG/$f ]] && continue
         grep -Fxqs "$f" "$ORIG/.created" && continue
         if [[ -e $f ]]; then mkdir -p "$ORIG/$(dirname "$f")"; cp -p "$f" "$ORIG/$f"
@@ -502,8 +494,7 @@ else
   CONFIG_ID="openmp $("$KOKKOS_CXX" --version | head -n 1)"
 fi
 
-# The install is current when it was built from these sources, these patches
-# and these options.
+# The install is current when it was built from these sources, patches and options.
 BUILD_ID="$SOURCE_ID; patches $PATCH_SUM; $CONFIG_ID; ${COMMON[*]} ${KOKKOS_OPTS[*]} ${KERNELS_OPTS[*]}"
 BUILD_ID=${BUILD_ID//$ROOT/.}   # stamp does not depend on where the repo lives
 INSTALL_STAMP=$PREFIX/.stamp

@@ -27,12 +27,8 @@ import sys
 
 PROG = "plot_report.py"
 STAGE_ORDER = ("read", "h2d", "kernel", "d2h", "write")
-BAR_COLOR = "#4c72b0"
-BOTTLENECK_COLOR = "#c44e52"
-LIMIT_COLOR = "#8c8c8c"
-NO_STAGE_COLOR = "#dd8452"
-IN_STAGE_COLOR = "#55a868"
-CODEC_COLOR = "#8172b3"
+BAR_COLOR, BOTTLENECK_COLOR, LIMIT_COLOR = "#4c72b0", "#c44e52", "#8c8c8c"
+NO_STAGE_COLOR, IN_STAGE_COLOR, CODEC_COLOR = "#dd8452", "#55a868", "#8172b3"
 
 
 class ReportError(Exception):
@@ -52,8 +48,15 @@ def _number(value):
     """A finite float, or None (absent, null, non-numeric, NaN or Inf)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    value = float(value)
-    return value if math.isfinite(value) else None
+    return float(value) if math.isfinite(value) else None
+
+
+def _count(value):
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _dict(value):
+    return value if isinstance(value, dict) else {}
 
 
 def load_report(path):
@@ -82,57 +85,37 @@ def load_report(path):
 
 def normalise(doc, path):
     """The report's figures as plain Python values, limits resolved per stage."""
-    limits = doc.get("limits") if isinstance(doc.get("limits"), dict) else {}
+    limits = _dict(doc.get("limits"))
     stages = []
     for s in doc["stages"]:
-        name = s["name"]
-        seconds = _number(s.get("seconds")) or 0.0
-        nbytes = _number(s.get("bytes")) or 0.0
+        seconds, nbytes = _number(s.get("seconds")) or 0.0, _number(s.get("bytes")) or 0.0
         rate = _number(s.get("gb_per_s"))
         if rate is None:
             rate = nbytes / seconds / 1e9 if seconds > 0 else 0.0
-        entry = limits.get(name) if isinstance(limits.get(name), dict) else {}
+        entry = _dict(limits.get(s["name"]))
         limit = _number(s.get("limit_gb_per_s"))
-        if limit is None:
-            limit = _number(entry.get("gb_per_s"))
-        if limit is not None and limit <= 0:
-            limit = None
-        source = entry.get("source") if isinstance(entry.get("source"), str) else None
+        limit = _number(entry.get("gb_per_s")) if limit is None else limit
+        limit = limit if limit is not None and limit > 0 else None
         fraction = _number(s.get("fraction_of_limit"))
         if fraction is None and limit is not None:
             fraction = rate / limit
-        stages.append({"name": name, "bytes": nbytes, "seconds": seconds, "gb_per_s": rate,
-                       "slabs": s.get("slabs"), "limit": limit, "source": source, "fraction": fraction})
+        stages.append({"name": s["name"], "bytes": nbytes, "seconds": seconds, "gb_per_s": rate,
+                       "slabs": s.get("slabs"), "limit": limit, "fraction": fraction,
+                       "source": entry.get("source") if isinstance(entry.get("source"), str) else None})
     # Pipeline order; stages the app adds later keep their place after these.
-    known = {n: i for i, n in enumerate(STAGE_ORDER)}
-    stages.sort(key=lambda st: known.get(st["name"], len(STAGE_ORDER)))
-
+    stages.sort(key=lambda st: STAGE_ORDER.index(st["name"]) if st["name"] in STAGE_ORDER else len(STAGE_ORDER))
     bottleneck = doc.get("bottleneck") if isinstance(doc.get("bottleneck"), str) else None
-    if bottleneck is None:  # older or partial reports: the stage busy longest, as the app defines it
-        busy = [st for st in stages if st["seconds"] > 0]
-        if busy:
-            bottleneck = max(busy, key=lambda st: st["seconds"])["name"]
+    busy = [st for st in stages if st["seconds"] > 0]
+    if bottleneck is None and busy:  # older or partial reports: the stage busy longest, as the app defines it
+        bottleneck = max(busy, key=lambda st: st["seconds"])["name"]
     ranks = doc.get("ranks")
-    ranks = ranks if isinstance(ranks, int) and not isinstance(ranks, bool) and ranks > 1 else None
     wall = _number(doc.get("wall_seconds")) or 0.0
-    return {
-        "chunk_axis": chunk_axis_of(doc),
-        "slab_count": slab_count_of(doc),
-        "layout": layout_of(doc),
-        "path": path,
-        "space": str(doc.get("space", "?")),
-        "kernel": str(doc.get("kernel", "?")),
-        "slicing": str(doc.get("slicing", "")),
-        "outcome": str(doc.get("outcome", "complete")),
-        "shape": input_shape(doc),
-        "wall": wall,
-        "effective": _number(doc.get("effective_gb_per_s")),
-        "bottleneck": bottleneck,
-        "ranks": ranks,
-        "stages": stages,
-        "time": time_accounting(wall, stages, _number(doc.get("any_stage_seconds"))),
-        "codecs": codec_stages(doc, stages),
-    }
+    return dict(plan_facts(doc), path=path, space=str(doc.get("space", "?")), kernel=str(doc.get("kernel", "?")),
+                slicing=str(doc.get("slicing", "")), outcome=str(doc.get("outcome", "complete")), wall=wall,
+                effective=_number(doc.get("effective_gb_per_s")), bottleneck=bottleneck, stages=stages,
+                ranks=ranks if _count(ranks) and ranks > 1 else None,
+                time=time_accounting(wall, stages, _number(doc.get("any_stage_seconds"))),
+                codecs=codec_stages(doc, stages))
 
 
 def codec_stages(doc, stages):
@@ -143,19 +126,15 @@ def codec_stages(doc, stages):
     for key, name, what, over in (("decompression", "decompress", "pipeline", read),
                                   ("compression", "compress", "codec", None)):
         obj = doc.get(key)
-        if not isinstance(obj, dict):
+        if not isinstance(obj, dict) or not (_number(obj.get("raw_bytes")) or 0.0) > 0:
             continue
-        raw = _number(obj.get("raw_bytes")) or 0.0
-        busy = _number(obj.get("busy_seconds")) or 0.0
+        raw, busy = _number(obj["raw_bytes"]), _number(obj.get("busy_seconds")) or 0.0
         threads = _count(obj.get("threads")) or 0
-        if raw <= 0:
-            continue
         thread_rate = _number(obj.get("thread_rate_bytes_per_s"))
         if thread_rate is None:
             thread_rate = raw / busy if busy > 0 else 0.0
         limit = _number(obj.get("limit_bytes_per_s"))
-        if limit is None:
-            limit = thread_rate * threads
+        limit = thread_rate * threads if limit is None else limit
         over = (_number(obj.get("seconds")) or 0.0) if over is None else over
         rate = raw / over / 1e9 if over > 0 else 0.0
         limit = limit / 1e9 if limit > 0 else None
@@ -186,86 +165,58 @@ def time_accounting(wall, stages, any_stage):
     return acc
 
 
-def _section(doc, key):
-    """(object, text) of the report's `input` or `plan`: schema_version 2 writes an object whose
-    `text` is the human-readable form; version 1 wrote the text alone."""
-    value = doc.get(key)
-    if isinstance(value, dict):
-        return value, value.get("text") if isinstance(value.get("text"), str) else ""
-    return {}, value if isinstance(value, str) else ""
-
-
-def _count(value):
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
-
-
-def input_shape(doc):
-    """'100 x 4000 x 5 (dates x ids x nums)' from the plan, else the input's discount shape."""
-    plan, plan_text = _section(doc, "plan")
-    sel = plan.get("selection") if isinstance(plan.get("selection"), dict) else {}
-    dims = [_count(sel.get(k)) for k in ("dates", "ids", "nums")]
-    if all(d is not None for d in dims):
-        return f"{dims[0]:,} x {dims[1]:,} x {dims[2]:,} (dates x ids x nums)"
+def plan_facts(doc):
+    """Shape, chunk axis, slab count and input layout: from the report's `plan` and `input` objects
+    (schema_version 2), else from their text (version 1 wrote the text alone)."""
+    sections = {}
+    for key in ("plan", "input"):
+        value = doc.get(key)
+        text = value.get("text") if isinstance(value, dict) else value
+        sections[key] = (_dict(value), text if isinstance(text, str) else "")
+    (plan, plan_text), (facts, input_text) = sections["plan"], sections["input"]
+    dims = [_count(_dict(plan.get("selection")).get(k)) for k in ("dates", "ids", "nums")]
     m = re.search(r"dates=(\d+)\s+ids=(\d+)\s+nums=(\d+)", plan_text)
-    if m:
-        return f"{int(m.group(1)):,} x {int(m.group(2)):,} x {int(m.group(3)):,} (dates x ids x nums)"
-    shapes = re.findall(r"\[(\d+(?: x \d+){2})\]", _section(doc, "input")[1])
-    return shapes[0] if shapes else "shape unknown"
-
-
-def chunk_axis_of(doc):
-    """'date' | 'id' from the plan object, else from the plan text ('chunk axis     id, ...'); None."""
-    plan, text = _section(doc, "plan")
-    if isinstance(plan.get("chunk_axis"), str):
-        return plan["chunk_axis"]
-    m = re.search(r"chunk axis\s+(\w+),", text)
-    return m.group(1) if m else None
-
-
-def slab_count_of(doc):
-    """The plan's slab count: the plan object, else the report's slabs.total, else the plan text."""
-    plan, text = _section(doc, "plan")
-    if _count(plan.get("slabs")) is not None:
-        return plan["slabs"]
-    slabs = doc.get("slabs")
-    if isinstance(slabs, dict) and _count(slabs.get("total")) is not None:
-        return slabs["total"]
-    m = re.search(r"(\d+) slab\(s\)", text)
-    return int(m.group(1)) if m else None
-
-
-def layout_of(doc):
-    """The discount's axis order in the input, 'date,id,num': the input object, else its text."""
-    facts, text = _section(doc, "input")
+    if all(d is not None for d in dims) or m:
+        dims = dims if all(d is not None for d in dims) else [int(g) for g in m.groups()]
+        shape = f"{dims[0]:,} x {dims[1]:,} x {dims[2]:,} (dates x ids x nums)"
+    else:
+        shapes = re.findall(r"\[(\d+(?: x \d+){2})\]", input_text)
+        shape = shapes[0] if shapes else "shape unknown"
+    axis = plan.get("chunk_axis") if isinstance(plan.get("chunk_axis"), str) else None
+    m = re.search(r"chunk axis\s+(\w+),", plan_text)
+    slabs = _count(plan.get("slabs"))
+    if slabs is None:
+        slabs = _count(_dict(doc.get("slabs")).get("total"))
+    n = re.search(r"(\d+) slab\(s\)", plan_text)
     axes = facts.get("axes")
-    if isinstance(axes, list) and axes and all(isinstance(a, str) for a in axes):
-        return ",".join(axes)
-    m = re.search(r"\[((?:date|id|num)(?:,(?:date|id|num)){2})\]", text)
-    return m.group(1) if m else None
+    layout = re.search(r"\[((?:date|id|num)(?:,(?:date|id|num)){2})\]", input_text)
+    return {"shape": shape, "chunk_axis": axis or (m.group(1) if m else None),
+            "slab_count": slabs if slabs is not None else (int(n.group(1)) if n else None),
+            "layout": ",".join(axes) if isinstance(axes, list) and axes and all(isinstance(a, str) for a in axes)
+            else (layout.group(1) if layout else None)}
 
 
 def run_label(r):
     """'chunk axis date, 3 slabs, space host, layout date,id,num': what tells compared runs apart."""
     slabs = r["slab_count"]
     slabs = "? slabs" if slabs is None else f"{slabs} slab" + ("" if slabs == 1 else "s")
-    return (f"chunk axis {r['chunk_axis'] or '?'}, {slabs}, space {r['space']}, "
-            f"layout {r['layout'] or '?'}")
+    return f"chunk axis {r['chunk_axis'] or '?'}, {slabs}, space {r['space']}, layout {r['layout'] or '?'}"
 
 
 # --------------------------------------------------------------------------
-# Text summary (stdout)
+# Text (stdout and the charts' labels)
 
 
 def fmt_rate(x):
-    if x >= 100:
-        return f"{x:,.0f}"
-    if x >= 10:
-        return f"{x:.1f}"
-    return f"{x:.2f}"
+    return f"{x:,.0f}" if x >= 100 else f"{x:.1f}" if x >= 10 else f"{x:.2f}"
 
 
 def ran(st):
     return st["gb_per_s"] > 0 or st["seconds"] > 0
+
+
+def pct_of_wall(seconds, wall):
+    return f"{100 * seconds / wall:.0f}%" if wall > 0 else "-"
 
 
 def limit_text(st):
@@ -274,26 +225,6 @@ def limit_text(st):
     source = f" {st['source']}" if st["source"] else ""
     pct = f"{100 * st['fraction']:.0f}% of " if st["fraction"] is not None else ""
     return f"{pct}{fmt_rate(st['limit'])} GB/s{source} limit"
-
-
-def summary(r):
-    ranks = f", {r['ranks']} ranks" if r["ranks"] else ""
-    lines = [f"{r['path']}: {r['space']}, {r['kernel']}, {r['shape']}, wall {r['wall']:.3f} s{ranks}, "
-             f"outcome {r['outcome']}",
-             f"  bottleneck: {r['bottleneck'] or 'none (no stage ran)'}"]
-    for st in r["stages"]:
-        mark = "  <- bottleneck" if st["name"] == r["bottleneck"] else ""
-        status = limit_text(st) if ran(st) else "did not run"
-        lines.append(f"  {st['name']:<7} {st['bytes'] / 1e9:10.3f} GB {st['seconds']:9.3f} s "
-                     f"{pct_of_wall(st['seconds'], r['wall']):>4} of wall "
-                     f"{fmt_rate(st['gb_per_s']):>9} GB/s   {status}{mark}")
-    lines.append(f"  {no_stage_text(r)}")
-    for c in r["codecs"]:
-        lines.append(f"  {c['name']} {c['what']}: {c['stored_bytes'] / 1e9:.3f} GB stored, "
-                     f"{c['raw_bytes'] / 1e9:.3f} GB raw; {codec_time_text(c, r['wall'])}; "
-                     f"{fmt_rate(c['gb_per_s'])} GB/s over the {c['over']}'s {c['over_s']:.3f} s, "
-                     f"{codec_limit_text(c)}")
-    return "\n".join(lines)
 
 
 def codec_time_text(c, wall):
@@ -311,18 +242,42 @@ def codec_limit_text(c):
             f"{c['threads']})")
 
 
-def pct_of_wall(seconds, wall):
-    return f"{100 * seconds / wall:.0f}%" if wall > 0 else "-"
-
-
-def no_stage_text(r):
+def summary(r):
     t, wall = r["time"], r["wall"]
+    ranks = f", {r['ranks']} ranks" if r["ranks"] else ""
+    lines = [f"{r['path']}: {r['space']}, {r['kernel']}, {r['shape']}, wall {wall:.3f} s{ranks}, "
+             f"outcome {r['outcome']}",
+             f"  bottleneck: {r['bottleneck'] or 'none (no stage ran)'}"]
+    for st in r["stages"]:
+        mark = "  <- bottleneck" if st["name"] == r["bottleneck"] else ""
+        lines.append(f"  {st['name']:<7} {st['bytes'] / 1e9:10.3f} GB {st['seconds']:9.3f} s "
+                     f"{pct_of_wall(st['seconds'], wall):>4} of wall {fmt_rate(st['gb_per_s']):>9} GB/s   "
+                     f"{limit_text(st) if ran(st) else 'did not run'}{mark}")
     if t["exact"]:
-        return (f"in no stage {t['no_stage_s']:.3f} s ({pct_of_wall(t['no_stage_s'], wall)} of wall); "
-                f"in a stage {t['in_stage_s']:.3f} s")
-    return (f"in no stage between {t['no_stage_min_s']:.3f} and {t['no_stage_max_s']:.3f} s "
-            f"({pct_of_wall(t['no_stage_min_s'], wall)}-{pct_of_wall(t['no_stage_max_s'], wall)} of wall; "
-            "the report has no any_stage_seconds)")
+        lines.append(f"  in no stage {t['no_stage_s']:.3f} s ({pct_of_wall(t['no_stage_s'], wall)} of wall); "
+                     f"in a stage {t['in_stage_s']:.3f} s")
+    else:
+        lines.append(f"  in no stage between {t['no_stage_min_s']:.3f} and {t['no_stage_max_s']:.3f} s "
+                     f"({pct_of_wall(t['no_stage_min_s'], wall)}-{pct_of_wall(t['no_stage_max_s'], wall)} of wall; "
+                     "the report has no any_stage_seconds)")
+    for c in r["codecs"]:
+        lines.append(f"  {c['name']} {c['what']}: {c['stored_bytes'] / 1e9:.3f} GB stored, "
+                     f"{c['raw_bytes'] / 1e9:.3f} GB raw; {codec_time_text(c, wall)}; "
+                     f"{fmt_rate(c['gb_per_s'])} GB/s over the {c['over']}'s {c['over_s']:.3f} s, "
+                     f"{codec_limit_text(c)}")
+    return "\n".join(lines)
+
+
+def title_of(r, label_path):
+    ranks = f" | {r['ranks']} ranks" if r["ranks"] else ""
+    outcome = "" if r["outcome"] == "complete" else f" | {r['outcome'].upper()}"
+    head = f"{os.path.basename(r['path'])}: " if label_path else ""
+    slicing = f" ({r['slicing']})" if r["slicing"] else ""
+    busy = "".join(f" (busy {100 * st['seconds'] / r['wall']:.0f}% of the wall time)" for st in r["stages"]
+                   if st["name"] == r["bottleneck"] and r["wall"] > 0)
+    effective = f" ({fmt_rate(r['effective'])} GB/s end to end)" if r["effective"] is not None else ""
+    return (f"{head}{run_label(r)}\n{r['kernel']}{slicing} | {r['shape']}\n"
+            f"wall {r['wall']:.3f} s{effective} | bottleneck: {r['bottleneck'] or 'none'}{busy}{ranks}{outcome}")
 
 
 # --------------------------------------------------------------------------
@@ -346,26 +301,6 @@ def import_pyplot():
     return plt
 
 
-def title_of(r, label_path):
-    ranks = f" | {r['ranks']} ranks" if r["ranks"] else ""
-    outcome = "" if r["outcome"] == "complete" else f" | {r['outcome'].upper()}"
-    head = f"{os.path.basename(r['path'])}: " if label_path else ""
-    slicing = f" ({r['slicing']})" if r["slicing"] else ""
-    busy = ""
-    for st in r["stages"]:
-        if st["name"] == r["bottleneck"] and r["wall"] > 0:
-            busy = f" (busy {100 * st['seconds'] / r['wall']:.0f}% of the wall time)"
-    effective = f" ({fmt_rate(r['effective'])} GB/s end to end)" if r["effective"] is not None else ""
-    return (f"{head}{run_label(r)}\n{r['kernel']}{slicing} | {r['shape']}\n"
-            f"wall {r['wall']:.3f} s{effective} | bottleneck: {r['bottleneck'] or 'none'}{busy}{ranks}{outcome}")
-
-
-def rate_range(reports):
-    """Smallest and largest positive GB/s (rates and limits) over the reports: one scale for all panels."""
-    positive = [v for r in reports for st in r["stages"] + r["codecs"] for v in (st["gb_per_s"], st["limit"]) if v]
-    return (min(positive), max(positive)) if positive else (1.0, 1.0)
-
-
 def finish_axis(ax, r, labels, codec_ys, top, xlabel):
     """Y tick labels ({y: text}), the bottleneck's in red and the codecs' in their colour; grid, limits."""
     ys = sorted(labels)
@@ -383,59 +318,40 @@ def finish_axis(ax, r, labels, codec_ys, top, xlabel):
     ax.set_axisbelow(True)
 
 
-def box(ax, y, width):
-    """The outline a bar is drawn in: the wall time (time panel)."""
-    ax.barh(y, width, height=0.72, color="none", edgecolor=LIMIT_COLOR, linewidth=0.8, zorder=1)
-
-
 def draw_panel(ax, r, scale, lo, hi):
     stages, codecs = r["stages"], r["codecs"]
     rows = stages + codecs  # the codec rows below the stages
     y = list(range(len(rows)))[::-1]  # first stage on top
     use_log = scale == "log" or (scale == "auto" and lo > 0 and hi / lo > 50)
-
-    any_limit = False
-    for yi, st in zip(y, rows):
-        if st["limit"] is not None:
-            any_limit = True
-            ax.barh(yi, st["limit"], height=0.72, color="none", edgecolor=LIMIT_COLOR, hatch="///",
-                    linewidth=1.0, zorder=1)
-        color = BOTTLENECK_COLOR if st["name"] == r["bottleneck"] else BAR_COLOR
-        if st.get("codec"):
-            color = CODEC_COLOR
-        if st["gb_per_s"] > 0:
-            ax.barh(yi, st["gb_per_s"], height=0.5, color=color, zorder=2)
-
     if use_log:
         ax.set_xscale("log")
-        left = 10 ** math.floor(math.log10(lo)) if lo > 0 else 1e-3
-        ax.set_xlim(left, hi * 100)  # room for the labels on the right
+        ax.set_xlim(10 ** math.floor(math.log10(lo)) if lo > 0 else 1e-3, hi * 100)  # room for the labels
     else:
         ax.set_xlim(0, hi * 1.9)
-
     for yi, st in zip(y, rows):
-        end = max(st["gb_per_s"], st["limit"] or 0)
+        if st["limit"] is not None:
+            ax.barh(yi, st["limit"], height=0.72, color="none", edgecolor=LIMIT_COLOR, hatch="///",
+                    linewidth=1.0, zorder=1)
+        bottleneck = st["name"] == r["bottleneck"]
+        if st["gb_per_s"] > 0:
+            color = CODEC_COLOR if st.get("codec") else BOTTLENECK_COLOR if bottleneck else BAR_COLOR
+            ax.barh(yi, st["gb_per_s"], height=0.5, color=color, zorder=2)
         if st.get("codec"):
             text = f"{fmt_rate(st['gb_per_s'])} GB/s over the {st['over']}, {codec_limit_text(st)}"
-        elif not ran(st):
-            text = "did not run"
         else:
-            text = f"{fmt_rate(st['gb_per_s'])} GB/s, {limit_text(st)}"
-        weight = "normal"
-        if st["name"] == r["bottleneck"]:
-            text += "  [BOTTLENECK]"
-            weight = "bold"
+            text = f"{fmt_rate(st['gb_per_s'])} GB/s, {limit_text(st)}" if ran(st) else "did not run"
+        end = max(st["gb_per_s"], st["limit"] or 0)
         x = end * 1.08 if use_log else end + hi * 0.02
         if end <= 0:
-            x = ax.get_xlim()[0] * (1.2 if use_log else 1) + (0 if use_log else hi * 0.02)
-        ax.text(x, yi, text, va="center", ha="left", fontsize=8.5, fontweight=weight, zorder=3)
-
+            x = ax.get_xlim()[0] * 1.2 if use_log else hi * 0.02
+        ax.text(x, yi, text + ("  [BOTTLENECK]" if bottleneck else ""), va="center", ha="left", fontsize=8.5,
+                fontweight="bold" if bottleneck else "normal", zorder=3)
     labels = [f"{st['name']}\n{st['bytes'] / 1e9:.3g} GB, {st['seconds']:.3g} s" for st in stages]
     labels += [f"{c['name']}\n{c['raw_bytes'] / 1e9:.3g} GB raw, {c['over_s']:.3g} s" for c in codecs]
     finish_axis(ax, r, dict(zip(y, labels)), y[len(stages):], len(rows),
                 "GB/s (bytes moved by the stage / its busy seconds)" + (", log scale" if use_log else ""))
     ax.set_title(f"Rates against their limits | {run_label(r)}", fontsize=9, loc="left")
-    return any_limit
+    return any(st["limit"] is not None for st in rows)
 
 
 def draw_time_panel(ax, r, label_path, longest_wall):
@@ -448,49 +364,47 @@ def draw_time_panel(ax, r, label_path, longest_wall):
     y_codecs = list(range(len(codecs), 0, -1))  # then the codecs, above the time in no stage
     right = longest_wall if longest_wall > 0 else 1.0
 
-    def text(x, y, words, **kw):
-        ax.text(x, y, words, va="center", ha="left", fontsize=8.5, zorder=3, **kw)
+    def text(y, words, **kw):
+        ax.text(right * 1.02, y, words, va="center", ha="left", fontsize=8.5, zorder=3, **kw)
+
+    def box(y, busy, color):
+        """A bar of busy seconds inside the outline of the wall time."""
+        ax.barh(y, wall, height=0.72, color="none", edgecolor=LIMIT_COLOR, linewidth=0.8, zorder=1)
+        ax.barh(y, busy, height=0.5, color=color, zorder=2)
+
+    def hatched(y, left, width, color, height):
+        ax.barh(y, width, left=left, height=height, color="none", edgecolor=color, hatch="xx", linewidth=0.8,
+                zorder=2)
 
     # Wall: in at least one stage, then in no stage (certain parts solid, the unknown part hatched).
+    low, high = (t["in_stage_s"], t["in_stage_s"]) if t["exact"] else (t["in_stage_min_s"], t["in_stage_max_s"])
+    ax.barh(y_wall, low, height=0.6, color=IN_STAGE_COLOR, zorder=2)
     if t["exact"]:
-        ax.barh(y_wall, t["in_stage_s"], height=0.6, color=IN_STAGE_COLOR, zorder=2)
-        ax.barh(y_wall, t["no_stage_s"], left=t["in_stage_s"], height=0.6, color=NO_STAGE_COLOR, zorder=2)
-        words = (f"wall {wall:.3g} s = {t['in_stage_s']:.3g} s in a stage + {t['no_stage_s']:.3g} s in none "
-                 f"({pct_of_wall(t['no_stage_s'], wall)})")
+        ax.barh(y_wall, t["no_stage_s"], left=low, height=0.6, color=NO_STAGE_COLOR, zorder=2)
+        text(y_wall, f"wall {wall:.3g} s = {low:.3g} s in a stage + {t['no_stage_s']:.3g} s in none "
+             f"({pct_of_wall(t['no_stage_s'], wall)})", fontweight="bold")
     else:
-        low, high = t["in_stage_min_s"], t["in_stage_max_s"]
-        ax.barh(y_wall, low, height=0.6, color=IN_STAGE_COLOR, zorder=2)
-        ax.barh(y_wall, high - low, left=low, height=0.6, color="none", edgecolor=IN_STAGE_COLOR, hatch="xx",
-                linewidth=0.8, zorder=2)
+        hatched(y_wall, low, high - low, IN_STAGE_COLOR, 0.6)
         ax.barh(y_wall, wall - high, left=high, height=0.6, color=NO_STAGE_COLOR, zorder=2)
-        words = f"wall {wall:.3g} s; in no stage {t['no_stage_min_s']:.3g}-{t['no_stage_max_s']:.3g} s"
-    text(right * 1.02, y_wall, words, fontweight="bold")
-
+        text(y_wall, f"wall {wall:.3g} s; in no stage {t['no_stage_min_s']:.3g}-{t['no_stage_max_s']:.3g} s",
+             fontweight="bold")
     for y, st in zip(ys, stages):
-        box(ax, y, wall)
-        color = BOTTLENECK_COLOR if st["name"] == r["bottleneck"] else BAR_COLOR
-        ax.barh(y, st["seconds"], height=0.5, color=color, zorder=2)
-        text(right * 1.02, y, f"busy {st['seconds']:.3g} s, {pct_of_wall(st['seconds'], wall)} of wall",
-             fontweight="bold" if st["name"] == r["bottleneck"] else "normal")
-
+        bottleneck = st["name"] == r["bottleneck"]
+        box(y, st["seconds"], BOTTLENECK_COLOR if bottleneck else BAR_COLOR)
+        text(y, f"busy {st['seconds']:.3g} s, {pct_of_wall(st['seconds'], wall)} of wall",
+             fontweight="bold" if bottleneck else "normal")
     for y, c in zip(y_codecs, codecs):
-        box(ax, y, wall)
-        ax.barh(y, c["seconds"], height=0.5, color=CODEC_COLOR, zorder=2)
-        text(right * 1.02, y, codec_time_text(c, wall))
-
-    box(ax, y_none, wall)
+        box(y, c["seconds"], CODEC_COLOR)
+        text(y, codec_time_text(c, wall))
     if t["exact"]:
-        ax.barh(y_none, t["no_stage_s"], height=0.5, color=NO_STAGE_COLOR, zorder=2)
-        words = f"{t['no_stage_s']:.3g} s, {pct_of_wall(t['no_stage_s'], wall)} of wall"
+        box(y_none, t["no_stage_s"], NO_STAGE_COLOR)
+        text(y_none, f"{t['no_stage_s']:.3g} s, {pct_of_wall(t['no_stage_s'], wall)} of wall")
     else:
-        ax.barh(y_none, t["no_stage_min_s"], height=0.5, color=NO_STAGE_COLOR, zorder=2)
-        ax.barh(y_none, t["no_stage_max_s"] - t["no_stage_min_s"], left=t["no_stage_min_s"], height=0.5,
-                color="none", edgecolor=NO_STAGE_COLOR, hatch="xx", linewidth=0.8, zorder=2)
-        words = (f"{t['no_stage_min_s']:.3g}-{t['no_stage_max_s']:.3g} s, "
-                 f"{pct_of_wall(t['no_stage_min_s'], wall)}-{pct_of_wall(t['no_stage_max_s'], wall)} of wall\n"
-                 "(bounds: the report has no any_stage_seconds)")
-    text(right * 1.02, y_none, words)
-
+        lo, hi = t["no_stage_min_s"], t["no_stage_max_s"]
+        box(y_none, lo, NO_STAGE_COLOR)
+        hatched(y_none, lo, hi - lo, NO_STAGE_COLOR, 0.5)
+        text(y_none, f"{lo:.3g}-{hi:.3g} s, {pct_of_wall(lo, wall)}-{pct_of_wall(hi, wall)} of wall\n"
+             "(bounds: the report has no any_stage_seconds)")
     labels = {y_wall: "wall", y_none: "in no stage\n(start-up, end, gaps)"}
     labels.update({y: st["name"] for y, st in zip(ys, stages)})
     labels.update({y: f"{c['name']}\n(busy / {c['threads']} threads)" for y, c in zip(y_codecs, codecs)})
@@ -509,9 +423,11 @@ def plot(plt, reports, out, scale, dpi):
         heights += [1.7 + 0.5 * (rows + 2), 1.0 + 0.62 * rows]
     fig, axes = plt.subplots(len(heights), 1, figsize=(10, sum(heights) + 0.5),
                              gridspec_kw={"height_ratios": heights}, squeeze=False)
-    any_limit = False
-    lo, hi = rate_range(reports)
+    # One GB/s scale for every rates panel: the smallest and largest positive rate or limit.
+    positive = [v for r in reports for st in r["stages"] + r["codecs"] for v in (st["gb_per_s"], st["limit"]) if v]
+    lo, hi = (min(positive), max(positive)) if positive else (1.0, 1.0)
     longest_wall = max(r["wall"] for r in reports)
+    any_limit = False
     for i, r in enumerate(reports):
         draw_time_panel(axes[2 * i, 0], r, len(reports) > 1, longest_wall)
         any_limit |= draw_panel(axes[2 * i + 1, 0], r, scale, lo, hi)
@@ -525,13 +441,10 @@ def plot(plt, reports, out, scale, dpi):
         handles.append(Patch(facecolor="none", edgecolor=LIMIT_COLOR, hatch="///", label="limit"))
     fig.legend(handles=handles, loc="lower right", fontsize=8, ncol=len(handles), frameon=False)
     fig.tight_layout(rect=(0, 0.03, 1, 1))
-    panels = []
-    for i, r in enumerate(reports):
-        for kind, ax in (("time", axes[2 * i, 0]), ("rates", axes[2 * i + 1, 0])):
-            panels.append({"report": r["path"], "kind": kind, "title": ax.get_title(loc="left"),
-                           "xlim": list(ax.get_xlim()), "ylim": list(ax.get_ylim()), "xscale": ax.get_xscale(),
-                           "chunk_axis": r["chunk_axis"], "slabs": r["slab_count"], "space": r["space"],
-                           "layout": r["layout"]})
+    panels = [{"report": r["path"], "kind": kind, "title": ax.get_title(loc="left"), "xlim": list(ax.get_xlim()),
+               "ylim": list(ax.get_ylim()), "xscale": ax.get_xscale(), "chunk_axis": r["chunk_axis"],
+               "slabs": r["slab_count"], "space": r["space"], "layout": r["layout"]}
+              for i, r in enumerate(reports) for kind, ax in (("time", axes[2 * i, 0]), ("rates", axes[2 * i + 1, 0]))]
     try:
         fig.savefig(out, dpi=dpi)
     except OSError as e:
@@ -544,9 +457,14 @@ def plot(plt, reports, out, scale, dpi):
 # --------------------------------------------------------------------------
 
 
-def default_output(paths):
-    stem = os.path.splitext(paths[0])[0]
-    return stem + (".png" if len(paths) == 1 else "-compare.png")
+def write_json(path, value):
+    try:
+        with open(path, "w") as f:
+            json.dump(value, f, indent=1)
+            f.write("\n")
+    except OSError as e:
+        fail(f"cannot write '{path}': {e.strerror or e}", 1)
+    print(f"wrote {path}")
 
 
 def main(argv=None):
@@ -579,7 +497,8 @@ def main(argv=None):
             reports.append(load_report(path))
         except ReportError as e:
             fail(str(e), 2)
-    out = args.output or default_output(args.reports)
+    stem = os.path.splitext(args.reports[0])[0]
+    out = args.output or stem + (".png" if len(args.reports) == 1 else "-compare.png")
     if not os.path.isdir(os.path.dirname(os.path.abspath(out))):
         fail(f"cannot write '{out}': its directory does not exist", 1)
     plt = import_pyplot()  # before any output: it may re-run this script under /usr/bin/python3
@@ -590,22 +509,12 @@ def main(argv=None):
     if args.panels:
         write_json(args.panels, panels)
     if args.json:
-        drawn = [{"report": r["path"], "bottleneck": r["bottleneck"], "time": r["time"],
-                  "rates": [{k: st[k] for k in ("name", "gb_per_s", "limit", "fraction")} for st in r["stages"]],
-                  "codecs": [{k: v for k, v in c.items() if k != "codec"} for c in r["codecs"]]}
-                 for r in reports]
-        write_json(args.json, drawn)
+        write_json(args.json, [{"report": r["path"], "bottleneck": r["bottleneck"], "time": r["time"],
+                                "rates": [{k: st[k] for k in ("name", "gb_per_s", "limit", "fraction")}
+                                          for st in r["stages"]],
+                                "codecs": [{k: v for k, v in c.items() if k != "codec"} for c in r["codecs"]]}
+                               for r in reports])
     return 0
-
-
-def write_json(path, value):
-    try:
-        with open(path, "w") as f:
-            json.dump(value, f, indent=1)
-            f.write("\n")
-    except OSError as e:
-        fail(f"cannot write '{path}': {e.strerror or e}", 1)
-    print(f"wrote {path}")
 
 
 if __name__ == "__main__":

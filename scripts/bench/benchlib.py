@@ -10,7 +10,6 @@ import json
 import os
 import platform
 import re
-import shutil
 import socket
 import statistics
 import subprocess
@@ -19,10 +18,9 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-PYTHON_HINT = "/usr/bin/python3"
 
 # ----------------------------------------------------------------------------
-# sizes
+# sizes and timing
 
 _UNITS = {
     "": 1, "b": 1,
@@ -41,11 +39,6 @@ def parse_bytes(text: str | int) -> int:
     return int(float(m.group(1)) * _UNITS[m.group(2).lower()])
 
 
-def app_size(n: int) -> str:
-    """A byte count in a form the app's YAML accepts (plain integer)."""
-    return str(int(n))
-
-
 def fmt_bytes(n: float) -> str:
     for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
         if abs(n) >= size:
@@ -62,16 +55,15 @@ def median(values):
     return statistics.median(values) if values else float("nan")
 
 
-def timed(fn) -> tuple[float, object]:
-    """(seconds, result) of one call of fn()."""
-    t0 = time.perf_counter()
-    result = fn()
-    return time.perf_counter() - t0, result
+def ratio(a: float, b: float) -> float:
+    return a / b if a and b and b == b and a == a else float("nan")
 
 
 def seconds(fn) -> float:
     """Seconds of one call of fn()."""
-    return timed(fn)[0]
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
 
 
 def median_time(fn, repeat: int, sync=None) -> float:
@@ -95,10 +87,6 @@ def interleaved(runs: dict, rounds: int, warm_up: bool = True) -> dict[str, list
     return times
 
 
-def ratio(a: float, b: float) -> float:
-    return a / b if a and b and b == b and a == a else float("nan")
-
-
 # ----------------------------------------------------------------------------
 # machine and tools
 
@@ -112,25 +100,15 @@ def machine_info(app: str | None = None) -> dict:
         "python": sys.version.split()[0],
         "loadavg_start": loadavg(),
     }
-    # How busy the machine was just before we started (others' work), and a
-    # snapshot for what other processes use while we run (see print_machine).
+    # How busy the machine was just before we started, and a start sample for print_machine.
     a = _cpu_sample()
     time.sleep(1.0)
     b = _cpu_sample()
     info["busy_before"] = _others(a, b)["busy_share"]
     info["_cpu_start"] = b
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    info["cpu"] = line.split(":", 1)[1].strip()
-                    break
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemTotal"):
-                    info["mem_total"] = int(line.split()[1]) * 1024
-    except OSError:
-        pass
+    cpu = _proc_field("/proc/cpuinfo", "model name", lambda v: v.split(":", 1)[1].strip())
+    mem = _proc_field("/proc/meminfo", "MemTotal", lambda v: int(v.split()[1]) * 1024)
+    info.update({k: v for k, v in (("cpu", cpu), ("mem_total", mem)) if v is not None})
     for var in ("OMP_NUM_THREADS", "OMP_PROC_BIND", "NUMBA_NUM_THREADS"):
         if os.environ.get(var):
             info[var] = os.environ[var]
@@ -143,18 +121,25 @@ def machine_info(app: str | None = None) -> dict:
     return info
 
 
-def _cpu_sample() -> dict:
-    """Machine-wide busy and steal jiffies (/proc/stat) and this process's CPU,
-    children included, in seconds."""
-    with open("/proc/stat") as f:
-        v = [int(x) for x in f.readline().split()[1:9]]
-    user, nice, system, idle, iowait, irq, softirq, steal = v
-    t = os.times()
-    return {"busy": (user + nice + system + irq + softirq) / _TCK, "steal": steal / _TCK,
-            "own": t.user + t.system + t.children_user + t.children_system, "wall": time.monotonic()}
+def _proc_field(path: str, name: str, parse):
+    """parse(line) of the first line of a /proc file that starts with name, or None."""
+    try:
+        with open(path) as f:
+            return next((parse(line) for line in f if line.startswith(name)), None)
+    except OSError:
+        return None
 
 
 _TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _cpu_sample() -> dict:
+    """Machine-wide busy and steal seconds (/proc/stat) and this process's CPU, children included."""
+    with open("/proc/stat") as f:
+        user, nice, system, idle, iowait, irq, softirq, steal = (int(x) for x in f.readline().split()[1:9])
+    t = os.times()
+    return {"busy": (user + nice + system + irq + softirq) / _TCK, "steal": steal / _TCK,
+            "own": t.user + t.system + t.children_user + t.children_system, "wall": time.monotonic()}
 
 
 def _others(a: dict, b: dict) -> dict:
@@ -175,33 +160,30 @@ def loadavg() -> str:
 
 
 def mem_available() -> int:
-    with open("/proc/meminfo") as f:
-        for line in f:
-            if line.startswith("MemAvailable"):
-                return int(line.split()[1]) * 1024
-    return 0
+    return _proc_field("/proc/meminfo", "MemAvailable", lambda v: int(v.split()[1]) * 1024) or 0
+
+
+def _find(what: str, explicit: str | None, env: str, candidates: list, hint: str) -> str:
+    for c in [explicit, os.environ.get(env)] + candidates:
+        if c and os.path.isfile(c) and os.access(c, os.X_OK):
+            return os.path.abspath(c)
+    sys.exit(f"{what} not found: {hint}")
 
 
 def find_bench(explicit: str | None) -> str:
     """The discount_bench binary: --bench, $DISCOUNT_BENCH, or a build under the repo."""
-    candidates = [explicit, os.environ.get("DISCOUNT_BENCH")]
-    candidates += [str(REPO / "build" / d / "discount_bench") for d in ("bench", "openmp", "cuda")]
-    for c in candidates:
-        if c and os.path.isfile(c) and os.access(c, os.X_OK):
-            return os.path.abspath(c)
-    sys.exit("discount_bench not found: build it (cmake --preset openmp -DDISCOUNT_BUILD_BENCH=ON && "
-             "cmake --build --preset openmp --target discount_bench) or pass --bench PATH")
+    return _find("discount_bench", explicit, "DISCOUNT_BENCH",
+                 [str(REPO / "build" / d / "discount_bench") for d in ("bench", "openmp", "cuda")],
+                 "build it (cmake --preset openmp -DDISCOUNT_BUILD_BENCH=ON && "
+                 "cmake --build --preset openmp --target discount_bench) or pass --bench PATH")
 
 
 def find_app(explicit: str | None) -> str:
     """The discount_app binary: --app, $DISCOUNT_APP, or a build under the repo."""
-    candidates = [explicit, os.environ.get("DISCOUNT_APP")]
-    candidates += [str(REPO / "build" / d / "app" / "discount_app") for d in ("bench", "openmp")]
-    candidates += sorted(str(p) for p in (REPO / "build").glob("*/app/discount_app"))
-    for c in candidates:
-        if c and os.path.isfile(c) and os.access(c, os.X_OK):
-            return os.path.abspath(c)
-    sys.exit("discount_app not found: build it (see scripts/bench/README.md) or pass --app PATH")
+    return _find("discount_app", explicit, "DISCOUNT_APP",
+                 [str(REPO / "build" / d / "app" / "discount_app") for d in ("bench", "openmp")]
+                 + sorted(str(p) for p in (REPO / "build").glob("*/app/discount_app")),
+                 "build it (see scripts/bench/README.md) or pass --app PATH")
 
 
 def need_python_modules(*names: str) -> None:
@@ -212,59 +194,63 @@ def need_python_modules(*names: str) -> None:
         except ImportError:
             missing.append(name)
     if missing:
-        sys.exit(f"{sys.executable} lacks {', '.join(missing)}; run this script with {PYTHON_HINT}")
+        sys.exit(f"{sys.executable} lacks {', '.join(missing)}; run this script with /usr/bin/python3")
+
+
+def uniform_arrays(shape: tuple, seed: int = 1):
+    """multBy (ids x nums), discount (shape) from uniform(0.5, 1.5), and an output array."""
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    return rng.uniform(0.5, 1.5, shape[1:]), rng.uniform(0.5, 1.5, shape), np.empty(shape)
+
+
+def numba_kernels():
+    """Numba prange kernels on flat arrays: copy(d, o), and multiply(m, d, o) with o[n] = m[n % m.size] * d[n]."""
+    from numba import njit, prange
+
+    @njit(parallel=True)
+    def copy(d, o):
+        for n in prange(d.size):
+            o[n] = d[n]
+
+    @njit(parallel=True)
+    def multiply(m, d, o):
+        row = m.size
+        for n in prange(d.size):
+            o[n] = m[n % row] * d[n]
+    return copy, multiply
 
 
 # ----------------------------------------------------------------------------
-# page cache and durability
+# page cache and files
 
 
 def sync() -> float:
     """Runs `sync`; returns its seconds."""
-    t0 = time.perf_counter()
-    subprocess.run(["sync"], check=True)
-    return time.perf_counter() - t0
+    return seconds(lambda: subprocess.run(["sync"], check=True))
 
 
-def drop_caches() -> tuple[bool, str]:
-    """sync, then echo 3 > /proc/sys/vm/drop_caches. Returns (ok, message)."""
-    sync()
-    try:
-        with open("/proc/sys/vm/drop_caches", "w") as f:
-            f.write("3\n")
-        return True, "page cache dropped before each cold run (echo 3 > /proc/sys/vm/drop_caches)"
-    except OSError as e:
-        return False, f"cannot drop the page cache ({e.strerror}); cold runs are not possible, warm cache only"
-
-
-def warm_file(path: str, block: int = 16 << 20) -> float:
-    """Reads a file once so it sits in the page cache; returns seconds."""
-    t0 = time.perf_counter()
+def warm_file(path: str, block: int = 16 << 20) -> None:
+    """Reads a file once so it sits in the page cache."""
     with open(path, "rb", buffering=0) as f:
-        buf = bytearray(block)
-        view = memoryview(buf)
+        view = memoryview(bytearray(block))
         while f.readinto(view):
             pass
-    return time.perf_counter() - t0
 
 
 def warm_memory(nbytes: int, streams: int) -> tuple[float, int]:
     """Touches nbytes of anonymous memory once, in `streams` dd processes at once,
     and lets it go; returns (seconds, bytes touched). In a VM the first touch of a
     guest page is slow, so afterwards every contender meets pages in the same state."""
-    streams = max(1, streams)
-    block = 1 << 30
+    streams, block = max(1, streams), 1 << 30
     blocks = max(0, nbytes // block)
     t0 = time.perf_counter()
-    done = 0
-    while done < blocks:
-        batch = min(streams, blocks - done)
+    for done in range(0, blocks, streams):
         procs = [subprocess.Popen(["dd", "if=/dev/zero", "of=/dev/null", f"bs={block}", "count=1",
                                   "iflag=fullblock"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                 for _ in range(batch)]
+                 for _ in range(min(streams, blocks - done))]
         for p in procs:
             p.wait()
-        done += batch
     return time.perf_counter() - t0, blocks * block
 
 
@@ -277,17 +263,15 @@ def remove(*paths) -> None:
                 pass
 
 
-def free_bytes(path: str) -> int:
-    return shutil.disk_usage(path).free
-
-
-def df_line(path: str) -> str:
-    u = shutil.disk_usage(path)
-    return f"{path}: {fmt_bytes(u.free)} free of {fmt_bytes(u.total)}"
-
-
 # ----------------------------------------------------------------------------
 # running discount_app
+
+
+def generate(app: str, path, dates: int, ids: int, nums: int, seed: int, force: bool = True) -> None:
+    """`discount_app generate` of a [date, id, num] input file."""
+    subprocess.run([app, "generate", "--dates", str(dates), "--ids", str(ids), "--nums", str(nums),
+                    "--seed", str(seed), "--out", str(path)] + (["--force"] if force else []),
+                   check=True, stdout=subprocess.DEVNULL)
 
 
 def write_config(path: str | Path, config: dict) -> None:
@@ -314,26 +298,45 @@ def run_app(app: str, config_path: str | Path, report_path: str | Path, extra: l
     return result
 
 
-def app_plan(app: str, config_path: str | Path) -> dict:
-    """`discount_app plan`: slab extent and count along the chunk axis."""
-    out = subprocess.run([app, "plan", str(config_path)], capture_output=True, text=True)
-    if out.returncode != 0:
-        raise RuntimeError(f"discount_app plan failed: {out.stderr.strip()}")
-    m = re.search(r"chunk axis\s+(\w+), (\d+) per slab, (\d+) slab", out.stdout)
-    if not m:
-        raise RuntimeError(f"cannot parse the plan:\n{out.stdout}")
-    return {"axis": m.group(1), "per_slab": int(m.group(2)), "slabs": int(m.group(3)), "text": out.stdout}
+def cv_dates_differ(src: str, out: str, dates: int, seed: int = 3) -> tuple[int, int, int]:
+    """Whole dates of an output's cv against multBy * discount of its input, bit for bit: the first,
+    the last and `dates` random ones. Returns (elements checked, elements that differ, dates)."""
+    import h5py
+    import numpy as np
+    with h5py.File(src, "r") as f, h5py.File(out, "r") as o:
+        m, d, cv = f["multBy"][...], f["discount"], o["cv"]
+        rng = np.random.default_rng(seed)
+        chosen = sorted(set(rng.integers(0, d.shape[0], dates).tolist()) | {0, d.shape[0] - 1})
+        bad = sum(int(((m * d[date]).view(np.uint64) != cv[date].view(np.uint64)).sum()) for date in chosen)
+        return len(chosen) * m.size, bad, len(chosen)
 
 
 def stage(report: dict, name: str) -> dict | None:
-    for s in report.get("stages", []):
-        if s["name"] == name:
-            return s
-    return None
+    return next((s for s in report.get("stages", []) if s["name"] == name), None)
 
 
 # ----------------------------------------------------------------------------
-# output
+# command line and output
+
+
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+    """The description as written, and each option's default where it has one."""
+
+    def _get_help_string(self, action):
+        return action.help if action.default in (None, "", False) else super()._get_help_string(action)
+
+
+def parser(doc: str, repeat: int | None = None, app: bool = True,
+           repeat_help: str = "timed runs per variant; median reported") -> argparse.ArgumentParser:
+    """An argument parser described by the script's docstring; with --app, --repeat (when given
+    a default) and --json."""
+    p = argparse.ArgumentParser(description=doc, formatter_class=_HelpFormatter)
+    if app:
+        p.add_argument("--app", help="discount_app binary (default: $DISCOUNT_APP, then build/bench, build/openmp)")
+    if repeat is not None:
+        p.add_argument("--repeat", type=int, default=repeat, help=repeat_help)
+    p.add_argument("--json", metavar="PATH", help="write the raw results here as JSON")
+    return p
 
 
 def print_table(headers: list[str], rows: list[list], title: str | None = None) -> None:
@@ -381,19 +384,12 @@ def print_machine(info: dict) -> None:
         print("env:     " + ", ".join(f"{k}={v}" for k, v in extra.items()))
 
 
-def write_json(path: str | Path, obj: dict) -> None:
+def write_json(path: str | Path, obj) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_text(json.dumps(obj, indent=2, default=str) + "\n")
     os.replace(tmp, path)
-
-
-def add_common_args(parser: argparse.ArgumentParser, repeat: int) -> None:
-    parser.add_argument("--app", help="discount_app binary (default: $DISCOUNT_APP, then build/bench, build/openmp)")
-    parser.add_argument("--repeat", type=int, default=repeat, help=f"timed runs per variant; median reported "
-                        f"(default {repeat})")
-    parser.add_argument("--json", metavar="PATH", help="write the raw results here as JSON")
 
 
 def log(msg: str) -> None:

@@ -3,7 +3,7 @@
 decoding the chunks here (libzstd by ctypes, zlib, NumPy shuffle) for an h5py
 without the codec's filter. Exit 0 when all match, 1 otherwise.
 
-  scripts/bench/check_compressed_parts.py in.h5 out.h5 [--processes 16]
+  scripts/bench/check_compressed_parts.py in.h5 out.h5
 """
 import argparse
 import ctypes
@@ -31,13 +31,12 @@ def zstd_library():
     return lib
 
 
-def decode(raw, filters, mask, nbytes, itemsize, zstd):
+def decode(data, filters, mask, nbytes, zstd):
     """One chunk's bytes through its filters in reverse order; `mask` bit i set: filter i was skipped."""
-    data = raw
     for i in reversed(range(len(filters))):
+        fid = filters[i]
         if mask & (1 << i):
             continue
-        fid = filters[i]
         if fid == FLETCHER32:
             data = data[:-4]
         elif fid == DEFLATE:
@@ -49,7 +48,7 @@ def decode(raw, filters, mask, nbytes, itemsize, zstd):
                 raise ValueError("zstd frame does not decode to the chunk's size")
             data = out.raw
         elif fid == SHUFFLE:
-            data = np.frombuffer(data, np.uint8).reshape(itemsize, -1).T.tobytes()
+            data = np.frombuffer(data, np.uint8).reshape(8, -1).T.tobytes()
         else:
             raise ValueError(f"filter {fid} is not decoded by this checker")
     if len(data) != nbytes:
@@ -59,7 +58,7 @@ def decode(raw, filters, mask, nbytes, itemsize, zstd):
 
 def check_part(job):
     """(input, part path, its box in cv as (start, stop) per axis) -> (elements, differing, chunks)."""
-    inp, path, box = job
+    inp, path, ((d0, _), (i0, i1), _) = job
     zstd = zstd_library()
     with h5py.File(inp, "r") as f, h5py.File(path, "r") as p:
         ds = p["cv"]
@@ -67,22 +66,16 @@ def check_part(job):
         filters = [plist.get_filter(i)[0] for i in range(plist.get_nfilters())]
         if ZSTD in filters and zstd is None:
             raise SystemExit("no libzstd on this machine to decode zstd chunks")
-        (d0, d1), (i0, i1), _ = box
-        m = f["multBy"][i0:i1]
-        disc = f["discount"]
-        chunk = ds.chunks
+        m, disc, chunk = f["multBy"][i0:i1], f["discount"], ds.chunks
         bad = n = 0
         for c in range(ds.id.get_num_chunks()):
-            info = ds.id.get_chunk_info(c)
-            off = info.chunk_offset
+            off = ds.id.get_chunk_info(c).chunk_offset
             count = [min(chunk[a], ds.shape[a] - off[a]) for a in range(3)]
             mask, raw = ds.id.read_direct_chunk(off)
-            full = np.frombuffer(decode(raw, filters, mask, int(np.prod(chunk)) * 8, 8, zstd),
-                                 np.float64).reshape(chunk)
-            got = full[:count[0], :count[1], :count[2]]
-            sel = tuple(slice(o, o + k) for o, k in zip(off, count))
-            want = m[sel[1], sel[2]][None] * disc[d0 + off[0]:d0 + off[0] + count[0], i0 + off[1]:i0 + off[1] + count[1],
-                                                sel[2]]
+            full = np.frombuffer(decode(raw, filters, mask, int(np.prod(chunk)) * 8, zstd), np.float64)
+            got = full.reshape(chunk)[:count[0], :count[1], :count[2]]
+            d, i, k = (slice(o, o + c) for o, c in zip(off, count))
+            want = m[i, k][None] * disc[d0 + d.start:d0 + d.stop, i0 + i.start:i0 + i.stop, k]
             bad += int((got.view(np.uint64) != want.view(np.uint64)).sum())
             n += got.size
         return n, bad, ds.id.get_num_chunks()
@@ -92,7 +85,6 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("input")
     p.add_argument("output")
-    p.add_argument("--processes", type=int, default=os.cpu_count() or 1)
     args = p.parse_args()
     with h5py.File(args.output, "r") as o:
         cv = o["cv"]
@@ -100,15 +92,10 @@ def main():
         jobs = []
         for v in cv.virtual_sources():
             lo, hi = v.vspace.get_select_bounds()
-            box = tuple((a, b + 1) for a, b in zip(lo, hi))
-            path = v.file_name if os.path.isabs(v.file_name) else os.path.join(os.path.dirname(args.output),
-                                                                                 v.file_name)
-            jobs.append((args.input, path, box))
-    with multiprocessing.Pool(min(args.processes, len(jobs))) as pool:
-        results = pool.map(check_part, jobs, chunksize=1)
-    n = sum(r[0] for r in results)
-    bad = sum(r[1] for r in results)
-    chunks = sum(r[2] for r in results)
+            path = os.path.join(os.path.dirname(args.output), v.file_name)  # an absolute file_name stays as is
+            jobs.append((args.input, path, tuple((a, b + 1) for a, b in zip(lo, hi))))
+    with multiprocessing.Pool(min(os.cpu_count() or 1, len(jobs))) as pool:
+        n, bad, chunks = (sum(r) for r in zip(*pool.map(check_part, jobs, chunksize=1)))
     print(f"chunk-by-chunk check of {n} elements in {len(jobs)} parts ({chunks} chunks): {bad} differ"
           + ("" if n == total else f"; the parts cover {n} of {total} elements"))
     return 1 if bad or n != total else 0

@@ -3,15 +3,13 @@
 from the formula in lib/io/input/synthetic.hpp for chosen dates, its bit sums
 compared with the report's `date_bits`.
 
-  check_synthetic_checksum.py run.json --dates 0,1,199 [--seed 1]
+  check_synthetic_checksum.py run.json --dates 0,1,199
 """
 import argparse
 import json
 import sys
 
 import numpy as np
-
-M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
 def mix(x):
@@ -22,50 +20,34 @@ def mix(x):
         return x ^ (x >> np.uint64(31))
 
 
-def key(seed, stream):
-    return mix(np.uint64(seed) ^ (np.uint64(stream) << np.uint64(56)))
-
-
-def value(k, n):
+def value(seed, stream, n):
+    """The synthetic source's value n of a stream (1: multBy, 2: discount)."""
+    key = mix(np.uint64(seed) ^ (np.uint64(stream) << np.uint64(56)))
     with np.errstate(over="ignore"):
-        return 0.5 + (mix(k + n) >> np.uint64(11)).astype(np.float64) * 2.0**-53
+        return 0.5 + (mix(key + n) >> np.uint64(11)).astype(np.float64) * 2.0**-53
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("report")
     ap.add_argument("--dates", default="0", help="comma-separated dates to recompute, or 'all'")
-    ap.add_argument("--seed", type=int, default=None, help="default: from the report's config")
     args = ap.parse_args()
-    report = json.load(open(args.report))
-    cfg = report["config"]
-    if isinstance(cfg, dict):  # schema_version 2: the config as a JSON object
-        synthetic = cfg.get("input", {}).get("synthetic")
-        if not isinstance(synthetic, dict):
-            sys.exit("the report's config has no input.synthetic")
-        dates, ids, nums, seed = (int(synthetic[k]) for k in ("dates", "ids", "nums", "seed"))
-    else:  # schema_version 1: the config as YAML text
-        import re
-        m = re.search(r"synthetic: \{dates: (\d+), ids: (\d+), nums: (\d+), seed: (\d+)\}", cfg)
-        if not m:
-            sys.exit("the report's config has no input.synthetic")
-        dates, ids, nums, seed = (int(g) for g in m.groups())
-    seed = args.seed if args.seed is not None else seed
+    with open(args.report) as f:
+        report = json.load(f)
+    synthetic = report["config"].get("input", {}).get("synthetic") if isinstance(report["config"], dict) else None
+    if not isinstance(synthetic, dict):
+        sys.exit("the report's config (schema_version 2) has no input.synthetic")
+    dates, ids, nums, seed = (int(synthetic[k]) for k in ("dates", "ids", "nums", "seed"))
     bits = [int(b) for b in report["checksum"]["date_bits"]]
-    chosen = range(dates) if args.dates == "all" else [int(d) for d in args.dates.split(",")]
-    mk, dk = key(seed, 1), key(seed, 2)
-    row = ids * nums
-    mult = value(mk, np.arange(row, dtype=np.uint64))
+    row = np.arange(ids * nums, dtype=np.uint64)
+    mult = value(seed, 1, row)
     bad = 0
-    for d in chosen:
-        cv = mult * value(dk, np.uint64(d * row) + np.arange(row, dtype=np.uint64))
-        got = int(cv.view(np.uint64).sum(dtype=np.uint64))
-        ok = got == bits[d]
-        bad += not ok
-        print(f"date {d}: NumPy {got:016x}  report {bits[d]:016x}  {'equal' if ok else 'DIFFERENT'}")
+    for d in range(dates) if args.dates == "all" else [int(d) for d in args.dates.split(",")]:
+        got = int((mult * value(seed, 2, np.uint64(d * ids * nums) + row)).view(np.uint64).sum(dtype=np.uint64))
+        bad += got != bits[d]
+        print(f"date {d}: NumPy {got:016x}  report {bits[d]:016x}  {'equal' if got == bits[d] else 'DIFFERENT'}")
     if args.dates == "all":
-        total = sum(bits) & 0xFFFFFFFFFFFFFFFF
-        print(f"global: report {report['checksum']['global_bits_hex']}, sum of dates {total:016x}")
+        print(f"global: report {report['checksum']['global_bits_hex']}, sum of dates {sum(bits) & (2**64 - 1):016x}")
     sys.exit(1 if bad else 0)
 
 

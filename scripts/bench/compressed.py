@@ -2,16 +2,16 @@
 """Compressed inputs and outputs: the app against h5py, h5repack and xarray, in one call.
 
 On the same realistic data: the app on a contiguous and a gzip 4 + shuffle
-input, an h5py script and h5repack + app on the gzip file, the decode stage
-with all threads and one, and compressed output (deflate, zstd) against h5py
-and xarray + dask writing the same codec; every output checked against NumPy.
+input (chunks of 1 x 50000 x 5), an h5py script and h5repack + app on the gzip
+file, the decode stage with all threads and one, and compressed output
+(deflate, zstd) against h5py and xarray + dask writing the same codec; every
+output checked against NumPy.
 
   /usr/bin/python3 scripts/bench/compressed.py --dir /tmp/bench_z --dates 40 --ids 200000
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import shutil
@@ -21,71 +21,34 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib as bl  # noqa: E402
 
-
-def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
-    bl.add_common_args(p, repeat=2)
-    p.add_argument("--dir", default="/tmp/discount_compressed", help="folder for the files")
-    p.add_argument("--dates", type=int, default=40)
-    p.add_argument("--ids", type=int, default=200000)
-    p.add_argument("--chunk-ids", type=int, default=50000, help="input chunks (1, CHUNK_IDS, 5)")
-    p.add_argument("--codecs", default="deflate,zstd", help="output codecs to time")
-    p.add_argument("--skip-xarray", action="store_true")
-    p.add_argument("--keep", action="store_true", help="keep the files")
-    return p.parse_args(argv)
+COMPRESSION_LINE = re.compile(
+    r"compression: (?P<what>.*?), \d+ part\(s\), (?P<raw>[\d.]+) GB -> (?P<stored>[\d.]+) GB \(ratio [\d.]+\) in "
+    r"(?P<s>[\d.]+) s on (?P<threads>\d+) threads: (?P<rate>[\d.]+) GB/s, (?P<per>[\d.]+) MB/s per thread"
+    r"(?:; HDF5's chunk writes busy (?P<writer>[\d.]+) s)?")
+PLAN_DECODE = re.compile(
+    r"^decompression  .*: (?P<per_thread_mb>\d+) MB/s per thread on a sample of \d+ chunks, limit "
+    r"(?P<limit_gb>[\d.]+) GB/s on (?P<threads>\d+) threads; (?P<together_gb>[\d.]+) GB/s with all", re.M)
+LEVELS = {"deflate": 4, "zstd": 3, "blosc": 5}
 
 
 def realistic(dates, ids, seed=1):
+    """multBy in cents and discount factors exp(-rate t) rounded to 8 decimals."""
     import numpy as np
     rng = np.random.default_rng(seed)
     rate = np.round(rng.uniform(0.005, 0.08, (ids, 5)), 4)
     t = (np.arange(1, dates + 1, dtype=np.float64) / 12.0)[:, None, None]
     disc = np.round(np.exp(-rate[None] * t), 8)
-    mult = np.round(rng.uniform(1.0, 1000.0, (ids, 5)), 2)
-    return mult, disc
+    return np.round(rng.uniform(1.0, 1000.0, (ids, 5)), 2), disc
 
 
 def job(folder, name, src, out, extra_output=None, mode="file", memory=None):
     cfg = {"input": {"file": src, "multiplier": "multBy", "discount": "discount"},
-           "output": {"file": out, "overwrite": True} if mode == "file" else {"mode": "checksum"}}
+           "output": {"file": out, "overwrite": True, **(extra_output or {})} if mode == "file" else {"mode": mode}}
     if memory:
         cfg["memory"] = memory
-    if extra_output:
-        cfg["output"].update(extra_output)
     path = os.path.join(folder, name + ".yaml")
     bl.write_config(path, cfg)
     return path
-
-
-COMPRESSION_LINE = re.compile(r"compression: (?P<what>.*?), \d+ part\(s\), (?P<raw>[\d.]+) GB -> (?P<stored>[\d.]+) GB "
-                              r"\(ratio [\d.]+\) in (?P<s>[\d.]+) s on (?P<threads>\d+) threads: (?P<rate>[\d.]+) GB/s, "
-                              r"(?P<per>[\d.]+) MB/s per thread(?:; HDF5's chunk writes busy (?P<writer>[\d.]+) s)?")
-
-
-PLAN_DECODE = re.compile(r"^decompression  .*: (?P<per_thread_mb>\d+) MB/s per thread on a sample of \d+ chunks, limit "
-                         r"(?P<limit_gb>[\d.]+) GB/s on (?P<threads>\d+) threads; (?P<together_gb>[\d.]+) GB/s with all",
-                         re.M)
-
-
-def run_app(app, cfg, folder, repeat, env=None):
-    """The best of `repeat` runs (the first can meet the page cache still
-    writing the inputs out)."""
-    r = None
-    for _ in range(max(1, repeat)):
-        one = bl.run_app(app, cfg, os.path.join(folder, "report.json"), env=env)
-        if r is None or one["app_s"] < r["app_s"]:
-            r = one
-    m = COMPRESSION_LINE.search(r["stderr"])
-    r["compression"] = ({k: (float(v) if k not in ("what",) else v) for k, v in m.groupdict().items() if v is not None}
-                        if m else None)
-    return r
-
-
-def read_stage(r):
-    """The report's read stage: bytes as stored, busy seconds, GB/s of raw data."""
-    st = bl.stage(r["report"], "read") or {}
-    return {"bytes": st.get("bytes"), "busy_s": st.get("seconds"), "wall_s": r["report"].get("wall_seconds")}
 
 
 def check_dates(out, mult, disc, dates=(0, -1)):
@@ -96,14 +59,29 @@ def check_dates(out, mult, disc, dates=(0, -1)):
     except ImportError:
         pass
     with h5py.File(out, "r") as f:
-        cv = f["cv"]
         for d in dates:
-            if not np.array_equal(cv[d], mult * disc[d]):
+            if not np.array_equal(f["cv"][d], mult * disc[d]):
                 raise SystemExit(f"{out}: date {d} differs from NumPy")
 
 
+def h5py_filter(codec):
+    """h5py's create_dataset arguments for a codec of the app's (hdf5plugin beyond deflate)."""
+    if codec == "deflate":
+        return {"compression": "gzip", "compression_opts": 4}
+    import hdf5plugin
+    return {"zstd": lambda: hdf5plugin.Zstd(clevel=3), "lz4": lambda: hdf5plugin.LZ4(),
+            "blosc": lambda: hdf5plugin.Blosc(clevel=5)}[codec]()
+
+
 def main(argv=None) -> int:
-    args = parse_args(argv)
+    p = bl.parser(__doc__, repeat=2, repeat_help="runs of each app job; the fastest counts (the first can meet "
+                                                 "the page cache still writing the inputs out)")
+    p.add_argument("--dir", default="/tmp/discount_compressed", help="folder for the files")
+    p.add_argument("--dates", type=int, default=40)
+    p.add_argument("--ids", type=int, default=200000)
+    p.add_argument("--codecs", default="deflate,zstd", help="output codecs to time")
+    p.add_argument("--skip-xarray", action="store_true")
+    args = p.parse_args(argv)
     bl.need_python_modules("h5py", "numpy")
     import h5py
     app = bl.find_app(args.app)
@@ -113,24 +91,31 @@ def main(argv=None) -> int:
     cores = os.cpu_count() or 1
 
     def run(cfg, env=None):
-        return run_app(app, cfg, folder, args.repeat, env=env)
+        r = min((bl.run_app(app, cfg, os.path.join(folder, "report.json"), env=env)
+                 for _ in range(max(1, args.repeat))), key=lambda one: one["app_s"])
+        m = COMPRESSION_LINE.search(r["stderr"])
+        r["compression"] = {k: v if k == "what" else float(v) for k, v in m.groupdict().items()
+                            if v is not None} if m else None
+        return r
+
+    def read_stage(r):
+        """The report's read stage: bytes as stored, busy seconds, wall seconds."""
+        st = bl.stage(r["report"], "read") or {}
+        return {"bytes": st.get("bytes"), "busy_s": st.get("seconds"), "wall_s": r["report"].get("wall_seconds")}
 
     bl.log("generating the inputs ...")
     mult, disc = realistic(args.dates, args.ids)
     raw = disc.nbytes
-    contig = os.path.join(folder, "contig.h5")
-    gz = os.path.join(folder, "gzip.h5")
-    chunks = (1, min(args.chunk_ids, args.ids), 5)
+    contig, gz, out = (os.path.join(folder, f) for f in ("contig.h5", "gzip.h5", "cv.h5"))
+    chunks = (1, min(50000, args.ids), 5)
     with h5py.File(contig, "w") as f:
-        f["multBy"] = mult
-        f["discount"] = disc
+        f["multBy"], f["discount"] = mult, disc
     with h5py.File(gz, "w") as f:
         f["multBy"] = mult
         f.create_dataset("discount", data=disc, chunks=chunks, compression="gzip", compression_opts=4, shuffle=True)
     gz_bytes = os.path.getsize(gz)
     bl.log(f"inputs: {bl.fmt_bytes(raw)} raw, gzip 4 + shuffle {bl.fmt_bytes(gz_bytes)} in chunks {chunks}")
     res = {"machine": info, "dates": args.dates, "ids": args.ids, "raw_bytes": raw, "gzip_bytes": gz_bytes}
-    out = os.path.join(folder, "cv.h5")
 
     # ---------------------------------------------------------------- reads
     bl.log("1-2: the app on the contiguous and the gzip input ...")
@@ -138,15 +123,13 @@ def main(argv=None) -> int:
     res["app_contig_s"], res["contig_report"] = r["app_s"], r["report"]
     check_dates(out, mult, disc)
     r = run(job(folder, "gzip", gz, out))
-    res["app_gzip_s"], res["gzip_report"] = r["app_s"], r["report"]
-    res["app_gzip_read_stage"] = read_stage(r)
+    res["app_gzip_s"], res["gzip_report"], res["app_gzip_read_stage"] = r["app_s"], r["report"], read_stage(r)
     res["gzip_read_path"] = {k: d.get("read_path") for k, d in r["report"]["input"]["datasets"].items()}
     plan = subprocess.run([app, "plan", "--no-measure", os.path.join(folder, "gzip.yaml")], capture_output=True,
                           text=True).stdout
     res["gzip_staging"] = "none" if "memory.staging: none" in plan else "ring"
     check_dates(out, mult, disc)
-    r = run(job(folder, "gzip_ring", gz, out, memory={"staging": "ring"}))
-    res["app_gzip_ring_s"] = r["app_s"]
+    res["app_gzip_ring_s"] = run(job(folder, "gzip_ring", gz, out, memory={"staging": "ring"}))["app_s"]
     check_dates(out, mult, disc)
 
     bl.log("3: h5py on the gzip input ...")
@@ -154,47 +137,40 @@ def main(argv=None) -> int:
 
     def h5py_job():
         with h5py.File(gz, "r") as f, h5py.File(h5out, "w") as g:
-            m = f["multBy"][...]
+            m, d = f["multBy"][...], f["discount"]
             if bl.mem_available() > 4 * raw:
-                g["cv"] = m[None] * f["discount"][...]
+                g["cv"] = m[None] * d[...]
             else:
-                d = f["discount"]
                 cv = g.create_dataset("cv", shape=d.shape, dtype="f8")
                 step = max(1, int(2e9 // (m.nbytes or 1)))
                 for b in range(0, d.shape[0], step):
                     cv[b:b + step] = m[None] * d[b:b + step]
-    res["h5py_gzip_s"], _ = bl.timed(h5py_job)
+    res["h5py_gzip_s"] = bl.seconds(h5py_job)
     check_dates(h5out, mult, disc)
 
     bl.log("4: h5repack to contiguous, then the app ...")
     repacked = os.path.join(folder, "repacked.h5")
     if shutil.which("h5repack"):
-        t_repack, _ = bl.timed(lambda: subprocess.run(["h5repack", "-f", "NONE", "-l", "CONTI", gz, repacked], check=True))
-        res["h5repack_s"] = t_repack
-        res["h5repack_app_s"] = t_repack + run(job(folder, "repacked", repacked, out))["app_s"]
+        res["h5repack_s"] = bl.seconds(
+            lambda: subprocess.run(["h5repack", "-f", "NONE", "-l", "CONTI", gz, repacked], check=True))
+        res["h5repack_app_s"] = res["h5repack_s"] + run(job(folder, "repacked", repacked, out))["app_s"]
     bl.log("5: the decode stage alone, all threads and one ...")
     cs = job(folder, "decode", gz, out, mode="checksum")
-    r_all = run(cs)
-    r_one = run(cs, env={"DISCOUNT_IO_THREADS": "1"})
+    r_all, r_one = run(cs), run(cs, env={"DISCOUNT_IO_THREADS": "1"})
     res["decode_all_s"], res["decode_one_s"] = r_all["app_s"], r_one["app_s"]
     res["decode_all_stage"], res["decode_one_stage"] = read_stage(r_all), read_stage(r_one)
     res["decode_all_report"] = r_all["report"].get("decompression")
     # plan's sample: one thread's rate, and every decoding thread at once on its own copy of the chunks
-    plan = subprocess.run([app, "plan", cs], capture_output=True, text=True)
-    m = PLAN_DECODE.search(plan.stdout)
+    m = PLAN_DECODE.search(subprocess.run([app, "plan", cs], capture_output=True, text=True).stdout)
     res["plan_decode"] = {k: float(v) for k, v in m.groupdict().items()} if m else None
 
     # ---------------------------------------------------------------- writes
     writes = {}
     cv = mult[None] * disc
     for codec in [c for c in args.codecs.split(",") if c]:
-        level = {"deflate": 4, "zstd": 3, "blosc": 5}.get(codec)
-        spec = {"codec": codec, "shuffle": "byte"}
-        if level is not None:
-            spec["level"] = level
+        spec = {"codec": codec, "shuffle": "byte", **({"level": LEVELS[codec]} if codec in LEVELS else {})}
         bl.log(f"6: the app writing {codec} ...")
         zout = os.path.join(folder, f"cv_{codec}.h5")
-        w = {}
         try:
             r_all = run(job(folder, f"z_{codec}", contig, zout, {"compression": spec}))
             r_one = run(job(folder, f"z1_{codec}", contig, zout, {"compression": spec}),
@@ -202,9 +178,7 @@ def main(argv=None) -> int:
         except RuntimeError as e:
             print(f"{codec}: the app cannot write it here: {str(e).splitlines()[-1]}")
             continue
-        w["app_s"] = r_all["app_s"]
-        w["app"] = r_all["compression"]
-        w["one_core"] = r_one["compression"]
+        w = writes[codec] = {"app_s": r_all["app_s"], "app": r_all["compression"], "one_core": r_one["compression"]}
         try:
             check_dates(zout, mult, disc)
             w["exact"] = True
@@ -212,36 +186,23 @@ def main(argv=None) -> int:
             w["exact"] = f"not read by h5py here ({str(e)[:80]})"
         # The app's own chunk shape, for h5py's write.
         parts = [p for p in os.listdir(folder) if p.startswith(f"cv_{codec}.h5.parts-")]
-        part = os.path.join(folder, parts[0], "part-00000.h5")
-        with h5py.File(part, "r") as f:
-            app_chunks = f["cv"].chunks
-        w["chunks"] = app_chunks
-        bl.log(f"7: h5py writing {codec} in chunks {app_chunks} ...")
-        kw = {"chunks": app_chunks, "shuffle": True}
-        if codec == "deflate":
-            kw.update(compression="gzip", compression_opts=4)
-        else:
-            try:
-                import hdf5plugin
-                kw.update({"zstd": lambda: hdf5plugin.Zstd(clevel=3), "lz4": lambda: hdf5plugin.LZ4(),
-                           "blosc": lambda: hdf5plugin.Blosc(clevel=5)}[codec]())
-            except Exception as e:  # noqa: BLE001
-                w["h5py"] = f"skipped: {e.__class__.__name__}: {e}"
-                writes[codec] = w
-                continue
+        with h5py.File(os.path.join(folder, parts[0], "part-00000.h5"), "r") as f:
+            w["chunks"] = f["cv"].chunks
+        bl.log(f"7: h5py writing {codec} in chunks {w['chunks']} ...")
         hz = os.path.join(folder, f"h5py_{codec}.h5")
         try:
+            kw = dict(h5py_filter(codec), chunks=w["chunks"], shuffle=True)
+
             def h5py_write():
                 with h5py.File(hz, "w") as g:
                     g.create_dataset("cv", data=cv, **kw)
-            t, _ = bl.timed(h5py_write)
+            t = bl.seconds(h5py_write)
             with h5py.File(hz, "r") as g:
                 d = g["cv"]
                 stored = sum(d.id.get_chunk_info(i).size for i in range(d.id.get_num_chunks()))
             w["h5py"] = {"s": t, "stored_bytes": stored, "gbps": bl.gbps(cv.nbytes, t)}
         except Exception as e:  # noqa: BLE001
             w["h5py"] = f"skipped: {e.__class__.__name__}: {str(e)[:100]}"
-        writes[codec] = w
     res["writes"] = writes
 
     if not args.skip_xarray:
@@ -249,18 +210,14 @@ def main(argv=None) -> int:
             import xarray as xr
             import dask  # noqa: F401
             bl.log("8: xarray + dask to_netcdf, zlib 4 ...")
-            xout = os.path.join(folder, "xr.nc")
 
             def xr_job():
                 ds = xr.open_dataset(contig, engine="h5netcdf", phony_dims="sort",
                                      chunks={"phony_dim_0": max(1, args.dates // 4)})
-                names = list(ds.data_vars)
-                m, d = ds["multBy"], ds["discount"]
-                c = (d * m.data[None]).rename("cv")
-                c.to_dataset().to_netcdf(xout, engine="h5netcdf",
+                c = (ds["discount"] * ds["multBy"].data[None]).rename("cv")
+                c.to_dataset().to_netcdf(os.path.join(folder, "xr.nc"), engine="h5netcdf",
                                          encoding={"cv": {"zlib": True, "complevel": 4, "shuffle": True}})
-                return names
-            res["xarray_zlib_s"], _ = bl.timed(xr_job)
+            res["xarray_zlib_s"] = bl.seconds(xr_job)
         except Exception as e:  # noqa: BLE001
             res["xarray_zlib_s"] = None
             print(f"xarray + dask: skipped ({e.__class__.__name__}: {str(e)[:120]})")
@@ -270,29 +227,29 @@ def main(argv=None) -> int:
     print(f"\ndata: {args.dates} x {args.ids} x 5 float64 realistic, {bl.fmt_bytes(raw)}; gzip 4 + shuffle input "
           f"{bl.fmt_bytes(gz_bytes)} (ratio {raw / gz_bytes:.2f}) in chunks {chunks}; {cores} cores")
     print(f"read path: {res['gzip_read_path']}")
-    rows = [["app, contiguous input", res["app_contig_s"], bl.gbps(raw, res["app_contig_s"])],
-            [f"app, gzip input (auto: staging {res['gzip_staging']})", res["app_gzip_s"], bl.gbps(raw, res["app_gzip_s"])],
-            ["app, gzip input, staging ring", res["app_gzip_ring_s"], bl.gbps(raw, res["app_gzip_ring_s"])],
-            ["h5py, gzip input", res["h5py_gzip_s"], bl.gbps(raw, res["h5py_gzip_s"])]]
+    rows = [["app, contiguous input", res["app_contig_s"]],
+            [f"app, gzip input (auto: staging {res['gzip_staging']})", res["app_gzip_s"]],
+            ["app, gzip input, staging ring", res["app_gzip_ring_s"]], ["h5py, gzip input", res["h5py_gzip_s"]]]
     if "h5repack_s" in res:
-        rows.append(["h5repack to contiguous + app", res["h5repack_app_s"], bl.gbps(raw, res["h5repack_app_s"])])
-    rows += [["decode stage, all threads (checksum mode)", res["decode_all_s"], bl.gbps(raw, res["decode_all_s"])],
-             ["decode stage, one thread", res["decode_one_s"], bl.gbps(raw, res["decode_one_s"])]]
-    bl.print_table(["reading", "s", "GB/s"], rows, "Compressed input (GB/s of raw discount)")
+        rows.append(["h5repack to contiguous + app", res["h5repack_app_s"]])
+    rows += [["decode stage, all threads (checksum mode)", res["decode_all_s"]],
+             ["decode stage, one thread", res["decode_one_s"]]]
+    bl.print_table(["reading", "s", "GB/s"], [[name, s, bl.gbps(raw, s)] for name, s in rows],
+                   "Compressed input (GB/s of raw discount)")
     wrows = []
     for codec, w in writes.items():
-        a, one = w.get("app") or {}, w.get("one_core") or {}
-        h = w.get("h5py")
+        a, one, h = w.get("app") or {}, w.get("one_core") or {}, w.get("h5py")
         limit = one.get("per", 0) * 1e-3 * cores if one else float("nan")
         wrows.append([f"app {a.get('what', codec)}", w["app_s"], a.get("rate"), limit,
                       a.get("rate", 0) / limit if limit else float("nan"), a.get("raw", 0) / a.get("stored", 1)])
         if isinstance(h, dict):
-            wrows.append([f"h5py {codec}, chunks {w['chunks']}", h["s"], h["gbps"], None, None, cv.nbytes / h["stored_bytes"]])
+            wrows.append([f"h5py {codec}, chunks {w['chunks']}", h["s"], h["gbps"], None, None,
+                          cv.nbytes / h["stored_bytes"]])
         else:
             wrows.append([f"h5py {codec}", None, None, None, None, h])
     if res.get("xarray_zlib_s"):
         wrows.append(["xarray + dask to_netcdf zlib 4", res["xarray_zlib_s"], bl.gbps(cv.nbytes, res["xarray_zlib_s"]),
-                       None, None, None])
+                      None, None, None])
     bl.print_table(["writing compressed", "s (job)", "GB/s", "limit GB/s", "of limit", "ratio"], wrows,
                    "Compressed output (the app's rate is its compression stage; limit = one thread's rate x cores)")
     for codec, w in writes.items():
@@ -307,9 +264,8 @@ def main(argv=None) -> int:
     print(f"  h5py on gzip / app on gzip: {res['h5py_gzip_s'] / res['app_gzip_s']:.2f} (>= 5 on the node)")
     if "h5repack_app_s" in res:
         print(f"  h5repack + app / app on gzip: {res['h5repack_app_s'] / res['app_gzip_s']:.2f}")
-    one_rate = raw / res["decode_one_s"]
-    print(f"  decode, whole runs / (one thread x {cores} cores): {raw / res['decode_all_s'] / (one_rate * cores):.2f} "
-          f"(start-up counts against it)")
+    print(f"  decode, whole runs / (one thread x {cores} cores): "
+          f"{res['decode_one_s'] / res['decode_all_s'] / cores:.2f} (start-up counts against it)")
     a, o = res["decode_all_stage"], res["decode_one_stage"]
     if a.get("busy_s") and o.get("busy_s"):
         print(f"  decode, read stage busy: {o['busy_s']:.2f} s on one thread, {a['busy_s']:.2f} s on {cores}: "
@@ -322,15 +278,13 @@ def main(argv=None) -> int:
               f"{p['together_gb']:.2f} GB/s (together / one x threads: {p['together_gb'] / p['limit_gb']:.2f}); "
               f"read stage / together: {stage / p['together_gb']:.2f}")
     for codec, w in writes.items():
-        h = w.get("h5py")
-        a = w.get("app") or {}
+        h, a = w.get("h5py"), w.get("app") or {}
         if isinstance(h, dict) and a:
             print(f"  {codec}: app compression rate / h5py write rate: {a['rate'] / h['gbps']:.2f} (>= 8 | >= 1.6); "
                   f"stored size app / h5py: {a['stored'] * 1e9 / h['stored_bytes']:.3f} (within 1.01)")
     if args.json:
         bl.write_json(args.json, res)
-    if not args.keep:
-        shutil.rmtree(folder, ignore_errors=True)
+    shutil.rmtree(folder, ignore_errors=True)
     return 0
 
 

@@ -7,7 +7,6 @@ run, plan --no-measure from that run's report, a second run.
   /usr/bin/python3 scripts/bench/plan_accuracy.py --repeat 3
 """
 
-import argparse
 import os
 import re
 import subprocess
@@ -18,7 +17,6 @@ from pathlib import Path
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib as B  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
 WALL = re.compile(r"^predicted wall (\d+\.\d+) s", re.M)
 
 
@@ -32,7 +30,7 @@ def plan(app, config, no_measure):
     m = WALL.search(out.stdout)
     block = out.stdout.split("\nresolved configuration", 1)[0]
     B.log(f"$ {' '.join(cmd)}  ({seconds:.2f} s)\n" + block.split("\nlimits ", 1)[-1])
-    return (float(m.group(1)) if m else float("nan")), seconds, block
+    return (float(m.group(1)) if m else float("nan")), seconds
 
 
 def run(app, config, report):
@@ -45,48 +43,39 @@ def run(app, config, report):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    B.add_common_args(parser, repeat=3)
+    parser = B.parser(__doc__, repeat=3)
     parser.add_argument("--workdir", default="/tmp/plan_accuracy", help="the big job's input and output")
-    parser.add_argument("--big", default="40,1250000,5", help="dates,ids,nums of the big job (default 40,1250000,5)")
+    parser.add_argument("--big", default="40,1250000,5", help="dates,ids,nums of the big job")
     args = parser.parse_args()
     app = B.find_app(args.app)
     info = B.machine_info(app)
     work = Path(args.workdir)
     (work / "out").mkdir(parents=True, exist_ok=True)
-
-    demo_input = ROOT / "data" / "demo.h5"
+    root = B.REPO
+    demo_input = root / "data" / "demo.h5"
     if not demo_input.exists():
-        (ROOT / "data").mkdir(exist_ok=True)
-        subprocess.run([app, "generate", "--dates", "60", "--ids", "100003", "--nums", "5", "--seed", "2026",
-                        "--out", str(demo_input)], check=True)
-    (ROOT / "out").mkdir(exist_ok=True)
+        (root / "data").mkdir(exist_ok=True)
+        B.generate(app, demo_input, 60, 100003, 5, seed=2026, force=False)
+    (root / "out").mkdir(exist_ok=True)
     dates, ids, nums = (int(x) for x in args.big.split(","))
     big_input = work / "big.h5"
     if not big_input.exists():
-        subprocess.run([app, "generate", "--dates", str(dates), "--ids", str(ids), "--nums", str(nums),
-                        "--seed", "17", "--out", str(big_input)], check=True)
+        B.generate(app, big_input, dates, ids, nums, seed=17, force=False)
     big_config = work / "big.yaml"
-    B.write_config(big_config, {"input": {"file": "big.h5"},
-                                "output": {"file": "out/big_cv.h5", "overwrite": True},
-                                "report": "out/big_run.json"})
-    jobs = [("demo (60 x 100,003 x 5, 240 MB)", ROOT / "inputs" / "demo.yaml", ROOT / "out" / "demo_run.json"),
+    B.write_config(big_config, {"input": {"file": "big.h5"}, "report": "out/big_run.json",
+                                "output": {"file": "out/big_cv.h5", "overwrite": True}})
+    jobs = [("demo (60 x 100,003 x 5, 240 MB)", root / "inputs" / "demo.yaml", root / "out" / "demo_run.json"),
             (f"big ({dates} x {ids:,} x {nums}, {dates * ids * nums * 8 / 1e9:.1f} GB)", big_config,
              work / "out" / "big_run.json")]
 
-    rows, raw = [], []
+    rows = []
     for repeat in range(args.repeat):
         for name, config, report in jobs:
             B.remove(report)
-            measured, plan_s, _ = plan(app, config, no_measure=False)
-            wall, process = run(app, config, report)
-            rows.append([name, "measured now", repeat + 1, measured, wall, measured / wall, process, plan_s])
-            from_report, plan_s, _ = plan(app, config, no_measure=True)
-            wall2, process2 = run(app, config, report)
-            rows.append([name, "earlier report", repeat + 1, from_report, wall2, from_report / wall2, process2,
-                         plan_s])
-            raw += [dict(zip(["job", "rates", "repeat", "predicted_s", "wall_s", "ratio", "process_s", "plan_s"],
-                             row)) for row in rows[-2:]]
+            for rates, no_measure in (("measured now", False), ("earlier report", True)):
+                predicted, plan_s = plan(app, config, no_measure)
+                wall, process = run(app, config, report)
+                rows.append([name, rates, repeat + 1, predicted, wall, predicted / wall, process, plan_s])
     B.print_table(["job", "rates", "rep", "predicted s", "run wall s", "predicted/run", "process s", "plan s"],
                   rows, "plan's predicted wall time against the run's (report wall_seconds)")
     summary = []
@@ -97,7 +86,8 @@ def main():
     B.print_table(["job", "rates", "median ratio", "min", "max"], summary, "predicted / run, over the repeats")
     B.print_machine(info)
     if args.json:
-        B.write_json(args.json, {"machine": info, "runs": raw})
+        keys = ["job", "rates", "repeat", "predicted_s", "wall_s", "ratio", "process_s", "plan_s"]
+        B.write_json(args.json, {"machine": info, "runs": [dict(zip(keys, row)) for row in rows]})
 
 
 if __name__ == "__main__":

@@ -9,8 +9,8 @@ _CALLER_MAX_BYTES), budget, slicings (against np.copyto), memmap (under a
 """
 from __future__ import annotations
 
-import argparse
 import contextlib
+import itertools
 import os
 import shutil
 import subprocess
@@ -27,7 +27,7 @@ def busy_loops(count: int):
     """`count` processes spinning on a core each, as a shared workstation's other users."""
     procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
     try:
-        time.sleep(0.5)  # let the scheduler place them (a benchmark's settling, not a test's wait)
+        time.sleep(0.5)  # let the scheduler place them
         yield
     finally:
         for p in procs:
@@ -38,32 +38,25 @@ def busy_loops(count: int):
 @contextlib.contextmanager
 def caller_bytes(D, limit: int):
     """Forces the calling-thread path (limit huge) or the engine's team (limit 0)."""
-    saved = D._CALLER_MAX_BYTES
-    D._CALLER_MAX_BYTES = limit
+    saved, D._CALLER_MAX_BYTES = D._CALLER_MAX_BYTES, limit
     try:
         yield
     finally:
         D._CALLER_MAX_BYTES = saved
 
 
-def arrays(np, dates, ids, nums, seed=1):
-    rng = np.random.default_rng(seed)
-    return rng.uniform(0.5, 1.5, (ids, nums)), rng.uniform(0.5, 1.5, (dates, ids, nums)), np.empty((dates, ids, nums))
-
-
 def small_calls(np, D, args) -> list:
-    dates, ids, nums = args.small
-    m, d, o = arrays(np, dates, ids, nums)
+    m, d, o = B.uniform_arrays(tuple(args.small))
     rows = []
     for label, busy in (("quiet", 0), (f"{args.busy} busy loops", args.busy)):
         with busy_loops(busy):
             app = B.median_time(lambda: D.multiply(m, d, out=o), args.repeat)
             ref = B.median_time(lambda: np.multiply(m[None], d, out=o), args.repeat)
-        rows.append([f"{dates}x{ids}x{nums}, {label}", app * 1e3, ref * 1e3, B.ratio(ref, app)])
+        rows.append(["x".join(map(str, args.small)) + f", {label}", app * 1e3, ref * 1e3, B.ratio(ref, app)])
     one = [np.ones((1, 1)), np.ones((1, 1, 1)), np.empty((1, 1, 1))]
     t = B.median_time(lambda: D.multiply(one[0], one[1], out=one[2]), 200)
-    rows.append(["1x1x1, quiet", t * 1e3, B.median_time(lambda: np.multiply(one[0][None], one[1], out=one[2]), 200) * 1e3,
-                 None])
+    ref = B.median_time(lambda: np.multiply(one[0][None], one[1], out=one[2]), 200)
+    rows.append(["1x1x1, quiet", t * 1e3, ref * 1e3, None])
     B.print_table(["call", "multiply ms", "np.multiply ms", "np/multiply"], rows,
                   "Small calls (median of %d; np/multiply >= 1 means multiply is at least as fast)" % args.repeat)
     return rows
@@ -71,9 +64,8 @@ def small_calls(np, D, args) -> list:
 
 def sweep(np, D, args) -> list:
     rows = []
-    ids, nums = 4000, 5
     for dates in args.sweep_dates:
-        m, d, o = arrays(np, dates, ids, nums)
+        m, d, o = B.uniform_arrays((dates, 4000, 5))
         row = [B.fmt_bytes(d.nbytes)]
         for busy in (0, args.busy):
             with busy_loops(busy):
@@ -90,30 +82,27 @@ def sweep(np, D, args) -> list:
 
 
 def budget(np, D, args) -> list:
-    dates, ids, nums = args.budget_shape
-    m, d, o = arrays(np, dates, ids, nums)
+    m, d, o = B.uniform_arrays(tuple(args.budget_shape))
     free = B.median_time(lambda: D.multiply(m, d, out=o), args.repeat)
     capped = B.median_time(lambda: D.multiply(m, d, out=o, host_budget="2GiB"), args.repeat)
-    rows = [[f"{dates}x{ids}x{nums} ({B.fmt_bytes(d.nbytes)})", free, capped, B.ratio(capped, free)]]
+    rows = [["x".join(map(str, args.budget_shape)) + f" ({B.fmt_bytes(d.nbytes)})", free, capped,
+             B.ratio(capped, free)]]
     B.print_table(["arrays", "no budget s", 'host_budget="2GiB" s', "budget/none"], rows,
                   "A budget larger than the data (target: budget/none <= 1.05)")
     return rows
 
 
 def slicings(np, D, args) -> list:
-    import itertools
-    dates, ids, nums = args.budget_shape
-    m, d, o = arrays(np, dates, ids, nums)
+    m, d, o = B.uniform_arrays(tuple(args.budget_shape))
     copy = B.median_time(lambda: np.copyto(o, d), args.repeat)
     rows = []
-    names = ("date", "id", "num")
-    for k in (1, 2, 3):
-        for dims in itertools.combinations(names, k):
-            t = B.median_time(lambda: D.multiply(m, d, out=o, parallel_dims=dims), args.repeat)
-            assert (o.view(np.uint64) == (m[None] * d).view(np.uint64)).all(), dims  # exact, or no figure
-            rows.append([str(list(dims)), t, copy, B.ratio(copy, t)])
+    for dims in itertools.chain.from_iterable(itertools.combinations(("date", "id", "num"), k) for k in (1, 2, 3)):
+        t = B.median_time(lambda: D.multiply(m, d, out=o, parallel_dims=dims), args.repeat)
+        assert (o.view(np.uint64) == (m[None] * d).view(np.uint64)).all(), dims  # exact, or no figure
+        rows.append([str(list(dims)), t, copy, B.ratio(copy, t)])
     B.print_table(["parallel_dims", "multiply s", "np.copyto s", "copy/multiply"], rows,
-                  f"Host kernels on {dates}x{ids}x{nums} against a NumPy copy of disc (target: copy/multiply >= 0.8)")
+                  "Host kernels on " + "x".join(map(str, args.budget_shape))
+                  + " against a NumPy copy of disc (target: copy/multiply >= 0.8)")
     return rows
 
 
@@ -129,34 +118,22 @@ def memmap(np, D, args) -> list:
         mm[j] = rng.uniform(0.5, 1.5, (ids, nums))
     mm.flush()
     del mm
-    m = rng.uniform(0.5, 1.5, (ids, nums))
-    out = np.ones(shape)
-
-    def drop() -> bool:  # the file's pages out of the page cache (clean pages, nobody maps them)
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-        finally:
-            os.close(fd)
-        return True
+    m, out = rng.uniform(0.5, 1.5, (ids, nums)), np.ones(shape)
 
     def numpy_loop(disc):
         for j in range(dates):
             np.multiply(m, disc[j], out=out[j])
 
-    def app(disc):
-        D.multiply(m, disc, out=out, host_budget="256MiB")
-
     def timed(fn, cold):
         times = []
-        for _ in range(args.repeat if not cold else max(2, args.repeat // 2)):
-            if cold:
-                drop()
+        for _ in range(max(2, args.repeat // 2) if cold else args.repeat):
+            if cold:  # the file's pages out of the page cache (clean pages, nobody maps them)
+                fd = os.open(path, os.O_RDONLY)
+                os.fsync(fd)
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+                os.close(fd)
             disc = np.memmap(path, dtype=np.float64, mode="r", shape=shape)
-            t0 = time.perf_counter()
-            fn(disc)
-            times.append(time.perf_counter() - t0)
+            times.append(B.seconds(lambda: fn(disc)))
             del disc
         return B.median(times)
 
@@ -164,7 +141,7 @@ def memmap(np, D, args) -> list:
     for label, cold in (("warm", False), ("cold", True)):
         if not cold:
             B.warm_file(path)
-        ref, got = timed(numpy_loop, cold), timed(app, cold)
+        ref, got = timed(numpy_loop, cold), timed(lambda disc: D.multiply(m, disc, out=out, host_budget="256MiB"), cold)
         rows.append([f"{dates}x{ids}x{nums} ({B.fmt_bytes(dates * ids * nums * 8)}), {label}", ref, got,
                      B.ratio(ref, got)])
     shutil.rmtree(folder, ignore_errors=True)
@@ -175,18 +152,14 @@ def memmap(np, D, args) -> list:
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--repeat", type=int, default=30, help="calls per median (default 30)")
-    p.add_argument("--busy", type=int, default=2, help="busy loops for the loaded runs (default 2)")
+    p = B.parser(__doc__, repeat=30, app=False, repeat_help="calls per median")
+    p.add_argument("--busy", type=int, default=2, help="busy loops for the loaded runs")
     p.add_argument("--small", type=int, nargs=3, default=(100, 4000, 5), metavar=("DATES", "IDS", "NUMS"))
     p.add_argument("--sweep-dates", type=int, nargs="*", default=[1, 4, 16, 64, 256, 512, 1024, 2048],
-                   help="dates of the sweep's arrays (x 4000 x 5; default 1 4 16 64 256 512 1024 2048)")
+                   help="dates of the sweep's arrays (x 4000 x 5)")
     p.add_argument("--budget-shape", type=int, nargs=3, default=(20, 1_000_000, 5), metavar=("DATES", "IDS", "NUMS"))
     p.add_argument("--memmap-gb", type=float, default=1.6)
     p.add_argument("--work", default=None, help="folder for the memmap file (default: the temporary folder)")
-    p.add_argument("--json", metavar="PATH", help="write the tables here as JSON")
-    parts = ("small", "sweep", "budget", "slicings", "memmap")
-    p.add_argument("--only", nargs="*", choices=parts, default=list(parts))
     args = p.parse_args()
     B.need_python_modules("numpy")
     import numpy as np
@@ -195,10 +168,9 @@ def main():
     info = B.machine_info()
     B.print_machine(info)
     print(f"package: {D.__file__}; calling-thread threshold {B.fmt_bytes(D._CALLER_MAX_BYTES)} of disc + out")
-    parts = {"small": small_calls, "sweep": sweep, "budget": budget, "slicings": slicings, "memmap": memmap}
     results = {"machine": info, "threshold_bytes": D._CALLER_MAX_BYTES}
-    for name in args.only:
-        results[name] = parts[name](np, D, args)
+    for part in (small_calls, sweep, budget, slicings, memmap):
+        results[part.__name__.replace("_calls", "")] = part(np, D, args)
     if args.json:
         B.write_json(args.json, results)
 

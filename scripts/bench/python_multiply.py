@@ -8,7 +8,6 @@ importable (PYTHONPATH=build/<preset>/python).
 """
 from __future__ import annotations
 
-import argparse
 import os
 import subprocess
 import sys
@@ -42,24 +41,39 @@ def pcie_limits(cp, nbytes: int = 1 << 30, reps: int = 5) -> tuple[float, float]
     return nbytes / best_up / 1e9, nbytes / best_down / 1e9
 
 
+def run_against_cli(discount_app, app, mult, disc, a, results):
+    """run() and the CLI on the same HDF5 job, alternating, so both see the same page cache and load."""
+    import h5py
+    ids = a.run_ids or a.ids
+    work = tempfile.mkdtemp(prefix="discount_pybench_")
+    src, cfg, cv = (os.path.join(work, f) for f in ("in.h5", "job.yaml", "cv.h5"))
+    with h5py.File(src, "w") as f:
+        f["multBy"], f["discount"] = mult[:ids], disc[:, :ids]
+    B.write_config(cfg, {"input": {"file": "in.h5"}, "output": {"file": "cv.h5", "overwrite": True},
+                         "compute": {"space": a.space}})
+    t = B.interleaved({"run": lambda: (B.remove(cv), discount_app.run(cfg)),
+                       "cli": lambda: (B.remove(cv), subprocess.run([app, "run", "-q", cfg], check=True))}, a.repeat)
+    results["run_s"], results["cli_s"] = B.median(t["run"]), B.median(t["cli"])
+    print(f"\nrun() vs the CLI on {B.fmt_bytes(8 * a.dates * ids * 5)} in HDF5 ({work}): run() "
+          f"{results['run_s']:.3f} s, CLI {results['cli_s']:.3f} s (process start included), "
+          f"run/CLI = {results['run_s'] / results['cli_s']:.3f}")
+    B.remove(src, cv, cfg)
+    os.rmdir(work)
+
+
 def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = B.parser(__doc__, repeat=5)
     p.add_argument("--dates", type=int, default=20)
     p.add_argument("--ids", type=int, default=400000)
-    p.add_argument("--nums", type=int, default=5)
     p.add_argument("--space", default="host", choices=("host", "device"))
     p.add_argument("--threads", type=int, default=int(os.environ.get("OMP_NUM_THREADS", os.cpu_count() or 1)),
                    help="threads for Numba (set OMP_NUM_THREADS to the same for the engine; default: it)")
-    p.add_argument("--host-budget", default=None, help="multiply's host_budget (default: the engine's)")
-    p.add_argument("--device-budget", default=None)
     p.add_argument("--run-ids", type=int, default=None, help="ids of the run-vs-CLI job (default: --ids)")
     p.add_argument("--no-run", action="store_true", help="skip run() vs the CLI")
     p.add_argument("--no-peers", action="store_true",
                    help="skip np.multiply, the paired rounds and CuPy's loop (quick comparisons of settings; "
                         "the Numba copy and multiply and the PCIe limits stay)")
-    p.add_argument("--calls", type=int, default=20, help="calls in a row for the flat-time check (default 20)")
-    p.add_argument("--work", default=None, help="folder for the run-vs-CLI files (default: a temporary one)")
-    B.add_common_args(p, repeat=5)
+    p.add_argument("--calls", type=int, default=20, help="calls in a row for the flat-time check")
     a = p.parse_args()
 
     os.environ.setdefault("OMP_NUM_THREADS", str(a.threads))
@@ -70,153 +84,116 @@ def main():
     # loads; Numba's threads and the CLI started from here would inherit it.
     cpus = len(os.sched_getaffinity(0))
     if cpus < a.threads:
-        print(f"warning: this process may use {cpus} CPU(s), fewer than --threads {a.threads} "
+        B.log(f"warning: this process may use {cpus} CPU(s), fewer than --threads {a.threads} "
               f"(OMP_PROC_BIND={os.environ.get('OMP_PROC_BIND')}): the peers' figures would not compare; "
-              "run with OMP_PROC_BIND=false", file=sys.stderr)
+              "run with OMP_PROC_BIND=false")
     app = None if a.no_run else B.find_app(a.app)
     info = B.machine_info(app)
     rng = np.random.default_rng(1)
-    shape = (a.dates, a.ids, a.nums)
-    B.log(f"making {B.fmt_bytes(8 * a.dates * a.ids * a.nums)} of disc")
-    mult = rng.uniform(0.5, 1.5, (a.ids, a.nums))
+    shape = (a.dates, a.ids, 5)
+    B.log(f"making {B.fmt_bytes(8 * a.dates * a.ids * 5)} of disc")
+    mult = rng.uniform(0.5, 1.5, shape[1:])
     disc = np.empty(shape)
     # Random non-zero values; past 8 dates each date is a random one scaled
     # (a 40 GB disc would take minutes of uniform() otherwise).
     for d in range(a.dates):
         if d < 8:
-            disc[d] = rng.uniform(0.5, 1.5, (a.ids, a.nums))
+            disc[d] = rng.uniform(0.5, 1.5, shape[1:])
         else:
             np.multiply(disc[d % 8], 1.0 + d / 1024, out=disc[d])
     out = np.empty(shape)
-    out.fill(0.0)  # its pages touched: the first call's figure then is the staging ring's cost, not out's faults
+    out.fill(0.0)  # its pages touched: the first call then pays the staging ring, not out's faults
     moved = 2 * disc.nbytes  # in and out
     rows = []
     results = {"machine": info, "shape": shape, "space": a.space, "threads": a.threads}
 
-    kw = dict(space=a.space, host_budget=a.host_budget, device_budget=a.device_budget)
-    # A first call makes (and on a GPU pins) its staging ring; later calls take
-    # the ring the previous one kept. The first call's time on its own:
-    # (Kokkos and the GPU context start at a 1 x 1 x 1 call before it.)
+    def multiply(**kw):
+        return lambda: discount_app.multiply(mult, disc, out, space=a.space, **kw)
+
+    def row(name, t, peer=True):
+        rows.append([name, t, B.gbps(moved, t), t / t_mul if peer else 1.0])
+
+    # A first call makes (and on a GPU pins) its staging ring; later calls take the ring the
+    # previous one kept. The first call's time on its own, after Kokkos and the GPU context
+    # started at a 1 x 1 x 1 call:
     discount_app.multiply(np.ones((1, 1)), np.ones((1, 1, 1)), np.empty((1, 1, 1)), space=a.space)
     if hasattr(discount_app, "release_buffers"):
         discount_app.release_buffers()
-    t_first = B.seconds(lambda: discount_app.multiply(mult, disc, out, **kw))
+    t_first = results["multiply_first_call_s"] = B.seconds(multiply())
     first_report = discount_app.last_report()
-    results["multiply_first_call_s"] = t_first
     print(f"multiply, first call (makes its staging ring): {t_first:.3f} s, staging "
           f"{first_report.get('staging_seconds', 0):.3f} s for {B.fmt_bytes(first_report.get('staging_bytes', 0))}")
-    # On a GPU, disc and out are pinned in place by the second call that
-    # passes them (multiply's pin=None); from then on the GPU copies them
-    # where they lie. pin=False calls first: the staged path's steady time.
+    # On a GPU, disc and out are pinned in place by the second call that passes them (pin=None);
+    # from then on the GPU copies them where they lie. pin=False calls first: the staged path.
     pins = a.space == "device" and hasattr(discount_app, "pinned_bytes")
-    t_staged = t_pin = None
     if pins:
-        t_staged = B.median_time(lambda: discount_app.multiply(mult, disc, out, pin=False, **kw), a.repeat)
-        t_pin = B.seconds(lambda: discount_app.multiply(mult, disc, out, **kw))
-        results["multiply_staged_s"], results["multiply_pinning_call_s"] = t_staged, t_pin
+        t_staged = results["multiply_staged_s"] = B.median_time(multiply(pin=False), a.repeat)
+        t_pin = results["multiply_pinning_call_s"] = B.seconds(multiply())
         results["pinned_bytes"] = discount_app.pinned_bytes()
         print(f"multiply staged (pin=False): {t_staged:.3f} s; the call that pins disc and out in place: "
               f"{t_pin:.3f} s; pinned {B.fmt_bytes(discount_app.pinned_bytes())}")
-    t_mul = B.median_time(lambda: discount_app.multiply(mult, disc, out, **kw), a.repeat)
+    t_mul = B.median_time(multiply(), a.repeat)
     for d in range(a.dates):  # date by date: a whole-array product would double the memory
         assert (out[d] == mult * disc[d]).all(), f"multiply's result differs from NumPy's at date {d}"
-    report = discount_app.last_report()
-    stages = ", ".join(f"{s['name']} {s.get('gb_per_s', 0):.1f} GB/s" for s in report.get("stages", []))
-    pinned_now = pins and results.get("pinned_bytes", 0) > 0
-    rows.append(["multiply" + (" (pinned in place)" if pinned_now else ""), t_mul, B.gbps(moved, t_mul), 1.0])
-    rows.append(["multiply, first call", t_first, B.gbps(moved, t_first), t_first / t_mul])
+    report = results["multiply_report"] = discount_app.last_report()
+    row("multiply" + (" (pinned in place)" if pins and results["pinned_bytes"] > 0 else ""), t_mul, peer=False)
+    row("multiply, first call", t_first)
     if pins:
-        rows.append(["multiply staged (pin=False)", t_staged, B.gbps(moved, t_staged), t_staged / t_mul])
-        rows.append(["multiply, the call that pins", t_pin, B.gbps(moved, t_pin), t_pin / t_mul])
-    results["multiply_report"] = report
-
+        row("multiply staged (pin=False)", t_staged)
+        row("multiply, the call that pins", t_pin)
     if not a.no_peers:
-        t_np = B.median_time(lambda: np.multiply(mult[None], disc, out=out), a.repeat)
-        rows.append(["np.multiply", t_np, B.gbps(moved, t_np), t_np / t_mul])
+        row("np.multiply", B.median_time(lambda: np.multiply(mult[None], disc, out=out), a.repeat))
 
-    t_copy = t_nmul = None
     try:
         import numba
-        from numba import njit, prange
         numba.set_num_threads(min(a.threads, numba.config.NUMBA_NUM_THREADS))
-
-        @njit(parallel=True, cache=False)
-        def copy(d, o):
-            for n in prange(d.size):
-                o[n] = d[n]
-
-        @njit(parallel=True, cache=False)
-        def mul(m, d, o, per_date):
-            for n in prange(d.size):
-                o[n] = m[n % per_date] * d[n]
+        copy, nmul = B.numba_kernels()
         d1, o1, m1 = disc.reshape(-1), out.reshape(-1), mult.reshape(-1)
-        t_copy = B.median_time(lambda: copy(d1, o1), a.repeat)
-        rows.append([f"Numba prange copy ({numba.get_num_threads()} thr)", t_copy, B.gbps(moved, t_copy),
-                     t_copy / t_mul])
-        t_nmul = B.median_time(lambda: mul(m1, d1, o1, m1.size), a.repeat)
-        rows.append([f"Numba prange multiply ({numba.get_num_threads()} thr)", t_nmul, B.gbps(moved, t_nmul),
-                     t_nmul / t_mul])
-        # The host-space targets as paired ratios: multiply, the copy and
-        # np.multiply one after another in each round, so that load which
-        # comes and goes on a shared machine hits all three alike.
-        paired = {"copy / multiply (target >= 0.8)": [], "np.multiply / multiply (target >= 1.5)": []}
-        for _ in range(0 if a.no_peers else 2 * a.repeat):
-            t = [B.seconds(fn) for fn in (lambda: discount_app.multiply(mult, disc, out, **kw), lambda: copy(d1, o1),
-                                          lambda: np.multiply(mult[None], disc, out=out))]
-            paired["copy / multiply (target >= 0.8)"].append(t[1] / t[0])
-            paired["np.multiply / multiply (target >= 1.5)"].append(t[2] / t[0])
+        row(f"Numba prange copy ({numba.get_num_threads()} thr)", B.median_time(lambda: copy(d1, o1), a.repeat))
+        row(f"Numba prange multiply ({numba.get_num_threads()} thr)", B.median_time(lambda: nmul(m1, d1, o1), a.repeat))
+        # The host-space targets as paired ratios: multiply, the copy and np.multiply one after
+        # another in each round, so that load which comes and goes hits all three alike.
         if not a.no_peers:
-            results["paired_ratios"] = paired
+            paired = results["paired_ratios"] = {"copy / multiply (target >= 0.8)": [],
+                                                 "np.multiply / multiply (target >= 1.5)": []}
+            for _ in range(2 * a.repeat):
+                t = [B.seconds(fn) for fn in (multiply(), lambda: copy(d1, o1),
+                                              lambda: np.multiply(mult[None], disc, out=out))]
+                paired["copy / multiply (target >= 0.8)"].append(t[1] / t[0])
+                paired["np.multiply / multiply (target >= 1.5)"].append(t[2] / t[0])
     except ImportError:
         B.log("Numba missing: its rows are skipped")
 
     if pins:
-        # CuPy's copies would gain from pages pinned by us: unpinned first.
-        discount_app.release_buffers()
+        discount_app.release_buffers()  # CuPy's copies would gain from pages pinned by us
     try:
         import cupy as cp
         if cp.cuda.runtime.getDeviceCount() == 0:
             raise ImportError
-        chunk = max(1, int(1 << 30) // (8 * a.ids * a.nums))
+        chunk = max(1, int(1 << 30) // (8 * a.ids * 5))
         mg = cp.asarray(mult)
 
         def cupy_chunks():
             for d0 in range(0, a.dates, chunk):
-                d1_ = min(a.dates, d0 + chunk)
-                g = cp.asarray(disc[d0:d1_])
+                g = cp.asarray(disc[d0:d0 + chunk])
                 g *= mg[None]
-                out[d0:d1_] = cp.asnumpy(g)
+                out[d0:d0 + chunk] = cp.asnumpy(g)
         if not a.no_peers:
-            t_cp = B.median_time(cupy_chunks, a.repeat)
-            rows.append([f"CuPy loop of {chunk}-date chunks", t_cp, B.gbps(moved, t_cp), t_cp / t_mul])
-            try:
-                whole = cp.asarray(disc)
-                results["cupy_asarray_whole"] = f"fit: {B.fmt_bytes(disc.nbytes)} on the device"
-                del whole
-            except Exception as e:  # the seed's failure, shown
-                results["cupy_asarray_whole"] = f"{type(e).__name__}: {str(e).splitlines()[0]}"
-            print(f"cupy.asarray(disc) of the whole {B.fmt_bytes(disc.nbytes)}: {results['cupy_asarray_whole']}")
+            row(f"CuPy loop of {chunk}-date chunks", B.median_time(cupy_chunks, a.repeat))
         if a.space == "device":
             h2d, d2h = pcie_limits(cp)
             results["pcie_gb_per_s"] = {"h2d": h2d, "d2h": d2h}
             # disc goes up and cv comes down, each direction at its limit while both run.
-            allowed = max(disc.nbytes / (h2d * 1e9), out.nbytes / (d2h * 1e9))
-            results["pcie_allowed_s"] = allowed
+            allowed = results["pcie_allowed_s"] = max(disc.nbytes / (h2d * 1e9), out.nbytes / (d2h * 1e9))
             print(f"PCIe, pinned, both directions at once (same run): H2D {h2d:.1f} GB/s, D2H {d2h:.1f} GB/s; "
                   f"they allow {allowed:.3f} s for these bytes; multiply / that = {t_mul / allowed:.2f} "
                   f"(target <= 1.25; the first call: {t_first / allowed:.2f}"
                   + (f"; staged: {t_staged / allowed:.2f}; the pinning call: {t_pin / allowed:.2f}" if pins else "")
                   + ")")
-            if t_copy is not None:
-                # Staged arrays are copied twice on the host (in and out): a floor for the staged path.
-                floor = 2 * t_copy
-                results["two_host_copies_s"] = floor
-                print(f"two host copies of these bytes at the Numba copy's rate: {floor:.3f} s = "
-                      f"{floor / allowed:.2f} x what PCIe allows; the Numba multiply is {t_nmul / floor:.2f} x it (multiply "
-                      f">= 1.5x Numba needs >= 1.5); multiply / that = {t_mul / floor:.2f}")
     except ImportError:
         B.log("CuPy (with a GPU) missing: its rows are skipped")
 
+    stages = ", ".join(f"{s['name']} {s.get('gb_per_s', 0):.1f} GB/s" for s in report.get("stages", []))
     B.print_machine(info)
     print(f"\nshape {shape}, {B.fmt_bytes(moved)} moved per call, space {a.space}, OMP_NUM_THREADS "
           f"{os.environ['OMP_NUM_THREADS']}, {report.get('slabs', {}).get('total')} slab(s); stages: {stages}; staging "
@@ -224,59 +201,24 @@ def main():
           f"{B.fmt_bytes(report.get('staging_bytes', 0))} kept from the call before)")
     B.print_table(["variant", "median s", "GB/s (in+out)", "its time / multiply's"], rows,
                   "multiply against its peers (same run)")
-
     for name, values in results.get("paired_ratios", {}).items():
         print(f"paired, {len(values)} rounds: {name}: median {B.median(values):.2f} "
               f"(min {min(values):.2f}, max {max(values):.2f})")
 
-    # 1 x 1 x 1 calls after the first.
-    one_m, one_d, one_o = np.ones((1, 1)), np.ones((1, 1, 1)), np.empty((1, 1, 1))
-    discount_app.multiply(one_m, one_d, one_o, space=a.space)
-    calls = [B.seconds(lambda: discount_app.multiply(one_m, one_d, one_o, space=a.space)) for _ in range(50)]
+    one = (np.ones((1, 1)), np.ones((1, 1, 1)), np.empty((1, 1, 1)))
+    discount_app.multiply(*one, space=a.space)
+    calls = [B.seconds(lambda: discount_app.multiply(*one, space=a.space)) for _ in range(50)]
     results["overhead_ms"] = 1e3 * B.median(calls)
     print(f"\n1 x 1 x 1 multiply after the first call: median {results['overhead_ms']:.2f} ms, "
           f"max {1e3 * max(calls):.2f} ms over 50 calls")
-
     # Calls in a row on a tenth of the dates: the first five against the last five.
-    part = max(1, a.dates // 10)
-    series = [B.seconds(lambda: discount_app.multiply(mult, disc[:part], out[:part], **kw)) for _ in range(a.calls)]
-    k = max(1, min(5, a.calls // 2))
-    results["series_s"] = series
+    part, k = max(1, a.dates // 10), max(1, min(5, a.calls // 2))
+    series = results["series_s"] = [B.seconds(lambda: discount_app.multiply(mult, disc[:part], out[:part],
+                                                                             space=a.space)) for _ in range(a.calls)]
     print(f"{a.calls} calls in a row on {part} date(s): first {k} median {B.median(series[:k]):.4f} s, last {k} "
           f"median {B.median(series[-k:]):.4f} s (last/first {B.median(series[-k:]) / B.median(series[:k]):.3f})")
-
     if not a.no_run:
-        import h5py
-        ids = a.run_ids or a.ids
-        work = a.work or tempfile.mkdtemp(prefix="discount_pybench_")
-        os.makedirs(work, exist_ok=True)
-        src = os.path.join(work, "in.h5")
-        with h5py.File(src, "w") as f:
-            f["multBy"] = mult[:ids]
-            f["discount"] = disc[:, :ids]
-        cfg = os.path.join(work, "job.yaml")
-        with open(cfg, "w") as f:
-            f.write(f"input: {{file: in.h5}}\noutput: {{file: cv.h5, overwrite: true}}\n"
-                    f"compute: {{space: {a.space}}}\n")
-        cv = os.path.join(work, "cv.h5")
-
-        def py_run():
-            B.remove(cv)
-            discount_app.run(cfg)
-
-        def cli_run():
-            B.remove(cv)
-            subprocess.run([app, "run", "-q", cfg], check=True)
-        # Alternating, so both see the same page cache and load.
-        t = B.interleaved({"run": py_run, "cli": cli_run}, a.repeat)
-        results["run_s"], results["cli_s"] = B.median(t["run"]), B.median(t["cli"])
-        print(f"\nrun() vs the CLI on {B.fmt_bytes(8 * a.dates * ids * a.nums)} in HDF5 ({work}): run() "
-              f"{results['run_s']:.3f} s, CLI {results['cli_s']:.3f} s (process start included), "
-              f"run/CLI = {results['run_s'] / results['cli_s']:.3f}")
-        if not a.work:
-            B.remove(src, cv, cfg)
-            os.rmdir(work)
-
+        run_against_cli(discount_app, app, mult, disc, a, results)
     results["rows"] = rows
     if a.json:
         B.write_json(a.json, results)

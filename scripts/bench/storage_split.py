@@ -3,7 +3,7 @@
 
 On one folder: a pair of parallel `dd` streams moving the job's bytes, `cp`,
 an h5py + NumPy loop, and the app with layout single and split, each followed
-by `sync` on a disk; outputs checked on whole dates (check_cv_dates.py).
+by `sync` on a disk; outputs checked on whole dates (as check_cv_dates.py).
 On memory-backed folders the free memory is touched first (benchlib.warm_memory).
 
   /usr/bin/python3 scripts/bench/storage_split.py --dir /tmp/split_small --size 200MB
@@ -11,7 +11,6 @@ On memory-backed folders the free memory is touched first (benchlib.warm_memory)
 
 from __future__ import annotations
 
-import argparse
 import os
 import resource
 import shutil
@@ -22,7 +21,6 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib as bl  # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 NUMS = 5
 DD_BLOCK = 8 << 20
 
@@ -41,9 +39,7 @@ with h5py.File(src, "r") as f, h5py.File(dst, "w") as o:
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("--app", help="discount_app binary (default: the newest build)")
+    p = bl.parser(__doc__, repeat=1, repeat_help="runs of each contender; the best counts")
     p.add_argument("--dir", default="/dev/shm/discount_split", help="folder on the file system to measure")
     p.add_argument("--size", type=bl.parse_bytes, default="200MB", help="input bytes (the output is as large)")
     p.add_argument("--dates", type=int, default=200, help="dates of the input; ids follow from --size")
@@ -52,14 +48,7 @@ def parse_args(argv=None):
                    help="compute.space of the app runs, or a comma list (device,host on a GPU node: both in one call)")
     p.add_argument("--only", default="",
                    help="comma list of contenders to run (dd_pair,cp,h5py,single,split); default all")
-    p.add_argument("--repeat", type=int, default=1, help="runs of each contender; the best counts")
-    p.add_argument("--json", help="write every figure here")
     return p.parse_args(argv)
-
-
-def memory_backed(folder: str) -> bool:
-    out = subprocess.run(["stat", "-f", "-c", "%T", folder], capture_output=True, text=True).stdout.strip()
-    return out in ("tmpfs", "ramfs")
 
 
 def timed(commands, durable: bool) -> float:
@@ -77,8 +66,7 @@ def timed(commands, durable: bool) -> float:
 
 def dd_pair(folder: str, src: str, out_bytes: int, n: int, durable: bool) -> float:
     """n readers over disjoint ranges of src and n writers of out_bytes / n into separate files, at once."""
-    size = os.path.getsize(src)
-    per_read = -(-size // n)
+    per_read = -(-os.path.getsize(src) // n)
     per_write = max(1, out_bytes // n // DD_BLOCK)
     commands = []
     for i in range(n):
@@ -86,14 +74,6 @@ def dd_pair(folder: str, src: str, out_bytes: int, n: int, durable: bool) -> flo
                          f"skip={i * per_read}", f"count={per_read}"])
         commands.append(["dd", "if=/dev/zero", f"of={folder}/dd_w{i}", f"bs={DD_BLOCK}", f"count={per_write}"])
     return timed(commands, durable)
-
-
-def job_yaml(folder: str, name: str, layout: str, space: str) -> str:
-    config = {"input": {"file": "in.h5"}, "output": {"file": f"{name}.h5", "overwrite": True, "layout": layout},
-              "compute": {"space": space}}
-    path = os.path.join(folder, f"{name}.yaml")
-    bl.write_config(path, config)
-    return path
 
 
 def remove_output(folder: str, name: str) -> None:
@@ -104,10 +84,32 @@ def remove_output(folder: str, name: str) -> None:
 
 
 def check_dates(src: str, out: str) -> None:
-    r = subprocess.run([sys.executable, os.path.join(HERE, "check_cv_dates.py"), src, out, "--dates", "4"],
-                       capture_output=True, text=True)
-    if r.returncode != 0:
-        raise RuntimeError(f"{out} differs from NumPy:\n{r.stdout}{r.stderr}")
+    n, bad, _ = bl.cv_dates_differ(src, out, 4)
+    if bad:
+        raise RuntimeError(f"{out} differs from NumPy: {bad} of {n} elements")
+
+
+def describe_stages(run: dict) -> str:
+    """The report's stages, then where the process's wall time went: start-up (exec to the first read),
+    the streaming and the output's finish, and the rest outside run_command and exec to main (exit)."""
+    report = run["report"]
+    text = ", ".join(f"{st['name']} {st.get('gb_per_s', 0):.1f} GB/s busy {st.get('seconds', 0):.2f} s"
+                     for st in report.get("stages", []))
+    if report.get("wall_seconds") is not None and report.get("startup_seconds") is not None:
+        phases = report.get("startup_phases", [])
+        to_main = sum(p.get("seconds", 0) for p in phases if p.get("name") == "exec to main")
+        stream = report["wall_seconds"] - (report["startup_seconds"] - to_main)
+        outside = run["wall_s"] - report["wall_seconds"] - to_main
+        text += (f"; process {run['wall_s']:.2f} s = start-up {report['startup_seconds']:.2f} + "
+                 f"streaming and finish {stream:.2f} (any stage busy "
+                 f"{report.get('any_stage_seconds', 0):.2f}) + exit {outside:.2f}")
+        slow = [f"{p['name']} {p['seconds']:.3f}" for p in phases if p.get("seconds", 0) >= 0.005]
+        if slow:
+            text += "; start-up phases of 5 ms or more: " + ", ".join(slow)
+    if report.get("staging_seconds"):
+        text += (f"; staging {bl.fmt_bytes(report.get('staging_bytes', 0))} made ready in "
+                 f"{report['staging_seconds']:.2f} s")
+    return text
 
 
 def main(argv=None) -> int:
@@ -116,7 +118,8 @@ def main(argv=None) -> int:
     app = bl.find_app(args.app)
     os.makedirs(args.dir, exist_ok=True)
     folder = os.path.abspath(args.dir)
-    durable = not memory_backed(folder)
+    fs = subprocess.run(["stat", "-f", "-c", "%T", folder], capture_output=True, text=True).stdout.strip()
+    durable = fs not in ("tmpfs", "ramfs")
     ids = max(1, args.size // (args.dates * NUMS * 8))
     nbytes = args.dates * ids * NUMS * 8
     info = bl.machine_info(app)
@@ -124,8 +127,7 @@ def main(argv=None) -> int:
     print(f"folder {folder} ({'disk: each contender followed by sync' if durable else 'memory-backed: no sync'}), "
           f"{bl.fmt_bytes(nbytes)} in and out ({args.dates} x {ids} x {NUMS}), {args.writers} dd streams each way")
     src = os.path.join(folder, "in.h5")
-    subprocess.run([app, "generate", "--dates", str(args.dates), "--ids", str(ids), "--nums", str(NUMS), "--seed", "7",
-                    "--out", src, "--force"], check=True, stdout=subprocess.DEVNULL)
+    bl.generate(app, src, args.dates, ids, NUMS, seed=7)
     bl.sync()
     h5py_script = os.path.join(folder, "h5py_loop.py")
     with open(h5py_script, "w") as f:
@@ -138,19 +140,26 @@ def main(argv=None) -> int:
         print(f"warmed {bl.fmt_bytes(touched)} of free memory in {seconds:.1f} s "
               f"({bl.gbps(touched, seconds):.2f} GB/s first touch), before any contender")
     spaces = [s for s in args.space.split(",") if s]
-    # One space: contenders "single" and "split"; several: "single_<space>", "split_<space>".
+    tags = {space: "" if len(spaces) == 1 else f"_{space}" for space in spaces}  # "split" or "split_<space>"
     only = [c for c in args.only.split(",") if c]
     wanted = lambda contender: not only or contender in only  # noqa: E731
     apps = []  # (name, config)
     for space in spaces:
-        tag = "" if len(spaces) == 1 else f"_{space}"
-        apps += [(layout + tag, job_yaml(folder, layout + tag, layout, space))
-                 for layout in ("single", "split") if wanted(layout)]
+        for layout in ("single", "split"):
+            if wanted(layout):
+                name = layout + tags[space]
+                path = os.path.join(folder, f"{name}.yaml")
+                bl.write_config(path, {"input": {"file": "in.h5"}, "compute": {"space": space},
+                                       "output": {"file": f"{name}.h5", "overwrite": True, "layout": layout}})
+                apps.append((name, path))
 
-    tools = [k for k in ("dd_pair", "cp", "h5py") if wanted(k)]
-    times: dict[str, list[float]] = {k: [] for k in tools + [name for name, _ in apps]}
-    # CPU seconds (user + system) of each contender's processes, from the
-    # children's rusage: whether a contender is short of cores or of memory.
+    h5out = os.path.join(folder, "h5py.h5")
+    tools = {"dd_pair": (lambda: dd_pair(folder, src, nbytes, args.writers, durable), None),
+             "cp": (lambda: timed([["cp", src, os.path.join(folder, "cp.h5")]], durable), None),
+             "h5py": (lambda: timed([[sys.executable, h5py_script, src, h5out, str(block)]], durable), h5out)}
+    tools = {k: v for k, v in tools.items() if wanted(k)}
+    times: dict[str, list[float]] = {k: [] for k in list(tools) + [name for name, _ in apps]}
+    # CPU seconds (user + system) of each contender's processes, from the children's rusage.
     cpu: dict[str, list[float]] = {k: [] for k in times}
 
     def charged(name, run):
@@ -163,77 +172,45 @@ def main(argv=None) -> int:
 
     described, stages = {}, {}
     for rep in range(args.repeat):
-        if wanted("dd_pair"):
-            times["dd_pair"].append(charged("dd_pair", lambda: dd_pair(folder, src, nbytes, args.writers, durable)))
-            for i in range(args.writers):
-                bl.remove(os.path.join(folder, f"dd_w{i}"))
-        if wanted("cp"):
-            times["cp"].append(charged("cp", lambda: timed([["cp", src, os.path.join(folder, "cp.h5")]], durable)))
-            bl.remove(os.path.join(folder, "cp.h5"))
-        if wanted("h5py"):
-            times["h5py"].append(charged("h5py", lambda: timed(
-                [[sys.executable, h5py_script, src, os.path.join(folder, "h5py.h5"), str(block)]], durable)))
-            check_dates(src, os.path.join(folder, "h5py.h5"))
-            bl.remove(os.path.join(folder, "h5py.h5"))
+        for name, (run, out) in tools.items():
+            times[name].append(charged(name, run))
+            if out:
+                check_dates(src, out)
+            bl.remove(*(os.path.join(folder, f"dd_w{i}") for i in range(args.writers)),
+                      os.path.join(folder, "cp.h5"), h5out)
         for name, yaml in apps:
             remove_output(folder, name)
             run = charged(name, lambda: bl.run_app(app, yaml, os.path.join(folder, f"{name}_run.json"),
                                                    then_sync=durable))
             times[name].append(run["wall_s"])
-            report = run["report"]
-            described[name] = report.get("output", "")
-            stages[name] = ", ".join(f"{st['name']} {st.get('gb_per_s', 0):.1f} GB/s busy {st.get('seconds', 0):.2f} s"
-                                     for st in report.get("stages", []))
-            # Where the process's wall time went, as the report has it: start-up
-            # (exec to the first read), then the streaming and the output's finish
-            # (the stages' union beside it), then the rest of the process's time
-            # outside run_command and exec to main: its launch and exit.
-            if report.get("wall_seconds") is not None and report.get("startup_seconds") is not None:
-                to_main = sum(p.get("seconds", 0) for p in report.get("startup_phases", []) if p.get("name") == "exec to main")
-                stream = report["wall_seconds"] - (report["startup_seconds"] - to_main)
-                outside = run["wall_s"] - report["wall_seconds"] - to_main
-                stages[name] += (f"; process {run['wall_s']:.2f} s = start-up {report['startup_seconds']:.2f} + "
-                                 f"streaming and finish {stream:.2f} (any stage busy "
-                                 f"{report.get('any_stage_seconds', 0):.2f}) + exit {outside:.2f}")
-                phases = [f"{p['name']} {p['seconds']:.3f}" for p in report.get("startup_phases", [])
-                          if p.get("seconds", 0) >= 0.005]
-                if phases:
-                    stages[name] += "; start-up phases of 5 ms or more: " + ", ".join(phases)
-            if report.get("staging_seconds"):
-                stages[name] += (f"; staging {bl.fmt_bytes(report.get('staging_bytes', 0))} made ready in "
-                                 f"{report['staging_seconds']:.2f} s")
+            described[name] = run["report"].get("output", "")
+            stages[name] = describe_stages(run)
             check_dates(src, os.path.join(folder, f"{name}.h5"))
             remove_output(folder, name)
         print(f"repeat {rep + 1}: " + ", ".join(f"{k} {v[-1]:.2f} s" for k, v in times.items()))
 
     best = {k: min(v) for k, v in times.items()}
-    # The CPU time of the best run, and the cores it kept busy on average.
-    best_cpu = {k: cpu[k][times[k].index(best[k])] for k in best}
+    best_cpu = {k: cpu[k][times[k].index(best[k])] for k in best}  # the best run's CPU time
     rows = [[k, f"{best[k]:.3f}", f"{bl.gbps(2 * nbytes, best[k]):.2f}", f"{best_cpu[k]:.2f}",
              f"{best_cpu[k] / best[k]:.1f}" if best[k] > 0 else "-"] for k in best]
     bl.print_table(["contender", "seconds (best)", "GB/s in+out", "cpu s", "cores busy"], rows, title="times")
     ratios = {}
-    for space in spaces:
-        tag = "" if len(spaces) == 1 else f"_{space}"
-        label = "" if len(spaces) == 1 else f" [{space}]"
+    for space, tag in tags.items():
+        label = f" [{space}]" if tag else ""
         split = best.get("split" + tag)
         if split is None:
             continue
-        if "dd_pair" in best:
-            ratios[f"split / dd pair (target <= 1.4){label}"] = split / best["dd_pair"]
-        if "cp" in best:
-            ratios[f"cp / split (target >= 3){label}"] = best["cp"] / split
-        if "h5py" in best:
-            ratios[f"h5py / split (target >= 4){label}"] = best["h5py"] / split
-        if "single" + tag in best:
-            ratios[f"single / split{label}"] = best["single" + tag] / split
+        for name, text in (("dd_pair", "split / dd pair (target <= 1.4)"), ("cp", "cp / split (target >= 3)"),
+                           ("h5py", "h5py / split (target >= 4)"), ("single" + tag, "single / split")):
+            if name in best:
+                ratios[text + label] = split / best[name] if name == "dd_pair" else best[name] / split
     bl.print_table(["ratio", "value"], [[k, f"{v:.2f}"] for k, v in ratios.items()], title="ratios (same run)")
     for name, text in described.items():
         print(f"{name}: output {text}\n    stages: {stages.get(name, '')}")
     if args.json:
         bl.write_json(args.json, {"machine": info, "folder": folder, "durable": durable, "bytes": nbytes,
-                                  "shape": [args.dates, ids, NUMS], "writers": args.writers, "times": times, "cpu_s": cpu,
-                                  "best": best, "ratios": ratios, "outputs": described,
+                                  "shape": [args.dates, ids, NUMS], "writers": args.writers, "times": times,
+                                  "cpu_s": cpu, "best": best, "ratios": ratios, "outputs": described,
                                   "stages": stages})
     shutil.rmtree(folder, ignore_errors=True)
     return 0

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The batch scripts in scripts/slurm/ under a real one-node Slurm.
+"""The batch scripts in examples/slurm/ under a real one-node Slurm.
 
 Each case starts its own private cluster (tests/slurm/slurm_cluster.py: own
 folder, own free ports, so cases run in parallel), submits a script with
@@ -46,7 +46,7 @@ sys.path.insert(0, HERE)
 import e2e_common as E  # noqa: E402
 import slurm_cluster as S  # noqa: E402
 
-SCRIPTS = os.path.normpath(os.path.join(HERE, "..", "..", "scripts", "slurm"))
+SCRIPTS = os.path.normpath(os.path.join(HERE, "..", "..", "examples", "slurm"))
 # Odd sizes; one date per slab and a checkpoint after each, so a stop lands
 # between recorded dates.
 # Enough slabs (one date each, made durable one by one) that the app is still

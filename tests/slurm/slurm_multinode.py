@@ -102,9 +102,9 @@ def doc_section():
 
 def doc_sbatch(nodes):
     """The section's sbatch line for --nodes=<nodes>: its options."""
-    m = re.search(rf"^sbatch (--nodes={re.escape(nodes)}) scripts/slurm/cpu_cluster\.sbatch \S+(?:\s+#.*)?$",
+    m = re.search(rf"^sbatch (--nodes={re.escape(nodes)}) examples/slurm/cpu_cluster\.sbatch \S+(?:\s+#.*)?$",
                   doc_section(), re.M)
-    E.check(m, f"docs/cluster.md: no `sbatch --nodes={nodes} scripts/slurm/cpu_cluster.sbatch ...` line")
+    E.check(m, f"docs/cluster.md: no `sbatch --nodes={nodes} examples/slurm/cpu_cluster.sbatch ...` line")
     return m.group(1).split()
 
 

@@ -22,7 +22,7 @@ import types
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 NAMESPACE = "discount"
-REPO_DIR = os.path.join(ROOT, "scripts", "spack", "repos", "spack_repo", NAMESPACE)
+REPO_DIR = os.path.join(ROOT, "packaging", "spack", "repos", "spack_repo", NAMESPACE)
 PKG_DIR = os.path.join(REPO_DIR, "packages", "discount_app")
 PATCH_DIR = os.path.join(ROOT, "cmake", "patches")
 BUILTIN = "repos/spack_repo/builtin"
@@ -453,7 +453,9 @@ def part_a(module, cmake_cls, cuda_cls):
           f"repo.yaml namespace '{ns.group(1) if ns else None}' is the folder name spack_repo/{NAMESPACE}")
     check(api and re.fullmatch(r"v2\.\d+", api.group(1)),
           f"repo.yaml api {api.group(1) if api else None} (package API v2.x)")
-    stale = [p for p in ("scripts/spack/repo.yaml", "scripts/spack/packages")
+    # The recipe's earlier places: scripts/spack, and repo.yaml at the top of its folder.
+    stale = [p for p in ("scripts/spack/README.md", "scripts/spack/repos/spack_repo/discount/repo.yaml",
+                         "packaging/spack/repo.yaml", "packaging/spack/packages")
              if os.path.exists(os.path.join(ROOT, p))]
     check(not stale, f"no old-layout leftovers ({', '.join(stale) or 'none'})")
 
@@ -497,12 +499,12 @@ def part_a(module, cmake_cls, cuda_cls):
               f"{f}: relative symlink to cmake/patches/{f}")
     digests = {hashlib.sha256(open(os.path.join(PATCH_DIR, f), "rb").read()).hexdigest(): f for f in wanted}
     copies = []
-    for dirpath, _, files in os.walk(os.path.join(ROOT, "scripts")):
+    for dirpath, _, files in os.walk(os.path.join(ROOT, "packaging")):
         for f in files:
             p = os.path.join(dirpath, f)
             if not os.path.islink(p) and hashlib.sha256(open(p, "rb").read()).hexdigest() in digests:
                 copies.append(os.path.relpath(p, ROOT))
-    check(not copies, f"no byte-for-byte copy of cmake/patches under scripts/ ({', '.join(copies) or 'none'})")
+    check(not copies, f"no byte-for-byte copy of cmake/patches under packaging/ ({', '.join(copies) or 'none'})")
 
     # CUDA: nvcc_wrapper, the CUDA 13 bound, one forwarded cuda_arch per value.
     reqs = REC.of("requires")

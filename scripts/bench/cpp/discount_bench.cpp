@@ -239,17 +239,15 @@ int kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, int rep
   };
   // The row pairs over a grid of chunks and groups (--chunks, --groups).
   for (std::int64_t chunk : chunk_grid)
-    for (std::int64_t group : group_grid)
-      variants.push_back({"[id,num] row pairs, chunks of " + std::to_string(chunk) + " dates, " +
-                              (group > 0    ? "groups of " + std::to_string(group)
-                               : group == 0 ? "groups auto"
-                                            : "chunk-major"),
-                          {Axis::id, Axis::num},
-                          {},
-                          false,
-                          true,
-                          chunk,
-                          group});
+    for (std::int64_t group : group_grid) {
+      const std::string g = group > 0    ? "groups of " + std::to_string(group)
+                            : group == 0 ? "groups auto"
+                                         : "chunk-major";
+      Variant v{"[id,num] row pairs, chunks of " + std::to_string(chunk) + " dates, " + g, {Axis::id, Axis::num}, {}};
+      v.chunk = chunk;
+      v.group = group;
+      variants.push_back(v);
+    }
   for (const auto& v : variants) {
     if (v.slow && !include_slow) continue;
     const Slicing slicing = make_slicing(axes, v.dims, v.tile);
@@ -342,30 +340,29 @@ int host_kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, in
   };
 
   std::vector<HostVariant> variants;
+  auto variant = [&](const std::string& name, const char* kind, const std::function<void()>& prepare,
+                     const std::function<void()>& body, const std::function<std::string()>& check) {
+    variants.push_back({name, kind, prepare, body, check, {}});
+  };
   // The copy limits: glibc memcpy (non-temporal above its threshold) on every
   // thread in contiguous shares and on one; Kokkos deep_copy for reference.
   double* dst = out.data();
   const double* src = in.data();
-  variants.push_back({"copy: glibc memcpy, " + std::to_string(threads) + " threads (limit)",
-                      "copy",
-                      poison,
-                      [&] {
-                        Kokkos::parallel_for("discount::bench_memcpy", Kokkos::RangePolicy<Exec>(exec, 0, threads),
-                                             [=](int t) {
-                                               const std::int64_t b = n * t / threads, e = n * (t + 1) / threads;
-                                               std::memcpy(dst + b, src + b, std::size_t(e - b) * 8);
-                                             });
-                      },
-                      check_copy,
-                      {}});
-  variants.push_back({"copy: glibc memcpy, 1 thread (limit)",
-                      "copy",
-                      poison,
-                      [&] { std::memcpy(dst, src, std::size_t(n) * 8); },
-                      check_copy,
-                      {}});
-  variants.push_back(
-      {"copy: Kokkos deep_copy", "copy", poison, [&] { Kokkos::deep_copy(exec, out, in); }, check_copy, {}});
+  const auto memcpy_share = [=](int t) {
+    const std::int64_t b = n * t / threads, e = n * (t + 1) / threads;
+    std::memcpy(dst + b, src + b, std::size_t(e - b) * 8);
+  };
+  variant(
+      "copy: glibc memcpy, " + std::to_string(threads) + " threads (limit)", "copy", poison,
+      [&] {
+        Kokkos::parallel_for("discount::bench_memcpy", Kokkos::RangePolicy<Exec>(exec, 0, threads), memcpy_share);
+      },
+      check_copy);
+  variant(
+      "copy: glibc memcpy, 1 thread (limit)", "copy", poison, [&] { std::memcpy(dst, src, std::size_t(n) * 8); },
+      check_copy);
+  variant(
+      "copy: Kokkos deep_copy", "copy", poison, [&] { Kokkos::deep_copy(exec, out, in); }, check_copy);
 
   const std::array<Axis, 3> axes{Axis::date, Axis::id, Axis::num};
   const std::array<std::int64_t, 3> ms{0, nums, 1};
@@ -374,14 +371,12 @@ int host_kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, in
   const SlabView<Kokkos::HostSpace> out_v(out.data(), dates, ids, nums);
   auto add = [&](const std::string& name, const Slicing& slicing, bool in_place,
                  const discount::detail::Tuning& tuning = {}) {
-    variants.push_back({name + (in_place ? ", in place" : ", out of place"),
-                        "kernel",
-                        in_place ? restore : poison,
-                        [&, slicing, tuning, in_place] {
-                          apply_mdrange(exec, slicing, mult_v, in_place ? inout_v : in_v, out_v, ms, tuning);
-                        },
-                        check_product,
-                        {}});
+    variant(
+        name + (in_place ? ", in place" : ", out of place"), "kernel", in_place ? restore : poison,
+        [&, slicing, tuning, in_place] {
+          apply_mdrange(exec, slicing, mult_v, in_place ? inout_v : in_v, out_v, ms, tuning);
+        },
+        check_product);
   };
   struct Dims {
     std::string name;
@@ -429,23 +424,18 @@ int host_kernel_mode(std::int64_t dates, std::int64_t ids, std::int64_t nums, in
 #ifdef DISCOUNT_HAVE_KOKKOSKERNELS
   if (dates > 1) {
     for (bool in_place : {false, true})
-      variants.push_back({std::string("kernel: blas (host loops), ") + (in_place ? "in place" : "out of place"),
-                          "kernel",
-                          in_place ? restore : poison,
-                          [&, in_place] { apply_blas(exec, mult_v, in_place ? inout_v : in_v, out_v); },
-                          check_product,
-                          {}});
+      variant(
+          std::string("kernel: blas (host loops), ") + (in_place ? "in place" : "out of place"), "kernel",
+          in_place ? restore : poison, [&, in_place] { apply_blas(exec, mult_v, in_place ? inout_v : in_v, out_v); },
+          check_product);
     using Matrix =
         Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
     using ConstMatrix =
         Kokkos::View<const double**, Kokkos::LayoutLeft, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-    variants.push_back(
-        {"KokkosBlas::mult itself, in place",
-         "kernel",
-         restore,
-         [&] { KokkosBlas::mult(0.0, Matrix(out.data(), m, dates), 1.0, mult_v, ConstMatrix(out.data(), m, dates)); },
-         check_product,
-         {}});
+    variant(
+        "KokkosBlas::mult itself, in place", "kernel", restore,
+        [&] { KokkosBlas::mult(0.0, Matrix(out.data(), m, dates), 1.0, mult_v, ConstMatrix(out.data(), m, dates)); },
+        check_product);
   }
 #endif
 
@@ -528,29 +518,18 @@ double pcie_mode(std::size_t bytes, int reps) {
   {
     Kokkos::Cuda up(s1), down(s2);
     std::vector<Row> rows;
-    rows.push_back({"H2D pinned",
-                    median_seconds(reps,
-                                   [&] {
-                                     Kokkos::deep_copy(up, d_a, h_a);
-                                     up.fence();
-                                   }),
-                    double(bytes), ""});
-    rows.push_back({"D2H pinned",
-                    median_seconds(reps,
-                                   [&] {
-                                     Kokkos::deep_copy(down, h_b, d_b);
-                                     down.fence();
-                                   }),
-                    double(bytes), ""});
-    rows.push_back({"H2D + D2H at once (two streams)",
-                    median_seconds(reps,
-                                   [&] {
-                                     Kokkos::deep_copy(up, d_a, h_a);
-                                     Kokkos::deep_copy(down, h_b, d_b);
-                                     up.fence();
-                                     down.fence();
-                                   }),
-                    2.0 * bytes, ""});
+    auto rate = [&](const char* name, double moved, bool h2d, bool d2h) {
+      const double s = median_seconds(reps, [&] {
+        if (h2d) Kokkos::deep_copy(up, d_a, h_a);
+        if (d2h) Kokkos::deep_copy(down, h_b, d_b);
+        up.fence();
+        down.fence();
+      });
+      rows.push_back({name, s, moved, ""});
+    };
+    rate("H2D pinned", double(bytes), true, false);
+    rate("D2H pinned", double(bytes), false, true);
+    rate("H2D + D2H at once (two streams)", 2.0 * bytes, true, true);
     bidirectional = rows[2].bytes / rows[2].seconds / 1e9;
     print_table("pcie: pinned host <-> device", rows, bidirectional, "of bidir");
   }

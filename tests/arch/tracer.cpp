@@ -1,4 +1,4 @@
-// Call-edge tracer for scripts/arch/crossings.py, linked only into its
+// Call-edge tracer for tests/arch/crossings.py, linked only into its
 // -finstrument-functions build (never the product). Each thread keeps a
 // shadow stack; an edge (caller, callee) counts inside a root function
 // (CROSSINGS_ROOTS, hex addresses) on its thread, or on any thread while a

@@ -2,7 +2,7 @@
 """How often following a run from run_command crosses between lib/ folders.
 
 The app is built in build/crossings with GCC's -finstrument-functions on the
-project's own code and linked with scripts/arch/tracer.cpp, which records each
+project's own code and linked with tests/arch/tracer.cpp, which records each
 distinct (caller, callee) pair while run_command (and apart, plan_command)
 runs, on every thread. A small generate + run job is traced; addresses are
 named with addr2line; a crossing is a pair whose functions lie in different
@@ -14,7 +14,7 @@ lambda the lower folder was handed is a callback. Exits 1 on any edge from
 io/, plan/ or kernels/ into report/ or commands/. docs/architecture.md has the
 figures.
 
-Usage: /usr/bin/python3 scripts/arch/crossings.py [--source DIR] [--build-dir DIR]
+Usage: /usr/bin/python3 tests/arch/crossings.py [--source DIR] [--build-dir DIR]
        [--skip-build] [--edges] (--edges lists every crossing by name)
 An earlier commit: git archive it into /tmp/base, link deps/ there, --source /tmp/base.
 Needs g++, cmake, ninja, addr2line and nm; the build takes a few minutes.
@@ -41,7 +41,7 @@ def sh(cmd, **kw):
 def build(bdir, source):
     os.makedirs(bdir, exist_ok=True)
     tracer = os.path.join(bdir, "tracer.o")
-    sh(["g++", "-std=c++17", "-O2", "-c", os.path.join(ROOT, "scripts/arch/tracer.cpp"), "-o", tracer])
+    sh(["g++", "-std=c++17", "-O2", "-c", os.path.join(ROOT, "tests/arch/tracer.cpp"), "-o", tracer])
     # DWARF 4: with this toolchain addr2line names the including .cpp, not the
     # header, for an inline function of a DWARF 5 build.
     flags = "-g1 -gdwarf-4 -finstrument-functions -finstrument-functions-exclude-file-list=deps/,/usr/"

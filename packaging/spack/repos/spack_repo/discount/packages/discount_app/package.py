@@ -1,6 +1,6 @@
 # Spack recipe for discount_app, in the layout of Spack v1 package repositories
 # (package API v2): spack_repo/<namespace>/packages/<name>/package.py.
-# See scripts/spack/README.md; tests/spack/check_recipe.py checks it.
+# See packaging/spack/README.md; tests/spack/check_recipe.py checks it.
 from spack_repo.builtin.build_systems.cmake import CMakePackage
 from spack_repo.builtin.build_systems.cuda import CudaPackage
 
@@ -45,7 +45,7 @@ class DiscountApp(CMakePackage, CudaPackage):
 
     # There is no public release: Spack clones your own checkout. Point `git` at
     # your clone (any URL git accepts), or build your working tree with
-    # `spack develop` (see scripts/spack/README.md).
+    # `spack develop` (see packaging/spack/README.md).
     git = "file:///path/to/your/clone/of/discount_app"
 
     license("Apache-2.0")

@@ -9,7 +9,7 @@ include goes sideways or upward, names a folder missing from LAYERS, closes
 a loop of files, or a file other than common/knobs.cpp calls getenv; run by
 CTest (arch_layers) and by hand:
 
-  /usr/bin/python3 scripts/arch/layers.py [--source DIR] [--graph]
+  /usr/bin/python3 tests/arch/layers.py [--source DIR] [--graph]
 
 --graph prints the folder graph (who includes whom) and exits.
 """
@@ -167,7 +167,7 @@ def main():
     for f in sorted(graph):
         a = folder_of(f)
         if a not in LAYERS:
-            errors.append(f"lib/{f}: folder '{a}' is not in scripts/arch/layers.py's LAYERS")
+            errors.append(f"lib/{f}: folder '{a}' is not in tests/arch/layers.py's LAYERS")
             continue
         for name in graph[f]:
             b = folder_of(name)
