@@ -282,7 +282,7 @@ void FileOutput::checkpoint() {
 
 void FileOutput::flush() {
   if (state_ == State::already_complete || record_.fd() < 0) return;
-  checkpoint();
+  record_.checkpoint();  // the compression stream, if any, goes on to its end
   parts_.sync_and_close();
   record_.sync_and_close();
 }
