@@ -277,7 +277,7 @@ void FileOutput::checkpoint() {
   // A run that stops (a signal, an error): the parts not yet renamed stay
   // contiguous for the resume, and no HDF5 call of the stream's runs beside
   // the main thread's from here on.
-  stream_.reset();
+  stream_.parts.reset();
 }
 
 void FileOutput::flush() {
@@ -352,7 +352,7 @@ void FileOutput::compress_parts(int rank, int ranks) {
 }
 
 void FileOutput::discard() {
-  stream_.reset();  // its threads end, its temporary files go
+  stream_.parts.reset();  // its threads end, its temporary files go
   parts_.close();
   record_.close();
   ::unlink(partial_path().c_str());

@@ -164,10 +164,12 @@ class FileOutput final : public OutputSink {
   std::unique_ptr<BoxWriter> collective_;
   CompressStats compression_;  // what compress_parts() did (nothing: all 0)
   // output.compression in one process: the stream of the parts not yet
-  // compressed (stream_parts_[k]: stream part k's data file). Declared last:
-  // its threads end before the files go.
-  std::vector<std::size_t> stream_parts_;
-  std::unique_ptr<PartStream> stream_;
+  // compressed (files[k]: stream part k's data file). Declared last: its
+  // threads end before the files go.
+  struct Stream {
+    std::vector<std::size_t> files;
+    std::unique_ptr<PartStream> parts;
+  } stream_;
 };
 
 }  // namespace discount

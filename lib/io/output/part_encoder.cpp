@@ -79,12 +79,14 @@ struct PartJob {
   std::uint64_t raw_bytes = 0;
   // Progress, under PartEncoder's mutex. Rows: the chunks' places along the
   // unit axis, row r covering units [r c, (r + 1) c) of the part.
-  std::int64_t row_units = 1;                  // c: the chunk's extent along the unit axis
-  std::vector<std::uint8_t> unit_written;      // per unit of the part
-  std::vector<std::int64_t> row_left;          // per row: units not yet written
-  std::vector<std::vector<std::size_t>> rows;  // per row: its chunks (indices into chunks_)
-  std::size_t chunks = 0, stored = 0;          // chunks in all, chunks HDF5 has taken
-  bool durable = false;
+  struct Progress {
+    std::int64_t row_units = 1;                  // c: the chunk's extent along the unit axis
+    std::vector<std::uint8_t> unit_written;      // per unit of the part
+    std::vector<std::int64_t> row_left;          // per row: units not yet written
+    std::vector<std::vector<std::size_t>> rows;  // per row: its chunks (indices into chunks_)
+    std::size_t chunks = 0, stored = 0;          // chunks in all, chunks HDF5 has taken
+    bool durable = false;
+  } progress;
   enum class Stage { open, finishing, renamed } stage = Stage::open;
 };
 
@@ -202,21 +204,22 @@ PartEncoder::PartEncoder(const std::vector<PartToCompress>& parts, int unit_axis
     // places the other parts' chunks.
     if (h5::DeferredWrites::available()) p.writes = std::make_unique<h5::DeferredWrites>(3 * p.chunk_bytes);
     const std::int64_t units = p.dims[static_cast<std::size_t>(unit_axis)];
-    p.row_units = p.chunk[static_cast<std::size_t>(unit_axis)];
-    p.unit_written.assign(static_cast<std::size_t>(units), 0);
-    const std::int64_t rows = (units + p.row_units - 1) / p.row_units;
-    p.row_left.resize(static_cast<std::size_t>(rows));
+    p.progress.row_units = p.chunk[static_cast<std::size_t>(unit_axis)];
+    p.progress.unit_written.assign(static_cast<std::size_t>(units), 0);
+    const std::int64_t rows = (units + p.progress.row_units - 1) / p.progress.row_units;
+    p.progress.row_left.resize(static_cast<std::size_t>(rows));
     for (std::int64_t r = 0; r < rows; ++r)
-      p.row_left[static_cast<std::size_t>(r)] = std::min(p.row_units, units - r * p.row_units);
-    p.rows.resize(static_cast<std::size_t>(rows));
+      p.progress.row_left[static_cast<std::size_t>(r)] =
+          std::min(p.progress.row_units, units - r * p.progress.row_units);
+    p.progress.rows.resize(static_cast<std::size_t>(rows));
     for (std::int64_t a = 0; a < p.dims[0]; a += p.chunk[0])
       for (std::int64_t b = 0; b < p.dims[1]; b += p.chunk[1])
         for (std::int64_t c = 0; c < p.dims[2]; c += p.chunk[2]) {
           const Shape origin{a, b, c};
-          p.rows[static_cast<std::size_t>(origin[static_cast<std::size_t>(unit_axis)] / p.row_units)].push_back(
-              chunks_.size());
+          p.progress.rows[static_cast<std::size_t>(origin[static_cast<std::size_t>(unit_axis)] / p.progress.row_units)]
+              .push_back(chunks_.size());
           chunks_.push_back({i, origin});
-          ++p.chunks;
+          ++p.progress.chunks;
         }
   }
   try {
@@ -264,16 +267,16 @@ void PartEncoder::fail(std::exception_ptr e) {
 void PartEncoder::written(std::size_t i, std::int64_t begin, std::int64_t end) {
   std::lock_guard<std::mutex> lock(shared_.mutex);
   PartJob& p = parts_.at(i);
-  const auto units = static_cast<std::int64_t>(p.unit_written.size());
+  const auto units = static_cast<std::int64_t>(p.progress.unit_written.size());
   bool any = false;
   for (std::int64_t u = std::max<std::int64_t>(0, begin); u < std::min(end, units); ++u) {
-    auto& w = p.unit_written[static_cast<std::size_t>(u)];
+    auto& w = p.progress.unit_written[static_cast<std::size_t>(u)];
     if (w) continue;
     w = 1;
-    const auto r = static_cast<std::size_t>(u / p.row_units);
-    if (--p.row_left[r] > 0) continue;
-    shared_.ready[i].insert(shared_.ready[i].end(), p.rows[r].begin(), p.rows[r].end());
-    shared_.ready_count += p.rows[r].size();
+    const auto r = static_cast<std::size_t>(u / p.progress.row_units);
+    if (--p.progress.row_left[r] > 0) continue;
+    shared_.ready[i].insert(shared_.ready[i].end(), p.progress.rows[r].begin(), p.progress.rows[r].end());
+    shared_.ready_count += p.progress.rows[r].size();
     any = true;
   }
   if (!any) return;
@@ -283,7 +286,7 @@ void PartEncoder::written(std::size_t i, std::int64_t begin, std::int64_t end) {
 
 void PartEncoder::durable(std::size_t i) {
   std::lock_guard<std::mutex> lock(shared_.mutex);
-  parts_.at(i).durable = true;
+  parts_.at(i).progress.durable = true;
   shared_.changed.notify_all();
 }
 
@@ -347,7 +350,7 @@ std::vector<std::size_t> PartEncoder::finishable_locked() {
   std::vector<std::size_t> which;
   for (std::size_t i = 0; i < parts_.size(); ++i) {
     PartJob& p = parts_[i];
-    if (p.stage != PartJob::Stage::open || !p.durable || p.stored < p.chunks) continue;
+    if (p.stage != PartJob::Stage::open || !p.progress.durable || p.progress.stored < p.progress.chunks) continue;
     p.stage = PartJob::Stage::finishing;
     which.push_back(i);
   }
@@ -407,7 +410,7 @@ void PartEncoder::store(Encoded& e) {
     }
   }
   std::lock_guard<std::mutex> lock(shared_.mutex);
-  ++p.stored;
+  ++p.progress.stored;
   shared_.changed.notify_all();
 }
 
@@ -450,7 +453,8 @@ CompressStats PartEncoder::finish() {
     std::unique_lock<std::mutex> lock(shared_.mutex);
     for (const PartJob& p : parts_)
       if (!shared_.failed &&
-          (!p.durable || std::find(p.unit_written.begin(), p.unit_written.end(), 0) != p.unit_written.end())) {
+          (!p.progress.durable || std::find(p.progress.unit_written.begin(), p.progress.unit_written.end(), 0) !=
+                                      p.progress.unit_written.end())) {
         lock.unlock();
         stop();
         throw internal_error(p.what + ": the run left units of it unwritten or not durable");
