@@ -191,13 +191,8 @@ def hold_after(pids, partial, units, timeout=60, longest=0.05):
 
 
 def wait_until(what, predicate, timeout, step=0.2):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = predicate()
-        if got:
-            return got
-        time.sleep(step)
-    raise E.Failure(f"{what}: not within {timeout} s")
+    """E.wait_for, polling at most every `step` seconds (the predicates ask Slurm)."""
+    return E.wait_for(what, predicate, timeout=timeout, step=step)
 
 
 def check_recorded_dates(partial, src):
