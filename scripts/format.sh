@@ -14,7 +14,7 @@ case "${1:-}" in
 esac
 command -v clang-format >/dev/null || { echo "scripts/format.sh: clang-format is missing (scripts/deps.sh installs it)" >&2; exit 69; }
 mapfile -t files < <(git ls-files -- 'lib/*.cpp' 'lib/*.hpp' 'app/*.cpp' 'app/*.hpp' 'tests/*.cpp' 'tests/*.hpp' \
-  'python/*.cpp' 'scripts/*.cpp' 'scripts/*.hpp' 'scripts/*.cu')
+  'python/*.cpp' 'benchmarks/*.cpp' 'scripts/*.cpp' 'scripts/*.hpp' 'scripts/*.cu')
 if ((check == 0)); then
   clang-format -i --style=file "${files[@]}"
   exit 0

@@ -1,4 +1,4 @@
-// Knobs of the kernel families that only benchmarks (scripts/bench/cpp) and
+// Knobs of the kernel families that only the C++ benchmark (benchmarks/) and
 // the kernel unit tests turn: the app always runs the defaults. They live
 // apart from Slicing, which holds only what the configuration decides
 // (compute.parallel_dims and compute.tile). Pure: no Kokkos.
