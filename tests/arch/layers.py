@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The include direction of lib/: every #include "x/..." of a lib/ file names a
 folder of a lower layer (or its own folder), and no files include each other
-in a loop. A folder is lib/<name>, or lib/io/<room> for io's six rooms;
+in a loop. A folder is lib/<name>, or lib/io/<room> for io's seven rooms;
 common's runtime library (discount_common_runtime in lib/common/CMakeLists.txt:
 its sources and their headers) counts as the folder common/runtime. app/ and
 python/ sit above everything. Exits 1, listing each violation, when an
@@ -33,15 +33,16 @@ LAYERS = {
     "io/input": 4,  # the input sources
     "io/lists": 5,  # input.file lists over the single-file input; open_input, which picks a job's input
     "io/records": 5,  # the output's spec, done-range record, run table, checksums, data files and parts
-    "io/output": 6,  # the sinks and the file output's lifecycle; they take the input's shape and box, sample an input
-    "resolve": 7,
-    "report": 7,
-    "pipeline": 8,
-    "probe": 9,
-    "commands": 10,
-    "embed": 11,
-    "app": 12,
-    "python": 12,
+    "io/compress": 6,  # the parts' chunks encoded on every core and stored through HDF5's direct chunk write
+    "io/output": 7,  # the sinks and the file output's lifecycle; they take the input's shape and box, sample an input
+    "resolve": 8,
+    "report": 8,
+    "pipeline": 9,
+    "probe": 10,
+    "commands": 11,
+    "embed": 12,
+    "app": 13,
+    "python": 13,
 }
 
 # Includes that go against LAYERS on purpose: (including file, included file): why.

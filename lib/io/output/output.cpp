@@ -24,7 +24,7 @@
 #include "io/input/input.hpp"
 #include "io/output/output_mpio.hpp"
 #include "io/records/output_parts.hpp"
-#include "io/output/part_encoder.hpp"
+#include "io/compress/part_encoder.hpp"
 #include "io/records/output_record.hpp"
 #include "io/posix/posix_io.hpp"
 #include "io/hdf5/stored_type.hpp"

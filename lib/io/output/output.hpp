@@ -39,7 +39,7 @@
 #include "io/output/output_lock.hpp"
 #include "io/records/output_record.hpp"
 #include "io/output/output_sink.hpp"
-#include "io/output/part_encoder.hpp"
+#include "io/compress/part_encoder.hpp"
 #include "io/records/part_set.hpp"
 #include "io/records/progress_record.hpp"
 #include "io/records/output_spec.hpp"

@@ -1,5 +1,5 @@
 // output.compression in one process: the parts of a split output stream into
-// their compressed selves while the run writes (io/output/part_encoder.hpp's
+// their compressed selves while the run writes (io/compress/part_encoder.hpp's
 // PartStream). Each written range is passed on as it is recorded, so the
 // cores encode a part's chunks while the later slabs are read, multiplied
 // and written; a part is renamed over only once the progress record vouches

@@ -1,4 +1,4 @@
-#include "io/output/part_encoder.hpp"
+#include "io/compress/part_encoder.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>
