@@ -73,7 +73,9 @@ def case_resume_finds_a_later_file_changed(ctx):
     d = ctx.dir("job")
     yaml, mult, disc = make_list(ctx, d, seed=5)
     hold = E.Hold(ctx, 9)
-    proc, _, _ = E.start([ctx.app, "run", "-q", yaml], d, os.path.join(ctx.work, "killed"), env=hold.env)
+    # TMPDIR inside the job's folder: the list's private folder outlives a kill -9.
+    proc, _, _ = E.start([ctx.app, "run", "-q", yaml], d, os.path.join(ctx.work, "killed"),
+                         env={**hold.env, "TMPDIR": d})
     hold.wait(9, proc=proc)
     proc.send_signal(signal.SIGKILL)
     E.reap(proc)
