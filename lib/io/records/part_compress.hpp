@@ -1,15 +1,17 @@
-// output.compression: each finished part of a split output, compressed in
-// place. The run writes contiguous parts as always (positional writes at
-// fixed offsets, so a kill cannot damage HDF5 metadata, and the done ranges
-// stay exact); once every unit is durable, publish() stores each part again
-// as chunks compressed on every core (lib/codec, part_encoder.hpp) and
-// written with HDF5's direct chunk write under the standard filter ids (deflate 1, shuffle 2,
-// LZ4 32004, Blosc 32001, zstd 32015), in `<part>.z.tmp`, made durable and
-// renamed over the part. A part is therefore either its contiguous self or
-// its compressed self, each whole; a kill in between leaves one of the two,
-// and the resume compresses what is left. Any HDF5 reader with the filter
-// (h5py: deflate built in, the others through hdf5plugin) reads the result;
-// the master's virtual dataset maps the parts whatever their layout.
+// output.compression: each part of a split output, compressed in place.
+// The run writes contiguous parts as always (positional writes at fixed
+// offsets, so a kill cannot damage HDF5 metadata, and the done ranges stay
+// exact); io/compress/part_encoder.hpp stores each part again as chunks
+// compressed on every core (lib/codec), while the run writes or after it,
+// with HDF5's direct chunk write under the standard filter ids (deflate 1,
+// shuffle 2, LZ4 32004, Blosc 32001, zstd 32015), in `<part>.z.tmp`, made
+// durable and renamed over the part once all its units are recorded
+// durable. A part is therefore either its contiguous self or its compressed
+// self, each whole; a kill in between leaves one of the two, and the resume
+// compresses what is left. Any HDF5 reader with the filter (h5py: deflate
+// built in, the others through hdf5plugin) reads the result; the master's
+// virtual dataset maps the parts whatever their layout. Here: what a
+// compressed part declares and how it is cut, read back and estimated.
 #pragma once
 
 #include <hdf5.h>
