@@ -4,25 +4,19 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 
 #include "common/error.hpp"
 #include "io/output/output_lock.hpp"
+#include "support/file_text.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace discount;
 namespace fs = std::filesystem;
+using discount::test_support::read_text;
 using discount::test_support::TempDir;
 
 namespace {
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // The refusal a second taker gets (flock conflicts between two open files
 // of one process as between two processes).

@@ -4,25 +4,19 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 
 #include "common/error.hpp"
 #include "io/posix/atomic_file.hpp"
+#include "support/file_text.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace discount;
 namespace fs = std::filesystem;
+using discount::test_support::read_text;
 using discount::test_support::TempDir;
 
 namespace {
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 void expect_io_error_naming(const std::string& path, const std::string& text) {
   try {

@@ -11,13 +11,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "common/error.hpp"
 #include "io/posix/atomic_file.hpp"
 #include "common/quote.hpp"
 #include "io/posix/read_set.hpp"
 
+#include "support/file_text.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace discount;
@@ -28,12 +28,7 @@ namespace {
 
 void write(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
 
-std::string read(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+std::string read(const std::string& path) { return discount::test_support::read_text(path); }
 
 // The error `body` throws: its code and message.
 template <class Body>
