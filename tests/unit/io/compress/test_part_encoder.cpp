@@ -18,10 +18,12 @@
 #include "io/hdf5/hdf5_filters.hpp"
 #include "io/hdf5/hdf5_handle.hpp"
 #include "io/records/part_compress.hpp"
+#include "support/output_files.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace discount;
 namespace fs = std::filesystem;
+using discount::test_support::read_all;
 using discount::test_support::TempDir;
 using Dims = std::array<std::int64_t, 3>;
 
@@ -38,8 +40,6 @@ std::vector<double> values_for(const Dims& d, unsigned seed) {
   return v;
 }
 
-hid_t memory_type(OutputType t) { return t == OutputType::float32 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE; }
-
 // A contiguous part as the run writes one: dataset "cv" of `d`, its values.
 void write_part(const std::string& path, const Dims& d, OutputType t, const std::vector<double>& v) {
   h5::Id f = h5::file(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
@@ -51,29 +51,18 @@ void write_part(const std::string& path, const Dims& d, OutputType t, const std:
   ASSERT_GE(H5Dwrite(data.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()), 0);
 }
 
-// Every value of the part's "cv" through HDF5 (its filters if chunked), as
-// stored (float32 widened), and its layout.
-std::vector<double> read_part(const std::string& path, OutputType t, H5D_layout_t* layout = nullptr) {
+// Every value of the part's "cv" through HDF5 (its filters if chunked; HDF5
+// widens float32 exactly).
+std::vector<double> read_part(const std::string& path) {
   register_codec_filters();
+  return read_all(path, "cv");
+}
+
+H5D_layout_t layout_of(const std::string& path) {
   h5::Id f = h5::file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
-  h5::Id d = h5::dataset(H5Dopen2(f.get(), "cv", H5P_DEFAULT));
-  EXPECT_TRUE(d) << path;
-  if (!d) return {};
-  std::size_t n = 1;
-  for (auto e : h5::dataset_dims(d.get())) n *= e;
-  if (layout) {
-    h5::Id dcpl = h5::plist(H5Dget_create_plist(d.get()));
-    *layout = H5Pget_layout(dcpl.get());
-  }
-  std::vector<double> out(n);
-  if (t == OutputType::float32) {
-    std::vector<float> f32(n);
-    EXPECT_GE(H5Dread(d.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, f32.data()), 0);
-    for (std::size_t k = 0; k < n; ++k) out[k] = f32[k];
-  } else {
-    EXPECT_GE(H5Dread(d.get(), memory_type(t), H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()), 0);
-  }
-  return out;
+  h5::Id d = f ? h5::dataset(H5Dopen2(f.get(), "cv", H5P_DEFAULT)) : h5::Id{};
+  h5::Id dcpl = d ? h5::plist(H5Dget_create_plist(d.get())) : h5::Id{};
+  return dcpl ? H5Pget_layout(dcpl.get()) : H5D_LAYOUT_ERROR;
 }
 
 std::vector<double> as_stored(std::vector<double> v, OutputType t) {
@@ -137,9 +126,8 @@ TEST(CompressParts, FinishedPartsReadBackExactThroughHdf5) {
     for (const auto& part : p.list) stored += storage_size(part.path);
     EXPECT_EQ(s.stored_bytes, stored);
     for (std::size_t i = 0; i < p.list.size(); ++i) {
-      H5D_layout_t layout = H5D_LAYOUT_ERROR;
-      EXPECT_EQ(read_part(p.list[i].path, c.type, &layout), as_stored(p.values[i], c.type)) << p.list[i].path;
-      EXPECT_EQ(layout, H5D_CHUNKED);
+      EXPECT_EQ(read_part(p.list[i].path), as_stored(p.values[i], c.type)) << p.list[i].path;
+      EXPECT_EQ(layout_of(p.list[i].path), H5D_CHUNKED);
       EXPECT_TRUE(part_is_compressed(p.list[i].path));
       EXPECT_FALSE(exists(p.list[i].path + ".z.tmp"));
     }
@@ -171,9 +159,8 @@ TEST(PartStream, UnitsInAnyOrderEachPartRenamedOnceAndExact) {
     }
     for (std::size_t i = 0; i < dims.size(); ++i) {
       EXPECT_EQ(renames[i].load(), 1) << "part " << i << ", unit axis " << unit_axis;
-      H5D_layout_t layout = H5D_LAYOUT_ERROR;
-      EXPECT_EQ(read_part(p.list[i].path, OutputType::float64, &layout), p.values[i]) << p.list[i].path;
-      EXPECT_EQ(layout, H5D_CHUNKED);
+      EXPECT_EQ(read_part(p.list[i].path), p.values[i]) << p.list[i].path;
+      EXPECT_EQ(layout_of(p.list[i].path), H5D_CHUNKED);
       EXPECT_FALSE(exists(p.list[i].path + ".z.tmp"));
     }
   }
@@ -194,11 +181,10 @@ TEST(PartStream, PartNotDurableStaysContiguous) {
     stream.durable(1);
   }  // destroyed without finish(), as a stopping run's checkpoint ends it
   EXPECT_EQ(renamed_first.load(), 0);
-  H5D_layout_t layout = H5D_LAYOUT_ERROR;
-  EXPECT_EQ(read_part(p.list[0].path, OutputType::float64, &layout), p.values[0]);
-  EXPECT_EQ(layout, H5D_CONTIGUOUS);
+  EXPECT_EQ(read_part(p.list[0].path), p.values[0]);
+  EXPECT_EQ(layout_of(p.list[0].path), H5D_CONTIGUOUS);
   EXPECT_FALSE(part_is_compressed(p.list[0].path));
-  EXPECT_EQ(read_part(p.list[1].path, OutputType::float64), p.values[1]);
+  EXPECT_EQ(read_part(p.list[1].path), p.values[1]);
   for (const auto& part : p.list) EXPECT_FALSE(exists(part.path + ".z.tmp")) << part.path;
 }
 
@@ -220,9 +206,8 @@ TEST(PartStream, UnmakeableTemporaryFileRefusedNamingThePart) {
     EXPECT_NE(std::string(e.what()).find(p.list[1].path), std::string::npos) << e.what();
   }
   for (std::size_t i = 0; i < dims.size(); ++i) {
-    H5D_layout_t layout = H5D_LAYOUT_ERROR;
-    EXPECT_EQ(read_part(p.list[i].path, OutputType::float64, &layout), p.values[i]);
-    EXPECT_EQ(layout, H5D_CONTIGUOUS);
+    EXPECT_EQ(read_part(p.list[i].path), p.values[i]);
+    EXPECT_EQ(layout_of(p.list[i].path), H5D_CONTIGUOUS);
   }
   EXPECT_FALSE(exists(p.list[0].path + ".z.tmp"));
   EXPECT_TRUE(exists(blocked + "/keep"));  // what the app did not make stays
