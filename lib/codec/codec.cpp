@@ -201,36 +201,41 @@ void decode(const Pipeline& pipeline, unsigned mask, const std::uint8_t* stored,
 
 unsigned encode(const Pipeline& pipeline, const std::uint8_t* raw, std::size_t raw_bytes,
                 std::vector<std::uint8_t>& out, Workspace* workspace) {
+  // Each filter reads the previous one's bytes (the raw chunk first) and
+  // writes into a workspace buffer, the last one straight into `out`: no
+  // copy in, none out, unless filters were skipped at the end.
   Workspace& s = workspace ? *workspace : own_workspace();
-  s.a.assign(raw, raw + raw_bytes);
+  const std::uint8_t* cur = raw;
+  std::size_t size = raw_bytes;
   unsigned mask = 0;
   for (std::size_t i = 0; i < pipeline.size(); ++i) {
     const Filter& f = pipeline[i];
-    std::vector<std::uint8_t>& cur = s.a;
-    std::vector<std::uint8_t>& dst = s.b;
+    std::vector<std::uint8_t>& dst = i + 1 == pipeline.size() ? out : (cur == s.a.data() ? s.b : s.a);
     switch (f.id) {
       case kShuffle:
-        dst.resize(cur.size());
-        shuffle(cur.data(), dst.data(), cur.size(), shuffle_size(f));
+        dst.resize(size);
+        shuffle(cur, dst.data(), size, shuffle_size(f));
         break;
       case kFletcher32: {
-        const std::uint32_t sum = fletcher32(cur.data(), cur.size());
-        dst.assign(cur.begin(), cur.end());
-        for (int b = 0; b < 4; ++b) dst.push_back(static_cast<std::uint8_t>(sum >> (8 * b)));
+        const std::uint32_t sum = fletcher32(cur, size);
+        dst.resize(size + 4);
+        std::memmove(dst.data(), cur, size);
+        for (int b = 0; b < 4; ++b) dst[size + static_cast<std::size_t>(b)] = static_cast<std::uint8_t>(sum >> (8 * b));
         break;
       }
       default: {
         const bool optional = f.flags & 1u;
-        if (!compress(f, cur.data(), cur.size(), dst, optional)) {
+        if (!compress(f, cur, size, dst, optional)) {
           mask |= 1u << i;  // stored unfiltered by this filter, as HDF5 does
           continue;
         }
         break;
       }
     }
-    std::swap(s.a, s.b);
+    cur = dst.data();
+    size = dst.size();
   }
-  out.assign(s.a.begin(), s.a.end());
+  if (cur != out.data() || size != out.size()) out.assign(cur, cur + size);
   return mask;
 }
 

@@ -228,13 +228,14 @@ void print_output_and_ranks(const Job& job) {
       const CompressionEstimate z =
           estimate_compression(*job.input, spec.pipeline.dates, spec.pipeline.ids, spec.output.dtype,
                                spec.output.compression, plan.output_bytes());
-      char line[320];
+      char line[480];
       std::snprintf(line, sizeof line,
                     "%s: about %s stored (ratio %.2f on a sample of %s of this job's values); %.0f MB/s on one "
-                    "thread, so about %.1f s on %u threads, %s",
+                    "thread, so about %.1f s on %u threads, %s; %.2f GB/s with all %u encoding at once",
                     describe_compression(spec.output.compression).c_str(), format_bytes(z.stored_bytes).c_str(),
                     z.ratio, format_bytes(z.sample_bytes).c_str(), z.thread_rate * 1e-6, z.seconds, z.threads,
-                    ranks::multi() ? "after the last slab (each rank its parts)" : "while the slabs are written");
+                    ranks::multi() ? "after the last slab (each rank its parts)" : "while the slabs are written",
+                    z.together_rate * 1e-9, z.threads);
       std::cout << "compression    " << line << "\n";
     }
   }

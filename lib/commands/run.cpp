@@ -251,7 +251,8 @@ void report_compression(const OutputSink& sink, RunReport& report) {
   CompressStats z = sink.compression();
   std::vector<std::uint64_t> counts{z.parts, z.raw_bytes, z.stored_bytes, z.threads, z.parts > 0 ? 1u : 0u};
   ranks::sum(counts);
-  std::vector<double> busy{z.busy_seconds, z.writer_seconds, z.store_seconds};
+  std::vector<double> busy{z.busy_seconds, z.writer_seconds, z.store_seconds, z.slab_wait_seconds,
+                           z.queue_wait_seconds};
   ranks::sum(busy);
   z.parts = counts[0];
   z.raw_bytes = counts[1];
@@ -260,9 +261,12 @@ void report_compression(const OutputSink& sink, RunReport& report) {
   z.busy_seconds = busy[0];
   z.writer_seconds = busy[1];
   z.store_seconds = busy[2];
+  z.slab_wait_seconds = busy[3];
+  z.queue_wait_seconds = busy[4];
   z.ranks = static_cast<unsigned>(counts[4]);
   z.seconds = ranks::max(z.seconds);
   z.tail_seconds = ranks::max(z.tail_seconds);
+  z.starved_seconds = ranks::max(z.starved_seconds);
   if (z.raw_bytes == 0) return;
   if (ranks::is_root()) std::cerr << "discount_app: compression: " << z.codec << ", " << describe_stats(z) << std::endl;
   report.compression = z;

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <thread>
 #include <vector>
@@ -58,6 +60,29 @@ void run_on_threads(unsigned threads, Worker&& worker) {
     });
   worker(0u);
   for (auto& other : others) other.join();
+}
+
+// What `threads` threads reach together (clock and memory shared): each runs
+// warm(t) (its buffers touched), waits for the others, then work(t); the wall
+// seconds from the common start to the last thread done. Neither may throw.
+template <class Warm, class Work>
+double seconds_together(unsigned threads, Warm&& warm, Work&& work) {
+  using Clock = std::chrono::steady_clock;
+  std::atomic<unsigned> ready{0};
+  std::atomic<bool> go{false};
+  std::atomic<Clock::rep> start{0}, last_end{0};
+  run_on_threads(threads, [&](unsigned t) {
+    warm(t);
+    if (ready.fetch_add(1) + 1 == threads) {
+      start = Clock::now().time_since_epoch().count();
+      go.store(true);
+    }
+    while (!go.load()) std::this_thread::yield();
+    work(t);
+    const Clock::rep end = Clock::now().time_since_epoch().count();
+    for (Clock::rep seen = last_end.load(); end > seen && !last_end.compare_exchange_weak(seen, end);) {}
+  });
+  return std::chrono::duration<double>(Clock::duration(last_end.load() - start.load())).count();
 }
 
 // body(begin, end, part) over [0, n) split into at most `parts` pieces.

@@ -463,8 +463,18 @@ def case_sizes_and_stderr_line(ctx):
                 and 0 < doc.get("store_busy_seconds", 0) <= doc["seconds"] * int(m.group("parts"))
                 and 0 <= doc.get("after_slabs_seconds", -1) <= doc["seconds"]
                 and re.search(r"; HDF5's chunk writes busy [\d.]+ s, the parts' writers [\d.]+ thread-s; "
-                              r"[\d.]+ s after the last slab$", line),
+                              r"[\d.]+ s after the last slab; the encoders waited [\d.]+ thread-s for slabs "
+                              r"\(all of them [\d.]+ s\) and [\d.]+ thread-s for HDF5's thread$", line),
                 f"{z}: the writers' busy times: {doc}, line {line!r}")
+        # The encoders' waits fit in their thread-time; the stage is starved at most its wall time, and
+        # its rate while fed is the raw bytes over the rest.
+        threads, wall = doc["threads"], doc["seconds"]
+        starved = doc.get("starved_seconds", -1)
+        E.check(0 <= doc.get("slab_wait_seconds", -1) and 0 <= doc.get("queue_wait_seconds", -1)
+                and doc["busy_seconds"] + doc["slab_wait_seconds"] + doc["queue_wait_seconds"] <= threads * wall * 1.05 + 0.01
+                and 0 <= starved < wall
+                and abs(doc.get("rate_while_fed_bytes_per_s", 0) - raw / (wall - starved)) <= 1e-6 * raw / (wall - starved),
+                f"{z}: the encoders' waits in {doc} do not add up within {threads} threads x {wall} s")
         print(f"{z}: {raw} -> {stored} bytes (ratio {raw / stored:.3f}); line: {m.group(0)}")
 
 
@@ -807,8 +817,12 @@ def case_plan_estimates_the_stored_size(ctx):
         m = re.search(r"^compression +(.+?): about ([\d.]+) (B|KiB|MiB|GiB) stored \(ratio ([\d.]+) on a sample", p.stdout,
                       re.M)
         E.check(m is not None, f"plan prints no compression line:\n{p.stdout}")
-        E.check("while the slabs are written" in p.stdout.splitlines()[p.stdout[:m.start()].count("\n")],
+        line = p.stdout.splitlines()[p.stdout[:m.start()].count("\n")]
+        E.check("while the slabs are written" in line,
                 f"plan's compression line does not say it overlaps the slabs:\n{p.stdout}")
+        together = re.search(r"; ([\d.]+) GB/s with all (\d+) encoding at once$", line)
+        E.check(together is not None and float(together.group(1)) > 0 and int(together.group(2)) >= 1,
+                f"plan's compression line gives no rate of every thread encoding at once: {line!r}")
         predicted = float(m.group(2)) * {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}[m.group(3)]
         report = os.path.join(job.d, "report.json")
         job.run("--report", report)

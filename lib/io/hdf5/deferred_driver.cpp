@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstring>
 #include <mutex>
+#include <utility>
 
 #include "common/affinity.hpp"
 
@@ -213,7 +214,8 @@ hid_t driver_id() {
 
 }  // namespace
 
-DeferredWrites::DeferredWrites(std::size_t max_bytes) : max_bytes_(max_bytes), thread_([this] { run(); }) {}
+DeferredWrites::DeferredWrites(std::size_t max_bytes, Recycle recycle)
+    : max_bytes_(max_bytes), recycle_(std::move(recycle)), thread_([this] { run(); }) {}
 
 DeferredWrites::~DeferredWrites() {
   {
@@ -302,6 +304,7 @@ void DeferredWrites::run() {
     busy_ns_ += static_cast<std::uint64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - begin).count());
     const std::size_t size = job.bytes.size();
+    if (recycle_) recycle_(std::move(job.bytes));
     job.bytes = {};
     lock.lock();
     queued_bytes_ -= size;

@@ -15,6 +15,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -25,8 +26,10 @@ namespace discount::h5 {
 class DeferredWrites {
  public:
   // At most `max_bytes` handed over and not yet stored; HDF5's write waits
-  // past that.
-  explicit DeferredWrites(std::size_t max_bytes);
+  // past that. Each write's bytes, once stored, go to `recycle` when given
+  // (the caller's buffers kept for their next chunk), else are freed.
+  using Recycle = std::function<void(std::vector<std::uint8_t>&&)>;
+  explicit DeferredWrites(std::size_t max_bytes, Recycle recycle = {});
   ~DeferredWrites();
   DeferredWrites(const DeferredWrites&) = delete;
   DeferredWrites& operator=(const DeferredWrites&) = delete;
@@ -73,6 +76,7 @@ class DeferredWrites {
   std::string error_;
   std::atomic<int> errno_{0};
   std::atomic<std::uint64_t> busy_ns_{0};
+  const Recycle recycle_;
   std::thread thread_;
 };
 

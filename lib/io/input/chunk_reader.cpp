@@ -229,39 +229,31 @@ DecodeSample ChunkReader::sample_rate(const std::string& what, unsigned max_chun
 }
 
 double ChunkReader::decode_together(const std::vector<Chunk>& chunks, const std::string& what) {
-  // Each thread warms its buffers on the first chunk, waits for the others,
-  // then decodes every chunk; the wall time runs from the start signal to
-  // the last thread done. A thread that fails (the file changed since the
-  // first pass) still checks in, and the figure is then 0: not measured.
+  // Each thread warms its buffers on the first chunk, then decodes every
+  // chunk. A thread that fails (the file changed since the first pass)
+  // still checks in, and the figure is then 0: not measured.
   const unsigned n = threads();
-  std::atomic<unsigned> ready{0};
-  std::atomic<bool> go{false}, failed{false};
-  std::atomic<std::int64_t> last_end{0};
-  Clock::time_point start;
-  run_on_threads(n, [&](unsigned) {
-    Buffers b;
-    std::vector<std::uint8_t> decoded(chunk_bytes_);
-    Tally ignored;
-    const auto attempt = [&](auto&& body) {
-      try {
-        body();
-      } catch (...) { failed = true; }
-    };
-    attempt([&] { load(chunks.front(), b, decoded.data(), what, ignored); });
-    if (ready.fetch_add(1) + 1 == n) {
-      start = Clock::now();
-      go.store(true);
-    }
-    while (!go.load()) std::this_thread::yield();
-    if (failed) return;
-    attempt([&] {
-      for (const Chunk& c : chunks) load(c, b, decoded.data(), what, ignored);
-    });
-    const std::int64_t end = Clock::now().time_since_epoch().count();
-    for (std::int64_t seen = last_end.load(); end > seen && !last_end.compare_exchange_weak(seen, end);) {}
-  });
-  if (failed) return 0;
-  return std::chrono::duration<double>(Clock::duration(last_end.load()) - start.time_since_epoch()).count();
+  std::atomic<bool> failed{false};
+  std::vector<Buffers> buffers(n);
+  std::vector<std::vector<std::uint8_t>> decoded(n, std::vector<std::uint8_t>(chunk_bytes_));
+  const auto attempt = [&](auto&& body) {
+    try {
+      body();
+    } catch (...) { failed = true; }
+  };
+  const double seconds = seconds_together(
+      n,
+      [&](unsigned t) {
+        Tally ignored;
+        attempt([&] { load(chunks.front(), buffers[t], decoded[t].data(), what, ignored); });
+      },
+      [&](unsigned t) {
+        Tally ignored;
+        if (!failed) attempt([&] {
+            for (const Chunk& c : chunks) load(c, buffers[t], decoded[t].data(), what, ignored);
+          });
+      });
+  return failed ? 0 : seconds;
 }
 
 void ChunkReader::locate(std::vector<Chunk>& chunks, const std::string& what) {

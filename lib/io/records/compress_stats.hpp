@@ -17,6 +17,11 @@ struct CompressStats {
   double busy_seconds = 0;    // thread-seconds gathering and encoding (not waiting for the writer)
   double writer_seconds = 0;  // seconds the one HDF5 thread spent in direct chunk writes
   double store_seconds = 0;   // thread-seconds the parts' writers spent storing chunks into their files
+  // Where the encoders' time went besides encoding: thread-seconds waiting
+  // for the slabs to make chunks ready, and for room in the HDF5 thread's
+  // queue; and the wall seconds (within `seconds`) with every encoder
+  // waiting for the slabs, when the stage had nothing to do.
+  double slab_wait_seconds = 0, queue_wait_seconds = 0, starved_seconds = 0;
   unsigned threads = 0;
   unsigned ranks = 0;  // the job's figures only: ranks that compressed at least one part
   // One more part compressed by the same process, after the others.
@@ -29,6 +34,9 @@ struct CompressStats {
     busy_seconds += part.busy_seconds;
     writer_seconds += part.writer_seconds;
     store_seconds += part.store_seconds;
+    slab_wait_seconds += part.slab_wait_seconds;
+    queue_wait_seconds += part.queue_wait_seconds;
+    starved_seconds += part.starved_seconds;
     threads = std::max(threads, part.threads);
   }
 };

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "common/host_parallel.hpp"
 #include "io/hdf5/hdf5_filters.hpp"
 #include "io/hdf5/hdf5_handle.hpp"
 #include "io/hdf5/stored_type.hpp"
@@ -96,15 +97,17 @@ bool part_is_compressed(const std::string& path) {
 
 std::string describe_stats(const CompressStats& z) {
   const double raw = static_cast<double>(z.raw_bytes);
-  char line[384];
+  char line[640];
   std::snprintf(
       line, sizeof line,
       "%llu part(s), %.3f GB -> %.3f GB (ratio %.2f) in %.2f s on %u threads: %.2f GB/s, %.0f MB/s per thread; "
-      "HDF5's chunk writes busy %.2f s, the parts' writers %.2f thread-s; %.2f s after the last slab",
+      "HDF5's chunk writes busy %.2f s, the parts' writers %.2f thread-s; %.2f s after the last slab; the "
+      "encoders waited %.2f thread-s for slabs (all of them %.2f s) and %.2f thread-s for HDF5's thread",
       static_cast<unsigned long long>(z.parts), raw * 1e-9, static_cast<double>(z.stored_bytes) * 1e-9,
       z.stored_bytes ? raw / static_cast<double>(z.stored_bytes) : 0.0, z.seconds, z.threads,
       z.seconds > 0 ? raw * 1e-9 / z.seconds : 0.0, z.busy_seconds > 0 ? raw * 1e-6 / z.busy_seconds : 0.0,
-      z.writer_seconds, z.store_seconds, z.tail_seconds);
+      z.writer_seconds, z.store_seconds, z.tail_seconds, z.slab_wait_seconds, z.starved_seconds,
+      z.queue_wait_seconds);
   return line;
 }
 
@@ -119,13 +122,14 @@ CompressionEstimate estimate_compression(InputSource& input, Range dates, Range 
                                                                        std::max<std::int64_t>(1, nums)));
   const int pieces = static_cast<int>(std::min<std::int64_t>(4, dates.size()));
   std::vector<double> disc(static_cast<std::size_t>(rows * nums)), mult(disc.size());
-  std::vector<std::uint8_t> raw(disc.size() * element), stored;
+  std::vector<std::uint8_t> raw(disc.size() * element), stored, samples;
   const codec::Pipeline pipeline = output_pipeline(z, element, raw.size());
   codec::Workspace workspace;
   std::uint64_t raw_total = 0, stored_total = 0;
   double seconds = 0;
   const Range sample_ids{ids.begin, ids.begin + rows};
   input.read_multiplier(sample_ids, mult.data());
+  bool warm = false;  // the codec's state made once before the timed encodes
   for (int p = 0; p < pieces; ++p) {
     const std::int64_t d = dates.begin + dates.size() * p / std::max(1, pieces);
     input.read_discount({d, d + 1}, sample_ids, disc.data());
@@ -141,11 +145,14 @@ CompressionEstimate estimate_compression(InputSource& input, Range dates, Range 
         std::memcpy(raw.data() + j * 8, &v, 8);
       }
     }
+    if (!warm) codec::encode(pipeline, raw.data(), raw.size(), stored, &workspace);
+    warm = true;
     const auto t0 = std::chrono::steady_clock::now();
     codec::encode(pipeline, raw.data(), raw.size(), stored, &workspace);
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     raw_total += raw.size();
     stored_total += stored.size();
+    samples.insert(samples.end(), raw.begin(), raw.end());
   }
   e.sample_bytes = raw_total;
   e.ratio = stored_total ? static_cast<double>(raw_total) / static_cast<double>(stored_total) : 0;
@@ -153,6 +160,22 @@ CompressionEstimate estimate_compression(InputSource& input, Range dates, Range 
   e.threads = ChunkReader::threads();
   e.stored_bytes = e.ratio > 0 ? static_cast<std::uint64_t>(static_cast<double>(output_bytes) / e.ratio) : 0;
   e.seconds = e.thread_rate > 0 ? static_cast<double>(output_bytes) / (e.thread_rate * e.threads) : 0;
+  // Each thread encodes its own copy of the pieces, the first once to warm.
+  std::vector<std::vector<std::uint8_t>> copies(e.threads), outs(e.threads);
+  std::vector<codec::Workspace> spaces(e.threads);
+  const auto encode = [&](unsigned t, std::size_t piece) {
+    codec::encode(pipeline, copies[t].data() + piece * raw.size(), raw.size(), outs[t], &spaces[t]);
+  };
+  const double together = seconds_together(
+      e.threads,
+      [&](unsigned t) {
+        copies[t] = samples;
+        encode(t, 0);
+      },
+      [&](unsigned t) {
+        for (int p = 0; p < pieces; ++p) encode(t, static_cast<std::size_t>(p));
+      });
+  e.together_rate = together > 0 ? static_cast<double>(raw_total) * e.threads / together : 0;
   return e;
 }
 

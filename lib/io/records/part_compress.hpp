@@ -55,11 +55,15 @@ bool part_is_compressed(const std::string& path);
 // its own values (up to four one-date pieces of about a chunk each, spread
 // over the selection, multiplied as the run multiplies them), encoded on
 // one thread: the ratio, that thread's rate, and from them the stored size
-// and the compression's time on `threads` threads. For `plan`.
+// and the compression's time on `threads` threads; then the sample encoded
+// by every one of those threads at once, each its own copy: what the cores
+// reach together, which may be less than one thread's rate times the
+// threads. For `plan`.
 struct CompressionEstimate {
   std::uint64_t sample_bytes = 0;
-  double ratio = 0;        // raw / stored
-  double thread_rate = 0;  // raw bytes per second, one thread
+  double ratio = 0;          // raw / stored
+  double thread_rate = 0;    // raw bytes per second, one thread
+  double together_rate = 0;  // raw bytes per second, every thread encoding at once
   std::uint64_t stored_bytes = 0;
   double seconds = 0;
   unsigned threads = 0;

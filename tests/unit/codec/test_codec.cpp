@@ -79,6 +79,31 @@ TEST(Codec, IncompressibleChunkSkipsAnOptionalFilter) {
   EXPECT_EQ(back, raw);
 }
 
+// The encoders reuse their output buffers: a buffer holding an earlier,
+// larger chunk's bytes ends up holding exactly this chunk's, whether the
+// last filter wrote it or was skipped (shuffled random bytes do not shrink).
+TEST(Codec, EncodeIntoAUsedBufferWithTheLastFilterWrittenOrSkipped) {
+  std::vector<std::uint8_t> random(40000);
+  std::mt19937 rng(5);
+  for (auto& b : random) b = static_cast<std::uint8_t>(rng());
+  const std::vector<std::uint8_t> smooth = sample(5001);
+  const Pipeline p{{kShuffle, 1, {8}}, {kDeflate, 1, {4}}};
+  std::vector<std::uint8_t> stored(100000, 0xee);
+  const std::vector<const std::vector<std::uint8_t>*> chunks = {&random, &smooth, &random};
+  for (const auto* raw : chunks) {
+    const unsigned mask = encode(p, raw->data(), raw->size(), stored);
+    EXPECT_EQ(mask, raw == &random ? 2u : 0u);
+    if (raw == &random) {
+      std::vector<std::uint8_t> shuffled(raw->size());
+      shuffle(raw->data(), shuffled.data(), raw->size(), 8);
+      EXPECT_EQ(stored, shuffled);
+    }
+    std::vector<std::uint8_t> back(raw->size(), 0xee);
+    decode(p, mask, stored.data(), stored.size(), back.data(), back.size());
+    EXPECT_EQ(back, *raw);
+  }
+}
+
 TEST(Codec, ShuffleMatchesHdf5Layout) {
   const std::uint8_t in[] = {1, 2, 3, 4, 5, 6, 7};  // two 3-byte elements and a tail byte
   std::uint8_t out[7];

@@ -134,6 +134,27 @@ TEST(CompressParts, FinishedPartsReadBackExactThroughHdf5) {
   }
 }
 
+// Chunks whose values lie in the part in one long run, in a long run per
+// first-axis step, and in short runs across the last axis: each gathered
+// exactly (long runs are read with pread, short ones copied), edges padded.
+TEST(CompressParts, ChunksGatheredFromLongAndShortRuns) {
+  const Dims dims{5, 5000, 5};
+  const std::vector<std::vector<std::int64_t>> shapes = {
+      {1, 5000, 5},  // one run of 200 kB per chunk
+      {2, 5000, 5},  // whole planes: one run of 400 kB, the last chunk padded
+      {2, 2100, 5},  // a run of 84 kB per date, edges along both axes
+      {3, 1700, 4},  // 32-byte runs, the last axis cut
+  };
+  for (const auto& shape : shapes) {
+    SCOPED_TRACE(::testing::PrintToString(shape));
+    TempDir dir;
+    Parts p = make_parts(dir, {dims}, OutputType::float64);
+    compress_parts(p.list, OutputType::float64, config(Codec::deflate, ShuffleKind::byte, shape));
+    EXPECT_EQ(layout_of(p.list[0].path), H5D_CHUNKED);
+    EXPECT_EQ(read_part(p.list[0].path), p.values[0]);
+  }
+}
+
 // The stream takes units in any order and in pieces that cut chunks; each
 // part is renamed exactly once, only after it is whole and durable, and
 // reads back exact. Units along the first axis, and along the second.
