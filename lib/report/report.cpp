@@ -38,9 +38,8 @@ nlohmann::json compression_json(const CompressStats& z) {
           {"slab_wait_seconds", z.slab_wait_seconds},
           {"queue_wait_seconds", z.queue_wait_seconds},
           {"starved_seconds", z.starved_seconds},
-          {"rate_while_fed_bytes_per_s", z.seconds > z.starved_seconds
-                                             ? static_cast<double>(z.raw_bytes) / (z.seconds - z.starved_seconds)
-                                             : 0.0},
+          {"rate_while_fed_bytes_per_s",
+           z.seconds > z.starved_seconds ? static_cast<double>(z.raw_bytes) / (z.seconds - z.starved_seconds) : 0.0},
           {"threads", z.threads},
           {"ranks", z.ranks},
           {"thread_rate_bytes_per_s", rate},

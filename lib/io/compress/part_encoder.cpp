@@ -408,7 +408,8 @@ bool PartEncoder::take_ready(std::size_t& chunk) {
 bool PartEncoder::queue_encoded(Encoded&& e) {
   std::unique_lock<std::mutex> lock(shared_.mutex);
   const auto begin = Clock::now();
-  shared_.changed.wait(lock, [&] { return shared_.queue.size() < shared_.limit || shared_.failed || shared_.stopping; });
+  shared_.changed.wait(lock,
+                       [&] { return shared_.queue.size() < shared_.limit || shared_.failed || shared_.stopping; });
   tally_.queue_wait_ns += elapsed_ns(begin);
   if (shared_.failed || shared_.stopping) return false;
   shared_.queue.push_back(std::move(e));

@@ -249,7 +249,8 @@ double ChunkReader::decode_together(const std::vector<Chunk>& chunks, const std:
       },
       [&](unsigned t) {
         Tally ignored;
-        if (!failed) attempt([&] {
+        if (!failed)
+          attempt([&] {
             for (const Chunk& c : chunks) load(c, buffers[t], decoded[t].data(), what, ignored);
           });
       });

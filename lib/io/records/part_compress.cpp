@@ -106,8 +106,7 @@ std::string describe_stats(const CompressStats& z) {
       static_cast<unsigned long long>(z.parts), raw * 1e-9, static_cast<double>(z.stored_bytes) * 1e-9,
       z.stored_bytes ? raw / static_cast<double>(z.stored_bytes) : 0.0, z.seconds, z.threads,
       z.seconds > 0 ? raw * 1e-9 / z.seconds : 0.0, z.busy_seconds > 0 ? raw * 1e-6 / z.busy_seconds : 0.0,
-      z.writer_seconds, z.store_seconds, z.tail_seconds, z.slab_wait_seconds, z.starved_seconds,
-      z.queue_wait_seconds);
+      z.writer_seconds, z.store_seconds, z.tail_seconds, z.slab_wait_seconds, z.starved_seconds, z.queue_wait_seconds);
   return line;
 }
 
