@@ -28,6 +28,9 @@ COMPRESSION_LINE = re.compile(
 PLAN_DECODE = re.compile(
     r"^decompression  .*: (?P<per_thread_mb>\d+) MB/s per thread on a sample of \d+ chunks, limit "
     r"(?P<limit_gb>[\d.]+) GB/s on (?P<threads>\d+) threads; (?P<together_gb>[\d.]+) GB/s with all", re.M)
+PLAN_ENCODE = re.compile(
+    r"^compression  .*; (?P<per_thread_mb>\d+) MB/s on one thread, .*; (?P<together_gb>[\d.]+) GB/s with all "
+    r"(?P<threads>\d+) encoding at once", re.M)
 LEVELS = {"deflate": 4, "zstd": 3, "blosc": 5}
 
 
@@ -178,7 +181,11 @@ def main(argv=None) -> int:
         except RuntimeError as e:
             print(f"{codec}: the app cannot write it here: {str(e).splitlines()[-1]}")
             continue
-        w = writes[codec] = {"app_s": r_all["app_s"], "app": r_all["compression"], "one_core": r_one["compression"]}
+        w = writes[codec] = {"app_s": r_all["app_s"], "app": r_all["compression"], "one_core": r_one["compression"],
+                             "report": r_all["report"].get("compression") or {}}
+        m = PLAN_ENCODE.search(subprocess.run([app, "plan", os.path.join(folder, f"z_{codec}.yaml")],
+                                              capture_output=True, text=True).stdout)
+        w["plan"] = {k: float(v) for k, v in m.groupdict().items()} if m else None
         try:
             check_dates(zout, mult, disc)
             w["exact"] = True
@@ -257,6 +264,21 @@ def main(argv=None) -> int:
         if a.get("writer") is not None and a.get("s"):
             print(f"  {codec}: the one thread handing chunks to HDF5 was busy {a['writer']:.2f} s of the stage's "
                   f"{a['s']:.2f} s ({a['writer'] / a['s']:.0%}; near 100%: that writer is the cap)")
+        z, pl = w.get("report") or {}, w.get("plan")
+        if z.get("seconds"):
+            fed = z.get("rate_while_fed_bytes_per_s", 0) / 1e9
+            one = (w.get("one_core") or {}).get("per", 0) * 1e-3 * cores
+            print(f"  {codec}: stage {z['seconds']:.2f} s, of it {z.get('starved_seconds', 0):.2f} s with every "
+                  f"encoder waiting for slabs and {z.get('after_slabs_seconds', 0):.2f} s after the last slab; "
+                  f"rate while fed {fed:.2f} GB/s ({fed / one if one else float('nan'):.2f} of the limit); the "
+                  f"encoders' {z['threads']} x {z['seconds']:.2f} thread-s: encoding {z.get('busy_seconds', 0):.2f}, "
+                  f"waiting for slabs {z.get('slab_wait_seconds', 0):.2f}, for HDF5's thread "
+                  f"{z.get('queue_wait_seconds', 0):.2f}")
+            if pl:
+                limit = pl["per_thread_mb"] * pl["threads"] / 1e3
+                print(f"  {codec}: plan's sample: one thread x {pl['threads']:.0f} = {limit:.2f} GB/s, all encoding "
+                      f"at once {pl['together_gb']:.2f} GB/s ({pl['together_gb'] / limit:.2f} of it); stage while "
+                      f"fed / all at once: {fed / pl['together_gb']:.2f}")
 
     print("\nratios (targets: node | this machine):")
     print(f"  gzip-input job speed / contiguous job speed: {res['app_contig_s'] / res['app_gzip_s']:.2f} "
