@@ -267,6 +267,7 @@ void report_compression(const OutputSink& sink, RunReport& report) {
   z.seconds = ranks::max(z.seconds);
   z.tail_seconds = ranks::max(z.tail_seconds);
   z.starved_seconds = ranks::max(z.starved_seconds);
+  z.closing_seconds = ranks::max(z.closing_seconds);
   if (z.raw_bytes == 0) return;
   if (ranks::is_root()) std::cerr << "discount_app: compression: " << z.codec << ", " << describe_stats(z) << std::endl;
   report.compression = z;

@@ -22,6 +22,13 @@ double thread_rate(std::uint64_t bytes, double busy_seconds) {
   return busy_seconds > 0 ? static_cast<double>(bytes) / busy_seconds : 0.0;
 }
 
+// The stage's rate over its wall time less the time it had nothing to
+// encode (every encoder waiting for slabs) and its closing.
+double encoding_rate(const CompressStats& z) {
+  const double encoding = z.seconds - z.starved_seconds - z.closing_seconds;
+  return encoding > 0 ? static_cast<double>(z.raw_bytes) / encoding : 0.0;
+}
+
 // output.compression's parts, and what its threads could encode at once:
 // one thread's rate times the threads.
 nlohmann::json compression_json(const CompressStats& z) {
@@ -38,8 +45,8 @@ nlohmann::json compression_json(const CompressStats& z) {
           {"slab_wait_seconds", z.slab_wait_seconds},
           {"queue_wait_seconds", z.queue_wait_seconds},
           {"starved_seconds", z.starved_seconds},
-          {"rate_while_fed_bytes_per_s",
-           z.seconds > z.starved_seconds ? static_cast<double>(z.raw_bytes) / (z.seconds - z.starved_seconds) : 0.0},
+          {"closing_seconds", z.closing_seconds},
+          {"encoding_rate_bytes_per_s", encoding_rate(z)},
           {"threads", z.threads},
           {"ranks", z.ranks},
           {"thread_rate_bytes_per_s", rate},

@@ -266,19 +266,20 @@ def main(argv=None) -> int:
                   f"{a['s']:.2f} s ({a['writer'] / a['s']:.0%}; near 100%: that writer is the cap)")
         z, pl = w.get("report") or {}, w.get("plan")
         if z.get("seconds"):
-            fed = z.get("rate_while_fed_bytes_per_s", 0) / 1e9
+            fed = z.get("encoding_rate_bytes_per_s", 0) / 1e9
             one = (w.get("one_core") or {}).get("per", 0) * 1e-3 * cores
             print(f"  {codec}: stage {z['seconds']:.2f} s, of it {z.get('starved_seconds', 0):.2f} s with every "
-                  f"encoder waiting for slabs and {z.get('after_slabs_seconds', 0):.2f} s after the last slab; "
-                  f"rate while fed {fed:.2f} GB/s ({fed / one if one else float('nan'):.2f} of the limit); the "
+                  f"encoder waiting for slabs, {z.get('closing_seconds', 0):.2f} s closing the parts (fsync, "
+                  f"rename), {z.get('after_slabs_seconds', 0):.2f} s after the last slab; rate while encoding "
+                  f"{fed:.2f} GB/s ({fed / one if one else float('nan'):.2f} of the limit); the "
                   f"encoders' {z['threads']} x {z['seconds']:.2f} thread-s: encoding {z.get('busy_seconds', 0):.2f}, "
                   f"waiting for slabs {z.get('slab_wait_seconds', 0):.2f}, for HDF5's thread "
                   f"{z.get('queue_wait_seconds', 0):.2f}")
             if pl:
                 limit = pl["per_thread_mb"] * pl["threads"] / 1e3
                 print(f"  {codec}: plan's sample: one thread x {pl['threads']:.0f} = {limit:.2f} GB/s, all encoding "
-                      f"at once {pl['together_gb']:.2f} GB/s ({pl['together_gb'] / limit:.2f} of it); stage while "
-                      f"fed / all at once: {fed / pl['together_gb']:.2f}")
+                      f"at once {pl['together_gb']:.2f} GB/s ({pl['together_gb'] / limit:.2f} of it); encoding "
+                      f"/ all at once: {fed / pl['together_gb']:.2f}")
 
     print("\nratios (targets: node | this machine):")
     print(f"  gzip-input job speed / contiguous job speed: {res['app_contig_s'] / res['app_gzip_s']:.2f} "

@@ -464,16 +464,19 @@ def case_sizes_and_stderr_line(ctx):
                 and 0 <= doc.get("after_slabs_seconds", -1) <= doc["seconds"]
                 and re.search(r"; HDF5's chunk writes busy [\d.]+ s, the parts' writers [\d.]+ thread-s; "
                               r"[\d.]+ s after the last slab; the encoders waited [\d.]+ thread-s for slabs "
-                              r"\(all of them [\d.]+ s\) and [\d.]+ thread-s for HDF5's thread$", line),
+                              r"\(all of them [\d.]+ s\) and [\d.]+ thread-s for HDF5's thread; closing the "
+                              r"parts took [\d.]+ s$", line),
                 f"{z}: the writers' busy times: {doc}, line {line!r}")
-        # The encoders' waits fit in their thread-time; the stage is starved at most its wall time, and
-        # its rate while fed is the raw bytes over the rest.
+        # The encoders' waits fit in their thread-time; starving and closing fit in the stage's wall time,
+        # and its encoding rate is the raw bytes over the rest.
         threads, wall = doc["threads"], doc["seconds"]
-        starved = doc.get("starved_seconds", -1)
+        starved, closing = doc.get("starved_seconds", -1), doc.get("closing_seconds", -1)
+        encoding = wall - starved - closing
         E.check(0 <= doc.get("slab_wait_seconds", -1) and 0 <= doc.get("queue_wait_seconds", -1)
-                and doc["busy_seconds"] + doc["slab_wait_seconds"] + doc["queue_wait_seconds"] <= threads * wall * 1.05 + 0.01
-                and 0 <= starved < wall
-                and abs(doc.get("rate_while_fed_bytes_per_s", 0) - raw / (wall - starved)) <= 1e-6 * raw / (wall - starved),
+                and doc["busy_seconds"] + doc["slab_wait_seconds"] + doc["queue_wait_seconds"]
+                <= threads * wall * 1.05 + 0.01
+                and starved >= 0 and closing > 0 and encoding > 0
+                and abs(doc.get("encoding_rate_bytes_per_s", 0) - raw / encoding) <= 1e-6 * raw / encoding,
                 f"{z}: the encoders' waits in {doc} do not add up within {threads} threads x {wall} s")
         print(f"{z}: {raw} -> {stored} bytes (ratio {raw / stored:.3f}); line: {m.group(0)}")
 

@@ -221,6 +221,8 @@ class PartEncoder {
     // Encoders' thread-time waiting for ready chunks, and for room in the
     // HDF5 thread's queue; wall time with every encoder waiting for chunks.
     std::uint64_t slab_wait_ns = 0, queue_wait_ns = 0, starved_ns = 0;  // under shared_.mutex
+    std::size_t encoded = 0;                                            // under shared_.mutex
+    Clock::time_point all_encoded;  // the last chunk's time in the HDF5 thread's queue
     Clock::time_point start = Clock::now();
     std::atomic<bool> started{false};  // `start` is the first ready chunk's time
   } tally_;
@@ -412,6 +414,7 @@ bool PartEncoder::queue_encoded(Encoded&& e) {
                        [&] { return shared_.queue.size() < shared_.limit || shared_.failed || shared_.stopping; });
   tally_.queue_wait_ns += elapsed_ns(begin);
   if (shared_.failed || shared_.stopping) return false;
+  if (++tally_.encoded == chunks_.size()) tally_.all_encoded = Clock::now();
   shared_.queue.push_back(std::move(e));
   shared_.changed.notify_all();
   return true;
@@ -580,6 +583,8 @@ CompressStats PartEncoder::finish() {
   stats.slab_wait_seconds = static_cast<double>(tally_.slab_wait_ns) * 1e-9;
   stats.queue_wait_seconds = static_cast<double>(tally_.queue_wait_ns) * 1e-9;
   stats.starved_seconds = static_cast<double>(tally_.starved_ns) * 1e-9;
+  if (tally_.started && tally_.encoded == chunks_.size())
+    stats.closing_seconds = static_cast<double>(elapsed_ns(tally_.all_encoded)) * 1e-9;
   stats.threads = encoders_;
   return stats;
 }

@@ -22,6 +22,10 @@ struct CompressStats {
   // queue; and the wall seconds (within `seconds`) with every encoder
   // waiting for the slabs, when the stage had nothing to do.
   double slab_wait_seconds = 0, queue_wait_seconds = 0, starved_seconds = 0;
+  // Wall seconds (within `seconds`) from the last chunk encoded to the last
+  // part renamed: the queue stored, the files closed, made durable (fsync)
+  // and renamed.
+  double closing_seconds = 0;
   unsigned threads = 0;
   unsigned ranks = 0;  // the job's figures only: ranks that compressed at least one part
   // One more part compressed by the same process, after the others.
@@ -37,6 +41,7 @@ struct CompressStats {
     slab_wait_seconds += part.slab_wait_seconds;
     queue_wait_seconds += part.queue_wait_seconds;
     starved_seconds += part.starved_seconds;
+    closing_seconds += part.closing_seconds;
     threads = std::max(threads, part.threads);
   }
 };

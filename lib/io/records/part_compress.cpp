@@ -102,11 +102,13 @@ std::string describe_stats(const CompressStats& z) {
       line, sizeof line,
       "%llu part(s), %.3f GB -> %.3f GB (ratio %.2f) in %.2f s on %u threads: %.2f GB/s, %.0f MB/s per thread; "
       "HDF5's chunk writes busy %.2f s, the parts' writers %.2f thread-s; %.2f s after the last slab; the "
-      "encoders waited %.2f thread-s for slabs (all of them %.2f s) and %.2f thread-s for HDF5's thread",
+      "encoders waited %.2f thread-s for slabs (all of them %.2f s) and %.2f thread-s for HDF5's thread; "
+      "closing the parts took %.2f s",
       static_cast<unsigned long long>(z.parts), raw * 1e-9, static_cast<double>(z.stored_bytes) * 1e-9,
       z.stored_bytes ? raw / static_cast<double>(z.stored_bytes) : 0.0, z.seconds, z.threads,
       z.seconds > 0 ? raw * 1e-9 / z.seconds : 0.0, z.busy_seconds > 0 ? raw * 1e-6 / z.busy_seconds : 0.0,
-      z.writer_seconds, z.store_seconds, z.tail_seconds, z.slab_wait_seconds, z.starved_seconds, z.queue_wait_seconds);
+      z.writer_seconds, z.store_seconds, z.tail_seconds, z.slab_wait_seconds, z.starved_seconds, z.queue_wait_seconds,
+      z.closing_seconds);
   return line;
 }
 
