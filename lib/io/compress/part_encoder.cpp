@@ -235,7 +235,7 @@ PartEncoder::PartEncoder(const std::vector<PartToCompress>& parts, int unit_axis
     : dtype_(dtype),
       element_(stored_bytes(dtype)),
       before_rename_(std::move(before_rename)),
-      buffers_(4 * static_cast<std::size_t>(std::max(1u, ChunkReader::threads()))),
+      buffers_(2 * static_cast<std::size_t>(std::max(1u, ChunkReader::threads()))),
       parts_(parts.size()) {
   register_codec_filters();
   shared_.ready.resize(parts.size());
