@@ -6,6 +6,8 @@
 # Other steps: ctest_mpi pcie_all scale_gpu scale_host file80 startup16 startup_ids lifecycle
 #   storage_split python_host python_large python_calls compressed full_zstd
 # --mpi: build the cuda-mpi preset (ctest_mpi, scale_*, file80 with one rank per GPU).
+# DISCOUNT_TREE=<commit>: the commit to print when the copy here is not a git
+# checkout of it (a working tree copied to the node beside an older .git).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 part=all logs=out/gpu_suite build=1 preset=cuda
@@ -48,7 +50,7 @@ job_yaml() {  # job_yaml <file> <input> <output> <compute> [memory] [report]
 }
 budgets="device_budget: 16GiB, host_budget: 8GiB, max_slab: 512MiB"
 
-commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+commit=${DISCOUNT_TREE:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 { echo "machine: $(hostname), $(nproc) cores, $(date -u +%F' '%T) UTC, commit $commit"
   nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.mem --format=csv,noheader; } |
   tee "$logs/machine.log"
