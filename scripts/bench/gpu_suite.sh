@@ -56,7 +56,7 @@ commit=${DISCOUNT_TREE:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown
   tee "$logs/machine.log"
 
 mpi_flag=; [[ $preset == cuda-mpi ]] && mpi_flag=--mpi
-s_build() { step build 300 bash scripts/gpu_check.sh sm_90 --build-only $mpi_flag || { tail -40 "$logs/build.log"; exit 1; }; }
+s_build() { step build 450 bash scripts/gpu_check.sh sm_90 --build-only $mpi_flag || { tail -40 "$logs/build.log"; exit 1; }; }
 # Rank scaling (MPI build): the synthetic job on 1..gpus GPUs, and the host path on 1, 2, 4 ranks.
 s_scale_gpu() {
   local list=1 r args; for ((r = 2; r <= gpus; r *= 2)); do list+=",$r"; done
