@@ -161,18 +161,15 @@ CompressionEstimate estimate_compression(InputSource& input, Range dates, Range 
   e.threads = ChunkReader::threads();
   e.stored_bytes = e.ratio > 0 ? static_cast<std::uint64_t>(static_cast<double>(output_bytes) / e.ratio) : 0;
   e.seconds = e.thread_rate > 0 ? static_cast<double>(output_bytes) / (e.thread_rate * e.threads) : 0;
-  // Each thread encodes its own copy of the pieces, the first once to warm.
-  std::vector<std::vector<std::uint8_t>> copies(e.threads), outs(e.threads);
+  // Every thread encodes the pieces (read-only, shared) into buffers of its
+  // own, the first once to warm: two chunks of memory per thread.
+  std::vector<std::vector<std::uint8_t>> outs(e.threads);
   std::vector<codec::Workspace> spaces(e.threads);
   const auto encode = [&](unsigned t, std::size_t piece) {
-    codec::encode(pipeline, copies[t].data() + piece * raw.size(), raw.size(), outs[t], &spaces[t]);
+    codec::encode(pipeline, samples.data() + piece * raw.size(), raw.size(), outs[t], &spaces[t]);
   };
   const double together = seconds_together(
-      e.threads,
-      [&](unsigned t) {
-        copies[t] = samples;
-        encode(t, 0);
-      },
+      e.threads, [&](unsigned t) { encode(t, 0); },
       [&](unsigned t) {
         for (int p = 0; p < pieces; ++p) encode(t, static_cast<std::size_t>(p));
       });

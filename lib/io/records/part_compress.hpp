@@ -56,9 +56,9 @@ bool part_is_compressed(const std::string& path);
 // over the selection, multiplied as the run multiplies them), encoded on
 // one thread: the ratio, that thread's rate, and from them the stored size
 // and the compression's time on `threads` threads; then the sample encoded
-// by every one of those threads at once, each its own copy: what the cores
-// reach together, which may be less than one thread's rate times the
-// threads. For `plan`.
+// by every one of those threads at once, each into buffers of its own: what
+// the cores reach together, which may be less than one thread's rate times
+// the threads. For `plan`.
 struct CompressionEstimate {
   std::uint64_t sample_bytes = 0;
   double ratio = 0;          // raw / stored
