@@ -20,6 +20,7 @@
 #include "codec/codec.hpp"
 #include "common/affinity.hpp"
 #include "common/error.hpp"
+#include "common/free_list.hpp"
 #include "common/host_parallel.hpp"
 #include "io/hdf5/deferred_driver.hpp"
 #include "io/hdf5/hdf5_filters.hpp"
@@ -77,30 +78,6 @@ class PartSource {
   std::string what_;
   void* map_ = MAP_FAILED;
   std::size_t size_ = 0;
-};
-
-// Encoded chunks' buffers, back from the parts' writers once stored, for the
-// encoders' next chunks: no fresh pages to fault in per chunk. At most
-// `most` kept.
-class BufferPool {
- public:
-  explicit BufferPool(std::size_t most) : most_(most) {}
-  std::vector<std::uint8_t> take() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (free_.empty()) return {};
-    std::vector<std::uint8_t> b = std::move(free_.back());
-    free_.pop_back();
-    return b;
-  }
-  void give(std::vector<std::uint8_t>&& b) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (free_.size() < most_) free_.push_back(std::move(b));
-  }
-
- private:
-  std::mutex mutex_;
-  std::vector<std::vector<std::uint8_t>> free_;
-  const std::size_t most_;
 };
 
 // One part on its way: the mapped source, the chunked `.z.tmp` and its writer.
@@ -194,7 +171,10 @@ class PartEncoder {
   const OutputType dtype_;
   const std::size_t element_;
   const std::function<void(std::size_t)> before_rename_;
-  BufferPool buffers_;  // before parts_: their writers hand buffers back until they stop
+  // Encoded chunks' buffers, back from the parts' writers once stored, for
+  // the encoders' next chunks (no fresh pages to fault in per chunk). Before
+  // parts_: their writers hand buffers back until they stop.
+  FreeList<std::vector<std::uint8_t>> buffers_;
   std::vector<PartJob> parts_;
   std::vector<ChunkRef> chunks_;
   // What the threads share, under `mutex`.
@@ -435,6 +415,7 @@ void PartEncoder::encode_chunks() {
       std::vector<std::uint8_t> out;
       raw.assign(p.chunk_bytes, 0);
       codec::encode(p.pipeline, raw.data(), raw.size(), out, &workspace);
+      buffers_.give(std::move(out));
     }
     std::size_t i = 0;
     while (take_ready(i)) {

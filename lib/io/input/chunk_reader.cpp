@@ -277,17 +277,11 @@ void ChunkReader::locate_one(Chunk& c, const std::string& what) const {
 }
 
 std::unique_ptr<ChunkReader::Buffers> ChunkReader::take_buffers() {
-  std::lock_guard<std::mutex> lock(buffers_.mutex);
-  if (buffers_.free.empty()) return std::make_unique<Buffers>();
-  std::unique_ptr<Buffers> b = std::move(buffers_.free.back());
-  buffers_.free.pop_back();
-  return b;
+  std::unique_ptr<Buffers> b = buffers_.take();
+  return b ? std::move(b) : std::make_unique<Buffers>();
 }
 
-void ChunkReader::give_buffers(std::unique_ptr<Buffers> buffers) {
-  std::lock_guard<std::mutex> lock(buffers_.mutex);
-  buffers_.free.push_back(std::move(buffers));
-}
+void ChunkReader::give_buffers(std::unique_ptr<Buffers> buffers) { buffers_.give(std::move(buffers)); }
 
 bool ChunkReader::lands_whole(const Chunk& c, const std::array<std::int64_t, 3>& start,
                               const std::array<std::int64_t, 3>& count) const {

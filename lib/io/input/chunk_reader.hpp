@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "codec/codec.hpp"
+#include "common/free_list.hpp"
 #include "io/input/input.hpp"
 
 namespace discount {
@@ -169,10 +170,7 @@ class ChunkReader {
   codec::Pipeline pipeline_;
 
   // The decoding threads' buffers, kept from read to read.
-  struct BufferPool {
-    std::mutex mutex;
-    std::vector<std::unique_ptr<Buffers>> free;
-  } buffers_;
+  FreeList<std::unique_ptr<Buffers>> buffers_;
   // read_range's state, one slot per thread that called it.
   struct RangeSlots {
     std::mutex mutex;

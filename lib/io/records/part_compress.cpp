@@ -130,7 +130,6 @@ CompressionEstimate estimate_compression(InputSource& input, Range dates, Range 
   double seconds = 0;
   const Range sample_ids{ids.begin, ids.begin + rows};
   input.read_multiplier(sample_ids, mult.data());
-  bool warm = false;  // the codec's state made once before the timed encodes
   for (int p = 0; p < pieces; ++p) {
     const std::int64_t d = dates.begin + dates.size() * p / std::max(1, pieces);
     input.read_discount({d, d + 1}, sample_ids, disc.data());
@@ -146,8 +145,8 @@ CompressionEstimate estimate_compression(InputSource& input, Range dates, Range 
         std::memcpy(raw.data() + j * 8, &v, 8);
       }
     }
-    if (!warm) codec::encode(pipeline, raw.data(), raw.size(), stored, &workspace);
-    warm = true;
+    // The codec's state made once, untimed, before the timed encodes.
+    if (p == 0) codec::encode(pipeline, raw.data(), raw.size(), stored, &workspace);
     const auto t0 = std::chrono::steady_clock::now();
     codec::encode(pipeline, raw.data(), raw.size(), stored, &workspace);
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
